@@ -1,0 +1,412 @@
+/*
+ * shmkv.h - a key store in one POSIX shared-memory segment.
+ *
+ * Unrelated processes on one host open the same named store and run Redis
+ * string commands on it as lock-free atomic operations on shared memory.
+ *
+ * Conventions (all functions):
+ * - Keys and values are binary-safe byte strings (pointer + length). Empty
+ *   keys and empty values are allowed, as in Redis. A NULL pointer is allowed
+ *   only with a length of 0.
+ * - Success returns 0 or a non-negative result; failure returns a negative
+ *   errno. shmkv_strerror() turns any of them into a sentence. Errors common
+ *   to every command on an open store:
+ *     -EINVAL        NULL handle, NULL pointer with a non-zero length, or an
+ *                    option out of range (described per function);
+ *     -ENAMETOOLONG  key longer than the store's key_max;
+ *     -E2BIG         value longer than the store's value_max;
+ *     -EROFS         a write on a handle opened with SHMKV_OPEN_READONLY;
+ *     -ENOSPC        the key is new and no slot is free within its probe
+ *                    window (table full);
+ *     -ENOMEM        the value needs value storage and none is free;
+ *     -ENOBUFS       the caller's buffer is smaller than the value to be
+ *                    returned (out->len says how large it must be); the
+ *                    store is left unchanged;
+ *     -EBADMSG       the segment's content is corrupted (a reference or
+ *                    length read from it is out of bounds);
+ *     -EAGAIN        the operation lost a race more than SHMKV_RETRY_MAX
+ *                    times in a row (only under pathological contention).
+ *   On any error the store is left unchanged.
+ * - Thread and process safety: every command is linearizable and may be
+ *   called concurrently from any number of threads and processes on handles
+ *   to the same store. A shmkv_t handle itself may be shared by threads.
+ *   A process killed at any instruction leaves the store usable by all others.
+ * - Ordering: every command that changes the store is a full memory barrier
+ *   at its linearization point (a CAS on the key's value word); a command
+ *   that only reads acquires what the write it observes published.
+ */
+#ifndef SHMKV_H
+#define SHMKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMKV_VERSION_MAJOR 0
+#define SHMKV_VERSION_MINOR 1
+#define SHMKV_VERSION_PATCH 0
+#define SHMKV_VERSION_STRING "0.1.0"
+
+/** Name of the store used by the demo and by shmctl when none is given. */
+#define SHMKV_DEFAULT_NAME "/shmkv"
+/** Longest store name, leading slash included (a /dev/shm file name). */
+#define SHMKV_NAME_MAX 200
+
+/* Geometry limits, checked by shmkv_create() and again on every attach. */
+#define SHMKV_SLOTS_MIN 16u
+#define SHMKV_SLOTS_MAX (1u << 28)
+#define SHMKV_SLOTS_DEFAULT 65536u
+#define SHMKV_KEY_MAX_LIMIT 4096u
+#define SHMKV_KEY_MAX_DEFAULT 64u
+#define SHMKV_VALUE_MAX_LIMIT (1u << 20)
+#define SHMKV_VALUE_MAX_DEFAULT 1024u
+#define SHMKV_PROBE_LIMIT_DEFAULT 128u
+#define SHMKV_MODE_DEFAULT 0600u
+/** Consecutive lost races after which a command gives up with -EAGAIN. */
+#define SHMKV_RETRY_MAX 100000u
+
+/** An open store: a process-local handle on a mapped segment. */
+typedef struct shmkv shmkv_t;
+
+/** Geometry and permissions of a store, fixed at creation. */
+struct shmkv_config {
+	uint32_t slots;	       /**< hash slots, a power of two; 0: default */
+	uint32_t key_max;      /**< longest key in bytes; 0: default 64 */
+	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
+	uint32_t probe_limit;  /**< longest probe run; 0: default (128) */
+	uint64_t value_memory; /**< bytes for value storage; 0: slots*256 */
+	uint32_t mode;	       /**< permission bits; 0: 0600 */
+};
+
+/** Fills @cfg with the defaults (every field 0 means "default"). */
+void shmkv_config_init(struct shmkv_config *cfg);
+
+/* Flags for shmkv_open(). */
+enum shmkv_open_flags {
+	SHMKV_OPEN_READONLY = 1 << 0, /**< map read-only; writes give -EROFS */
+};
+
+/**
+ * shmkv_create - create a new store, exclusively.
+ * @name: "/name": one leading slash, no other slash, at most SHMKV_NAME_MAX.
+ * @cfg:  geometry and mode, or NULL for the defaults.
+ * @out:  receives the handle on success; untouched on failure.
+ *
+ * The segment is built under a private temporary name and linked to @name
+ * only once complete, so no process ever sees a half-built store; the mode
+ * is applied with fchmod, so the umask does not narrow it.
+ *
+ * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
+ * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
+ * value_memory too small to hold one value of value_max, mode with bits
+ * outside 0777), -EEXIST (a segment with that name exists), -EACCES, -ENOMEM
+ * or -ENOSPC (the system could not provide the memory), or another negative
+ * errno from the system calls.
+ * Thread safety: safe; two processes creating one name race to a single
+ * winner, the other gets -EEXIST.
+ */
+int shmkv_create(const char *name, const struct shmkv_config *cfg,
+		 shmkv_t **out);
+
+/**
+ * shmkv_open - attach to an existing store.
+ * @name:  as for shmkv_create().
+ * @flags: 0 or SHMKV_OPEN_READONLY.
+ * @out:   receives the handle on success.
+ *
+ * The header is validated before the store is used: magic, layout version,
+ * geometry within bounds and consistent with the file size.
+ *
+ * Return: 0, or -EINVAL (bad name or flags), -ENOENT (no such segment),
+ * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
+ * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
+ * version or build), -EBADMSG (header corrupted or segment truncated).
+ */
+int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
+
+/**
+ * shmkv_open_or_create - attach to @name, creating it with @cfg if missing.
+ *
+ * Return: as shmkv_create() and shmkv_open(); never -EEXIST. The geometry
+ * of an existing store wins over @cfg.
+ */
+int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
+			 shmkv_t **out);
+
+/** Unmaps the store and frees the handle. NULL is a no-op. */
+void shmkv_close(shmkv_t *kv);
+
+/**
+ * shmkv_unlink - remove the store's name; processes attached keep using it.
+ * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES, -EPROTO (the name exists
+ * but is not a shmkv store: it is left alone).
+ */
+int shmkv_unlink(const char *name);
+
+/** A sentence for any value returned by this library (0 or -errno). */
+const char *shmkv_strerror(int err);
+
+/** Geometry of an open store, as fixed at creation. */
+int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
+
+/*
+ * Values returned to the caller.
+ *
+ * The caller owns @buf (capacity @cap); the library writes at most @cap
+ * bytes and sets @len to the value's length. A buffer of the store's
+ * value_max always suffices. @buf may be NULL with @cap 0 to learn only
+ * whether the value exists (and its length, through -ENOBUFS).
+ */
+struct shmkv_value {
+	void *buf;
+	size_t cap;
+	size_t len;
+};
+
+/* Flags for shmkv_set(), as Redis's SET options. */
+enum shmkv_set_flags {
+	SHMKV_SET_NX = 1 << 0,	    /**< only if the key does not exist */
+	SHMKV_SET_XX = 1 << 1,	    /**< only if the key exists */
+	SHMKV_SET_GET = 1 << 2,	    /**< return the old value in @old */
+	SHMKV_SET_KEEPTTL = 1 << 3, /**< keep the key's time to live */
+	SHMKV_SET_EX = 1 << 4,	    /**< @expire: seconds from now */
+	SHMKV_SET_PX = 1 << 5,	    /**< @expire: milliseconds from now */
+	SHMKV_SET_EXAT = 1 << 6,    /**< @expire: Unix time in seconds */
+	SHMKV_SET_PXAT = 1 << 7,    /**< @expire: Unix time in milliseconds */
+};
+
+/**
+ * shmkv_set - SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL].
+ * @flags:  a combination of enum shmkv_set_flags (0: plain SET).
+ * @expire: the time for the one EX/PX/EXAT/PXAT flag given, else ignored.
+ * @old:    with SHMKV_SET_GET, receives the old value; else may be NULL.
+ *
+ * Without KEEPTTL, the key's time to live is replaced (dropped when no
+ * expiry flag is given). The new value and its expiry become visible in one
+ * atomic step: no reader sees one without the other. An EXAT/PXAT in the
+ * past stores the value already expired: the key is gone.
+ *
+ * Return: 1 if the value was set, 0 if NX or XX prevented it. With GET the
+ * old value's existence is reported by @old->len set and bit
+ * SHMKV_SET_HAD_OLD (2) or'ed into the result. -EINVAL: NX with XX, more
+ * than one of EX/PX/EXAT/PXAT/KEEPTTL, GET without @old, or an expire time
+ * that is <= 0 or overflows (Redis: "invalid expire time").
+ */
+int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+	      size_t vlen, unsigned flags, int64_t expire,
+	      struct shmkv_value *old);
+#define SHMKV_SET_HAD_OLD 2
+
+/** SETNX: 1 if the key was set, 0 if it already existed. */
+int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		size_t vlen);
+
+/**
+ * GET: 1 and the value in @out if the key exists, 0 if not.
+ * @out may be NULL to test existence only (as shmkv_exists).
+ */
+int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+	      struct shmkv_value *out);
+
+/** GETSET: sets the value, drops any TTL; 1 and the old value, or 0. */
+int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		 size_t vlen, struct shmkv_value *old);
+
+/** GETDEL: deletes the key; 1 and its value, or 0 if it did not exist. */
+int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+		 struct shmkv_value *old);
+
+/* Expiry options for shmkv_getex(). */
+enum shmkv_getex_mode {
+	SHMKV_GETEX_KEEP = 0, /**< plain GET */
+	SHMKV_GETEX_EX,	      /**< @t seconds from now */
+	SHMKV_GETEX_PX,	      /**< @t milliseconds from now */
+	SHMKV_GETEX_EXAT,     /**< Unix time @t in seconds */
+	SHMKV_GETEX_PXAT,     /**< Unix time @t in milliseconds */
+	SHMKV_GETEX_PERSIST,  /**< remove the TTL */
+};
+
+/**
+ * GETEX: GET, then change the key's TTL in the same atomic step.
+ * A time in the past deletes the key (its value is still returned).
+ * Return: 1 and the value, 0 if missing; -EINVAL for t <= 0 or overflow.
+ */
+int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
+		enum shmkv_getex_mode mode, int64_t t,
+		struct shmkv_value *out);
+
+/** DEL: 1 if the key existed and was deleted, 0 if not. */
+int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
+
+/** EXISTS: 1 if the key exists, 0 if not. */
+int shmkv_exists(shmkv_t *kv, const void *key, size_t klen);
+
+/**
+ * DELIFEQ: delete the key only if its value equals @val (byte for byte).
+ * The safe release of a lock whose value identifies its owner.
+ * Return: 1 if deleted, 0 if the key is missing or holds another value.
+ */
+int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		  size_t vlen);
+
+/* Units and conditions for shmkv_expire(). */
+enum shmkv_expire_unit {
+	SHMKV_EXPIRE_SEC = 0,	 /**< EXPIRE: seconds from now */
+	SHMKV_EXPIRE_MSEC,	 /**< PEXPIRE: milliseconds from now */
+	SHMKV_EXPIRE_AT_SEC,	 /**< EXPIREAT: Unix time, seconds */
+	SHMKV_EXPIRE_AT_MSEC,	 /**< PEXPIREAT: Unix time, milliseconds */
+};
+enum shmkv_expire_flags {
+	SHMKV_EXPIRE_NX = 1 << 0, /**< only if the key has no TTL */
+	SHMKV_EXPIRE_XX = 1 << 1, /**< only if the key has a TTL */
+	SHMKV_EXPIRE_GT = 1 << 2, /**< only if later than the current TTL */
+	SHMKV_EXPIRE_LT = 1 << 3, /**< only if earlier than the current TTL */
+};
+
+/**
+ * EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key t [NX|XX|GT|LT].
+ * A key without TTL counts as an infinite TTL for GT and LT (Redis 7).
+ * A deadline at or before now deletes the key.
+ * Return: 1 if the TTL was set (or the key deleted), 0 if the key is
+ * missing or a condition failed; -EINVAL for NX with XX/GT/LT, GT with LT,
+ * or a time that overflows (Redis: "invalid expire time").
+ */
+int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
+		 enum shmkv_expire_unit unit, unsigned flags);
+
+/**
+ * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the
+ * key has none, -2 if the key does not exist. Return: 0.
+ */
+int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
+
+/** TTL: as shmkv_pttl() in seconds, rounded as Redis does. */
+int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen, int64_t *sec);
+
+/** PERSIST: 1 if a TTL was removed, 0 if the key is missing or had none. */
+int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
+
+/**
+ * INCRBY: adds @delta to the integer in the key (0 if missing), keeping its
+ * TTL, and stores the result in *@result.
+ * Return: 0; -EDOM if the value is not a base-10 64-bit integer as Redis
+ * parses it ("value is not an integer or out of range"); -EOVERFLOW if the
+ * result would overflow ("increment or decrement would overflow").
+ */
+int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result);
+/** INCR, DECR, DECRBY: thin wrappers of shmkv_incrby(). DECRBY with
+ * INT64_MIN gives -EOVERFLOW ("decrement would overflow"). */
+int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
+int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
+int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result);
+
+/*
+ * Maintenance.
+ */
+
+/**
+ * shmkv_sweep - active expiry: deletes expired keys in up to @max_slots
+ * slots starting at *@cursor and advances the cursor (0 when a full pass
+ * wrapped around). Any process may call it at any time.
+ * Return: the number of keys deleted, or a negative errno.
+ */
+int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
+
+/** What shmkv_recover() found and repaired. */
+struct shmkv_recover_report {
+	uint64_t stale_claims;	   /**< slots claimed by dead processes */
+	uint64_t stuck_inserts;	   /**< inserts a dead process left pending */
+	uint64_t collided;	   /**< losing duplicate inserts returned */
+	uint64_t dead_slots;	   /**< deletes completed for dead processes */
+	uint64_t leaked_blocks;	   /**< value storage returned to the pool */
+};
+
+/**
+ * shmkv_recover - repairs what processes killed mid-operation left: slots
+ * half-claimed, inserts half-done, value storage allocated but never
+ * published or unpublished but never freed. Safe to run while other
+ * processes use the store. Liveness is judged by pid, so it assumes every
+ * user of the store lives in this process's pid namespace.
+ * @report: may be NULL.
+ * Return: the number of repairs, or a negative errno.
+ */
+int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
+
+/** Counts taken by one pass over the store (not a snapshot). */
+struct shmkv_stats {
+	uint64_t slots;		/**< total slots */
+	uint64_t live_keys;	/**< keys with a value (expired ones excluded) */
+	uint64_t volatile_keys; /**< live keys with a TTL */
+	uint64_t tombstones;	/**< slots holding a deleted key, reusable */
+	uint64_t pending;	/**< slots mid-insert or claimed */
+	uint64_t corrupt;	/**< slots whose words make no sense */
+	uint32_t longest_probe; /**< largest probe bound of any home slot */
+	uint32_t classes;	/**< value size classes in use below */
+	struct {
+		uint32_t block_size; /**< bytes per block (24 are header) */
+		uint32_t blocks;     /**< blocks in the class */
+		uint32_t used;	     /**< blocks allocated */
+	} cls[24];
+	uint64_t segment_bytes; /**< size of the mapped segment */
+};
+
+/** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
+int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
+
+/**
+ * shmkv_scan - visits live keys, as Redis SCAN: starts at @cursor (0 for a
+ * new scan), calls @fn for each live key in up to @count slots, and returns
+ * the next cursor in *@next (0 when the scan is complete). A key present
+ * for the whole scan is visited at least once. @fn returns 0 to go on or
+ * non-zero to stop (the scan then returns that value).
+ */
+typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
+int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
+	       shmkv_scan_fn fn, void *arg, uint64_t *next);
+
+/*
+ * Redis-style command interface: what shmctl, the differential test and
+ * the fuzzers drive. Parses arguments exactly as Redis 7 does and gives the
+ * same replies, error texts included.
+ */
+enum shmkv_reply_type {
+	SHMKV_REPLY_STATUS = 1,	 /**< "+OK" */
+	SHMKV_REPLY_ERROR,	 /**< "-ERR ..." : str holds "ERR ..." */
+	SHMKV_REPLY_INTEGER,	 /**< ":n" */
+	SHMKV_REPLY_NIL,	 /**< "$-1" */
+	SHMKV_REPLY_BULK,	 /**< "$n" : str, len */
+};
+
+/** A reply; str is owned by the reply and freed by shmkv_reply_free(). */
+struct shmkv_reply {
+	enum shmkv_reply_type type;
+	long long integer;
+	char *str;
+	size_t len;
+};
+
+/**
+ * shmkv_exec - runs one command given as Redis arguments (argv[0] is the
+ * command name, case-insensitive). Supported: SET SETNX GET GETSET GETDEL
+ * GETEX DEL EXISTS EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL PERSIST INCR
+ * INCRBY DECR DECRBY DELIFEQ PING.
+ * Return: 0 with @reply filled (a Redis error is a reply, not a failure),
+ * or a negative errno when the reply could not be built (-ENOMEM) or the
+ * store failed in a way Redis has no reply for (then @reply is an error
+ * reply too, carrying shmkv_strerror's text).
+ */
+int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
+	       const size_t *argvlen, struct shmkv_reply *reply);
+
+/** Frees what @reply owns; the struct itself is the caller's. */
+void shmkv_reply_free(struct shmkv_reply *reply);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHMKV_H */

@@ -1,0 +1,104 @@
+/*
+ * atomic.h - the only place shmkv touches shared-memory atomics.
+ *
+ * Every wrapper is named by the ordering it gives, so each call site can say
+ * in one comment which ordering it needs and why. They are built on liburcu's
+ * uatomic (0.13 semantics: uatomic_read/uatomic_set are relaxed single-copy
+ * atomic accesses; uatomic_cmpxchg/uatomic_xchg are full barriers) and on its
+ * cmm_smp_* fences for acquire and release.
+ *
+ * Only 32- and 64-bit words are used, and the static assertions below refuse
+ * to build on a target where those are not lock-free: an atomic that falls
+ * back to a process-local lock (libatomic's 16-byte path, say) would not be
+ * atomic for the other processes mapping the segment.
+ */
+#ifndef SHMKV_ATOMIC_H
+#define SHMKV_ATOMIC_H
+
+#include <stdint.h>
+#include <urcu/arch.h>
+#include <urcu/uatomic.h>
+
+/*
+ * liburcu 0.13 has no acquire/release accessors. x86 is TSO (a load is not
+ * reordered with later loads or stores, a store not with earlier ones), so a
+ * compiler barrier gives acquire and release there; elsewhere use the full
+ * SMP barrier, which is stronger than needed but correct.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define SHMKV_ACQUIRE_FENCE() cmm_barrier()
+#define SHMKV_RELEASE_FENCE() cmm_barrier()
+#else
+#define SHMKV_ACQUIRE_FENCE() cmm_smp_mb()
+#define SHMKV_RELEASE_FENCE() cmm_smp_mb()
+#endif
+
+_Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
+	       "64-bit atomics must be lock-free to work across processes");
+_Static_assert(__atomic_always_lock_free(sizeof(uint32_t), 0),
+	       "32-bit atomics must be lock-free to work across processes");
+
+/* Relaxed load: a single-copy atomic read, no ordering. */
+static inline uint64_t shmkv__load_relaxed(const uint64_t *p)
+{
+	return uatomic_read(p);
+}
+
+static inline uint32_t shmkv__load32_relaxed(const uint32_t *p)
+{
+	return uatomic_read(p);
+}
+
+/* Acquire load: later loads and stores are not hoisted above it. */
+static inline uint64_t shmkv__load_acquire(const uint64_t *p)
+{
+	uint64_t v = uatomic_read(p);
+
+	SHMKV_ACQUIRE_FENCE();
+	return v;
+}
+
+static inline uint32_t shmkv__load32_acquire(const uint32_t *p)
+{
+	uint32_t v = uatomic_read(p);
+
+	SHMKV_ACQUIRE_FENCE();
+	return v;
+}
+
+/* Relaxed store: a single-copy atomic write, no ordering. */
+static inline void shmkv__store_relaxed(uint64_t *p, uint64_t v)
+{
+	uatomic_set(p, v);
+}
+
+/* Release store: earlier loads and stores complete before it is seen. */
+static inline void shmkv__store_release(uint64_t *p, uint64_t v)
+{
+	SHMKV_RELEASE_FENCE();
+	uatomic_set(p, v);
+}
+
+/* Full-barrier compare-and-swap; returns the value found at @p. */
+static inline uint64_t shmkv__cas_full(uint64_t *p, uint64_t old,
+				       uint64_t new)
+{
+	return uatomic_cmpxchg(p, old, new);
+}
+
+static inline uint32_t shmkv__cas32_full(uint32_t *p, uint32_t old,
+					 uint32_t new)
+{
+	return uatomic_cmpxchg(p, old, new);
+}
+
+/*
+ * Read fence between the loads of a seqlock-style read: the copy of a value
+ * block must complete before its generation is checked again.
+ */
+static inline void shmkv__fence_acquire(void)
+{
+	SHMKV_ACQUIRE_FENCE();
+}
+
+#endif /* SHMKV_ATOMIC_H */

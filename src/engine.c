@@ -1,0 +1,343 @@
+/*
+ * engine.c - the generic command worker (see engine.h).
+ *
+ * The linearization point of every command that changes a key is the CAS on
+ * the key's value word; of every command that only reads, the load of that
+ * word (validated by re-reading the slot's state word, which proves the
+ * value belonged to the key we matched). A value word is only ever CAS'd,
+ * never blindly exchanged: a slot can be recycled for another key between
+ * our lookup and our write, and only a CAS that expects this incarnation's
+ * exact word (each encoding carries the slot version or a block generation)
+ * is guaranteed to miss a recycled slot.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "engine.h"
+#include "intconv.h"
+
+#define RELOOKUP 2 /* the slot was recycled: find the key again */
+
+struct run {
+	struct shmkv *kv;
+	struct shmkv_op *op;
+	struct shmkv_slot_ref ref;
+	uint64_t block; /* allocated by us, not yet published; 0: none */
+	int64_t now;	/* CLOCK_BOOTTIME ms, read at most once */
+	bool new_inline; /* op->new_bytes is a canonical 48-bit integer */
+	int64_t new_inline_val;
+};
+
+static int64_t run_now(struct run *r)
+{
+	if (r->now == 0)
+		r->now = shmkv__now_ms();
+	return r->now;
+}
+
+static void read_int(struct run *r, int64_t v, struct shmkv_cur *cur)
+{
+	const struct shmkv_op *op = r->op;
+	char digits[SHMKV_INT_STRLEN];
+	size_t n = shmkv__ll2string(digits, v);
+
+	cur->exists = true;
+	cur->is_int = true;
+	cur->ival = v;
+	cur->len = n;
+	if (op->want_bytes) {
+		memcpy(op->buf, digits, n < op->cap ? n : op->cap);
+		cur->bytes = op->buf;
+	}
+	if (op->cmp)
+		cur->equal = op->cmp_len == n && memcmp(op->cmp, digits, n) == 0;
+}
+
+/* Return: 0, SHMKV__STALE, -EBADMSG. */
+static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
+{
+	const struct shmkv_op *op = r->op;
+	struct shmkv_block_view view;
+	bool equal = false;
+	int err;
+
+	err = shmkv__block_read(r->kv, v, op->want_bytes ? op->buf : NULL,
+				op->want_bytes ? op->cap : 0, &view);
+	if (err)
+		return err;
+	/* A second consistent read of the same immutable generation. */
+	if (op->cmp) {
+		err = shmkv__block_equals(r->kv, v, op->cmp, op->cmp_len, &equal);
+		if (err)
+			return err;
+	}
+	if (view.deadline_ms != 0) {
+		cur->now_ms = run_now(r);
+		if (view.deadline_ms <= cur->now_ms)
+			return 0; /* expired: as good as absent */
+	}
+	cur->exists = true;
+	cur->equal = equal;
+	cur->deadline_ms = view.deadline_ms;
+	cur->len = view.len;
+	cur->bytes = op->want_bytes ? op->buf : NULL;
+	return 0;
+}
+
+/* Decodes value word @v of the slot in r->ref.
+ * Return: 0, SHMKV__STALE, RELOOKUP, -EBADMSG. */
+static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
+{
+	uint32_t ver = SLOT_VERSION(r->ref.state);
+
+	memset(cur, 0, sizeof(*cur));
+	switch (VAL_KIND(v)) {
+	case VAL_NONE:
+		/* The state word was unchanged after we read v, so v is this
+		 * incarnation's: another version can only be corruption. */
+		if (VAL_NONE_VERSION(v) != ver)
+			return -EBADMSG;
+		return VAL_IS_DEAD(v) ? RELOOKUP : 0;
+	case VAL_INT:
+		if (VAL_INT_TAG(v) != (ver & 0x3fffu))
+			return -EBADMSG;
+		read_int(r, VAL_INT_VALUE(v), cur);
+		return 0;
+	case VAL_BLOCK:
+		return read_block(r, v, cur);
+	default:
+		return -EBADMSG;
+	}
+}
+
+/* Makes r->block a block of at least @len bytes that we own. */
+static int ensure_block(struct run *r, size_t len)
+{
+	if (r->block != 0 && shmkv__block_capacity(r->kv, r->block) >= len)
+		return 0;
+	if (r->block != 0)
+		shmkv__block_free(r->kv, r->block);
+	r->block = 0;
+	return shmkv__block_alloc(r->kv, len, &r->block);
+}
+
+/* Fills our unpublished block's header; its data is already written. */
+static uint64_t seal_block(struct run *r, size_t len, int64_t deadline)
+{
+	struct shmkv_block_shm *b = shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
+						 VAL_BLOCK_INDEX(r->block));
+
+	/* Relaxed stores: published by the full-barrier CAS of the value
+	 * word, and nobody reads an unpublished block. */
+	uatomic_set(&b->len, (uint32_t)len);
+	uatomic_set((uint64_t *)&b->deadline_ms, (uint64_t)deadline);
+	uatomic_set(&b->slot, r->ref.index);
+	return r->block;
+}
+
+static int block_with_bytes(struct run *r, const void *bytes, size_t len,
+			    int64_t deadline, uint64_t *nv)
+{
+	int err = ensure_block(r, len);
+
+	if (err)
+		return err;
+	if (len > 0)
+		memcpy(shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
+				    VAL_BLOCK_INDEX(r->block))->data,
+		       bytes, len);
+	*nv = seal_block(r, len, deadline);
+	return 0;
+}
+
+static int store_int(struct run *r, int64_t v, int64_t deadline, uint64_t *nv)
+{
+	char digits[SHMKV_INT_STRLEN];
+
+	if (deadline == 0 && v >= VAL_INT_MIN && v <= VAL_INT_MAX) {
+		*nv = VAL_INT_WORD(SLOT_VERSION(r->ref.state), v);
+		return 0;
+	}
+	return block_with_bytes(r, digits, shmkv__ll2string(digits, v),
+				deadline, nv);
+}
+
+/* The current value with a new deadline: copied block to block, since a
+ * published block is immutable. Return: 0, SHMKV__STALE, -errno. */
+static int store_from_old(struct run *r, uint64_t old,
+			  const struct shmkv_cur *cur, uint64_t *nv)
+{
+	struct shmkv_block_view view;
+	struct shmkv_block_shm *b;
+	int err;
+
+	if (cur->is_int)
+		return store_int(r, cur->ival, r->op->new_deadline_ms, nv);
+	err = ensure_block(r, cur->len);
+	if (err)
+		return err;
+	b = shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
+			 VAL_BLOCK_INDEX(r->block));
+	err = shmkv__block_read(r->kv, old, b->data,
+				shmkv__block_capacity(r->kv, r->block), &view);
+	if (err)
+		return err;
+	*nv = seal_block(r, view.len, r->op->new_deadline_ms);
+	return 0;
+}
+
+static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
+		     int act, uint64_t *nv)
+{
+	const struct shmkv_op *op = r->op;
+
+	if (act == SHMKV_ACT_DELETE) {
+		*nv = VAL_NONE_WORD(SLOT_VERSION(r->ref.state), 0);
+		return 0;
+	}
+	if (op->new_from_old)
+		return store_from_old(r, old, cur, nv);
+	if (op->new_is_int)
+		return store_int(r, op->new_int, op->new_deadline_ms, nv);
+	if (r->new_inline && op->new_deadline_ms == 0)
+		return store_int(r, r->new_inline_val, 0, nv);
+	return block_with_bytes(r, op->new_bytes, op->new_len,
+				op->new_deadline_ms, nv);
+}
+
+/* The CAS. On success the replaced block is freed and ours confirmed. */
+static bool commit(struct run *r, uint64_t old, uint64_t nv)
+{
+	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
+
+	/* Full barrier: publishes the new block's content with the word and
+	 * is the command's linearization point. */
+	if (shmkv__cas_full(word, old, nv) != old)
+		return false;
+	if (VAL_KIND(old) == VAL_BLOCK)
+		shmkv__block_free(r->kv, old);
+	if (VAL_KIND(nv) == VAL_BLOCK) {
+		shmkv__block_confirm(r->kv, nv);
+		r->block = 0;
+	}
+	return true;
+}
+
+/* An expired value seen by a command that changes nothing: delete it now
+ * (Redis's lazy expiry). Losing the race is fine: someone else did. */
+static void expire_lazily(struct run *r, uint64_t old)
+{
+	if (!r->kv->readonly)
+		commit(r, old, VAL_NONE_WORD(SLOT_VERSION(r->ref.state), 0));
+}
+
+/* One attempt on the value word. Return: 0 done, 1 retry the word,
+ * RELOOKUP, or -errno. */
+static int attempt(struct run *r)
+{
+	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
+	/* Acquire: pairs with the CAS that stored it, so a block it names is
+	 * read with the content written before that CAS. */
+	uint64_t old = shmkv__load_acquire(word), nv;
+	struct shmkv_cur cur;
+	int act, err;
+
+	if (!shmkv__slot_still(r->kv, &r->ref))
+		return RELOOKUP;
+	err = read_current(r, old, &cur);
+	if (err == SHMKV__STALE)
+		/* Relaxed: only asks whether the word moved. A stale block
+		 * under an unchanged word is corruption, not a race. */
+		return shmkv__load_relaxed(word) != old ? 1 : -EBADMSG;
+	if (err)
+		return err;
+	act = r->op->decide(r->op, &cur);
+	if (act < 0)
+		return act;
+	if (act == SHMKV_ACT_KEEP || (act == SHMKV_ACT_DELETE && !cur.exists &&
+				      VAL_KIND(old) != VAL_BLOCK)) {
+		if (VAL_KIND(old) == VAL_BLOCK && !cur.exists)
+			expire_lazily(r, old);
+		return 0;
+	}
+	if (r->kv->readonly)
+		return -EROFS;
+	err = build_new(r, old, &cur, act, &nv);
+	if (err == SHMKV__STALE)
+		return 1;
+	if (err)
+		return err;
+	return commit(r, old, nv) ? 0 : 1;
+}
+
+/* Missing key: ask decide(); if it stores, insert a slot for the key.
+ * Return: 1 (r->ref is the key's slot), 0 (nothing to do), RELOOKUP (an
+ * insert of the same key raced ours: find it), or -errno. */
+static int on_missing(struct run *r, const struct shmkv_key *k)
+{
+	struct shmkv_cur cur;
+	int act, err;
+
+	memset(&cur, 0, sizeof(cur));
+	act = r->op->decide(r->op, &cur);
+	if (act != SHMKV_ACT_STORE)
+		return act < 0 ? act : 0;
+	if (r->kv->readonly)
+		return -EROFS;
+	err = shmkv__insert(r->kv, k, &r->ref);
+	return err == 0 ? RELOOKUP : err;
+}
+
+static int check_args(const struct shmkv *kv, const void *key, size_t klen,
+		      const struct shmkv_op *op)
+{
+	if (kv == NULL || (key == NULL && klen > 0))
+		return -EINVAL;
+	if (klen > kv->key_max)
+		return -ENAMETOOLONG;
+	if (op->new_bytes == NULL && op->new_len > 0)
+		return -EINVAL;
+	if (op->new_len > kv->value_max)
+		return -E2BIG;
+	return 0;
+}
+
+int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
+	       struct shmkv_op *op)
+{
+	struct run r = {.kv = kv, .op = op};
+	struct shmkv_key k;
+	int err = check_args(kv, key, klen, op);
+
+	if (err)
+		return err;
+	shmkv__key_init(kv, &k, key, klen);
+	if (op->new_bytes != NULL && !op->new_is_int)
+		r.new_inline = shmkv__string2ll(op->new_bytes, op->new_len,
+						&r.new_inline_val) &&
+			       r.new_inline_val >= VAL_INT_MIN &&
+			       r.new_inline_val <= VAL_INT_MAX;
+	err = -EAGAIN;
+	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
+		int found = shmkv__lookup(kv, &k, &r.ref);
+
+		if (found == 0)
+			found = on_missing(&r, &k);
+		if (found == RELOOKUP)
+			continue;
+		if (found <= 0) {
+			err = found;
+			break;
+		}
+		do
+			err = attempt(&r);
+		while (err == 1 && ++n < SHMKV_RETRY_MAX);
+		if (err != RELOOKUP && err != 1)
+			break;
+		err = -EAGAIN;
+	}
+	if (r.block != 0)
+		shmkv__block_free(kv, r.block);
+	return err < 0 ? err : op->result;
+}

@@ -1,0 +1,75 @@
+/*
+ * engine.h - the one generic read-modify-CAS worker behind every command,
+ * as Redis's setGenericCommand is behind SET, SETNX and SETEX.
+ *
+ * A command describes itself as a decide() callback: given what the key
+ * holds now, it says whether to leave it, store a new value or delete it,
+ * and sets its reply. The engine does everything else: hashing, lookup,
+ * insertion, reading the current value consistently, lazy expiry, value
+ * storage, the CAS that makes the change, and retrying when it loses a race
+ * (decide() is then called again with the fresh value, so it must depend on
+ * its argument only).
+ */
+#ifndef SHMKV_ENGINE_H
+#define SHMKV_ENGINE_H
+
+#include <errno.h>
+
+#include "internal.h"
+
+/* The key's current value, as decide() sees it. */
+struct shmkv_cur {
+	bool exists;	      /* holds a value that has not expired */
+	bool is_int;	      /* the value is an inline integer: ival */
+	bool equal;	      /* value == op->cmp (when op->cmp is set) */
+	int64_t ival;
+	int64_t deadline_ms;  /* CLOCK_BOOTTIME ms; 0: no TTL */
+	int64_t now_ms;	      /* CLOCK_BOOTTIME ms when the value was read */
+	size_t len;	      /* the value's length in bytes */
+	const unsigned char *bytes; /* op->buf, when op->want_bytes */
+};
+
+enum shmkv_act {
+	SHMKV_ACT_KEEP = 0, /* leave the key as it is */
+	SHMKV_ACT_STORE,    /* store op->new_* */
+	SHMKV_ACT_DELETE,   /* remove the value */
+};
+
+struct shmkv_op {
+	/* Returns an enum shmkv_act, or a negative errno to fail the command
+	 * with nothing changed. Sets op->result. */
+	int (*decide)(struct shmkv_op *op, const struct shmkv_cur *cur);
+	void *ctx;
+	/* Copy the current value into buf (cap bytes): decide() sees it in
+	 * cur->bytes; if it is longer than cap, only cur->len is valid. */
+	bool want_bytes;
+	unsigned char *buf;
+	size_t cap;
+	/* Compare the current value with cmp/cmp_len into cur->equal. */
+	const void *cmp;
+	size_t cmp_len;
+	/* The value to store on SHMKV_ACT_STORE: the bytes, an integer
+	 * (new_is_int), or the current value itself (new_from_old, for TTL
+	 * changes); with new_deadline_ms (0: none). */
+	const void *new_bytes;
+	size_t new_len;
+	bool new_is_int;
+	bool new_from_old;
+	int64_t new_int;
+	int64_t new_deadline_ms;
+	int result;
+};
+
+/* Runs @op on @key. Return: op->result, or a negative errno. */
+int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
+	       struct shmkv_op *op);
+
+/* Fails with -ENOBUFS when the current value does not fit op->buf. */
+static inline int shmkv__need_copy(const struct shmkv_op *op,
+				   const struct shmkv_cur *cur)
+{
+	return op->want_bytes && cur->exists && cur->len > op->cap ? -ENOBUFS
+								     : 0;
+}
+
+#endif /* SHMKV_ENGINE_H */

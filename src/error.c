@@ -1,0 +1,43 @@
+/*
+ * error.c - shmkv_strerror(): one sentence per error, phrased for shmkv.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "shmkv.h"
+
+static const struct {
+	int err;
+	const char *text;
+} messages[] = {
+	{0, "success"},
+	{EINVAL, "invalid argument"},
+	{ENAMETOOLONG, "key (or store name) too long"},
+	{E2BIG, "value too long for this store"},
+	{EROFS, "store opened read-only"},
+	{ENOSPC, "table full: no free slot in the key's probe window"},
+	{ENOMEM, "out of memory: no free value storage of that size"},
+	{ENOBUFS, "buffer too small for the value"},
+	{EBADMSG, "store is corrupted"},
+	{EAGAIN, "operation kept losing races; try again"},
+	{EPROTO, "not a shmkv store (bad magic)"},
+	{EPROTONOSUPPORT, "shmkv store of another layout version or build"},
+	{EEXIST, "store already exists"},
+	{ENOENT, "no such store"},
+	{EACCES, "permission denied"},
+	{EDOM, "value is not an integer or out of range"},
+	{EOVERFLOW, "increment or decrement would overflow"},
+};
+
+const char *shmkv_strerror(int err)
+{
+	int e = err < 0 ? -err : err;
+
+	if (err > 0)
+		return "success";
+	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
+		if (messages[i].err == e)
+			return messages[i].text;
+	/* strerror is fine for the rest: it never returns NULL on glibc. */
+	return strerror(e);
+}

@@ -1,0 +1,208 @@
+/*
+ * expire.c - time to live: EXPIRE family, TTL/PTTL, PERSIST, GETEX.
+ *
+ * Deadlines are stored on CLOCK_BOOTTIME (see proc.c). Unix times given by
+ * EXPIREAT/EXAT are converted once, at the call, by their distance from the
+ * current Unix time; a wall-clock step after that does not move a deadline,
+ * which is the point. Expired keys are deleted lazily by whoever touches
+ * them and actively by shmkv_sweep() (maint.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "expire.h"
+
+int shmkv__deadline(int64_t t, bool seconds, bool absolute, bool positive,
+		    int64_t *deadline)
+{
+	int64_t unix_now, boot_now, ms = t;
+
+	/* The checks and their order are Redis 7's (t_string.c, expire.c). */
+	if (positive && t <= 0)
+		return -EINVAL;
+	if (seconds) {
+		if (t > INT64_MAX / 1000 || t < INT64_MIN / 1000)
+			return -EINVAL;
+		ms = t * 1000;
+	}
+	unix_now = shmkv__unix_ms();
+	boot_now = shmkv__now_ms();
+	if (!absolute) {
+		if (ms > INT64_MAX - unix_now)
+			return -EINVAL;
+		ms += unix_now;
+	}
+	if (ms <= unix_now) {
+		*deadline = SHMKV__DEADLINE_PAST;
+		return 0;
+	}
+	/* 0 < ms - unix_now, and boot_now < unix_now: no overflow. */
+	*deadline = boot_now + (ms - unix_now);
+	return 0;
+}
+
+struct expire_ctx {
+	unsigned flags;
+	int64_t deadline;
+};
+
+/* NX/XX/GT/LT as Redis 7: a key without TTL has an infinite one. */
+static bool expire_allowed(unsigned flags, const struct shmkv_cur *cur,
+			   int64_t deadline)
+{
+	bool has_ttl = cur->deadline_ms != 0;
+
+	if ((flags & SHMKV_EXPIRE_NX) && has_ttl)
+		return false;
+	if ((flags & SHMKV_EXPIRE_XX) && !has_ttl)
+		return false;
+	if ((flags & SHMKV_EXPIRE_GT) && (!has_ttl || deadline <= cur->deadline_ms))
+		return false;
+	if ((flags & SHMKV_EXPIRE_LT) && has_ttl && deadline >= cur->deadline_ms)
+		return false;
+	return true;
+}
+
+static int expire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct expire_ctx *c = op->ctx;
+
+	op->result = cur->exists && expire_allowed(c->flags, cur, c->deadline);
+	if (!op->result)
+		return SHMKV_ACT_KEEP;
+	if (c->deadline == SHMKV__DEADLINE_PAST)
+		return SHMKV_ACT_DELETE;
+	op->new_from_old = true;
+	op->new_deadline_ms = c->deadline;
+	return SHMKV_ACT_STORE;
+}
+
+int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
+		 enum shmkv_expire_unit unit, unsigned flags)
+{
+	struct expire_ctx c = {.flags = flags};
+	struct shmkv_op op = {.decide = expire_decide, .ctx = &c};
+	unsigned cmp = flags & (SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT |
+				SHMKV_EXPIRE_LT);
+	int err;
+
+	if ((unsigned)unit > SHMKV_EXPIRE_AT_MSEC || (flags & ~0xfu) ||
+	    ((flags & SHMKV_EXPIRE_NX) && cmp) ||
+	    ((flags & SHMKV_EXPIRE_GT) && (flags & SHMKV_EXPIRE_LT)))
+		return -EINVAL;
+	err = shmkv__deadline(t,
+			      unit == SHMKV_EXPIRE_SEC ||
+				      unit == SHMKV_EXPIRE_AT_SEC,
+			      unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
+	if (err)
+		return err;
+	return shmkv__run(kv, key, klen, &op);
+}
+
+static int pttl_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	int64_t *ms = op->ctx;
+
+	if (!cur->exists)
+		*ms = -2;
+	else if (cur->deadline_ms == 0)
+		*ms = -1;
+	else
+		*ms = cur->deadline_ms > cur->now_ms
+			      ? cur->deadline_ms - cur->now_ms
+			      : 0;
+	op->result = 0;
+	return SHMKV_ACT_KEEP;
+}
+
+int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms)
+{
+	struct shmkv_op op = {.decide = pttl_decide, .ctx = ms};
+
+	if (ms == NULL)
+		return -EINVAL;
+	return shmkv__run(kv, key, klen, &op);
+}
+
+int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen, int64_t *sec)
+{
+	int64_t ms;
+	int err;
+
+	if (sec == NULL)
+		return -EINVAL;
+	err = shmkv_pttl(kv, key, klen, &ms);
+	if (err)
+		return err;
+	/* Redis rounds to the nearest second. */
+	*sec = ms < 0 ? ms : (ms + 500) / 1000;
+	return 0;
+}
+
+static int persist_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	op->result = cur->exists && cur->deadline_ms != 0;
+	if (!op->result)
+		return SHMKV_ACT_KEEP;
+	op->new_from_old = true;
+	op->new_deadline_ms = 0;
+	return SHMKV_ACT_STORE;
+}
+
+int shmkv_persist(shmkv_t *kv, const void *key, size_t klen)
+{
+	struct shmkv_op op = {.decide = persist_decide};
+
+	return shmkv__run(kv, key, klen, &op);
+}
+
+struct getex_ctx {
+	enum shmkv_getex_mode mode;
+	int64_t deadline;
+	struct shmkv_value *out;
+};
+
+static int getex_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct getex_ctx *c = op->ctx;
+	int err = shmkv__need_copy(op, cur);
+
+	if (c->out != NULL)
+		c->out->len = cur->exists ? cur->len : 0;
+	if (err)
+		return err;
+	op->result = cur->exists;
+	if (!cur->exists || c->mode == SHMKV_GETEX_KEEP ||
+	    (c->mode == SHMKV_GETEX_PERSIST && cur->deadline_ms == 0))
+		return SHMKV_ACT_KEEP;
+	if (c->deadline == SHMKV__DEADLINE_PAST)
+		return SHMKV_ACT_DELETE;
+	op->new_from_old = true;
+	op->new_deadline_ms = c->deadline;
+	return SHMKV_ACT_STORE;
+}
+
+int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
+		enum shmkv_getex_mode mode, int64_t t,
+		struct shmkv_value *out)
+{
+	struct getex_ctx c = {.mode = mode, .out = out};
+	struct shmkv_op op = {.decide = getex_decide, .ctx = &c};
+	int err = 0;
+
+	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
+		return -EINVAL;
+	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
+		err = shmkv__deadline(t,
+				      mode == SHMKV_GETEX_EX ||
+					      mode == SHMKV_GETEX_EXAT,
+				      mode >= SHMKV_GETEX_EXAT, true,
+				      &c.deadline);
+	if (err)
+		return err;
+	op.want_bytes = out != NULL;
+	op.buf = out ? out->buf : NULL;
+	op.cap = out && out->buf ? out->cap : 0;
+	return shmkv__run(kv, key, klen, &op);
+}

@@ -1,0 +1,158 @@
+/*
+ * geometry.c - from a config to a layout, and back: validating a header.
+ *
+ * The layout is a pure function of five numbers (slots, key_max, value_max,
+ * probe_limit, value_memory). Create computes it; attach recomputes it from
+ * the header's copy of those numbers and refuses the segment unless every
+ * derived field and the file size agree. That catches truncation, a foreign
+ * build and most corruption of the header without trusting any of it.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SEGMENT_SIZE_MAX ((uint64_t)1 << 42) /* 4 TiB: sanity, not policy */
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+int shmkv__name_validate(const char *name)
+{
+	size_t len;
+
+	if (name == NULL || name[0] != '/')
+		return -EINVAL;
+	len = strlen(name);
+	if (len < 2 || len > SHMKV_NAME_MAX)
+		return len > SHMKV_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	if (strchr(name + 1, '/') != NULL)
+		return -EINVAL;
+	if (strcmp(name, "/.") == 0 || strcmp(name, "/..") == 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int resolve_defaults(const struct shmkv_config *cfg,
+			    struct shmkv_geometry *g)
+{
+	g->slot_count = cfg->slots ? cfg->slots : SHMKV_SLOTS_DEFAULT;
+	g->key_max = cfg->key_max ? cfg->key_max : SHMKV_KEY_MAX_DEFAULT;
+	g->value_max = cfg->value_max ? cfg->value_max : SHMKV_VALUE_MAX_DEFAULT;
+	if (g->slot_count < SHMKV_SLOTS_MIN || g->slot_count > SHMKV_SLOTS_MAX ||
+	    (g->slot_count & (g->slot_count - 1)) != 0)
+		return -EINVAL;
+	if (g->key_max > SHMKV_KEY_MAX_LIMIT ||
+	    g->value_max > SHMKV_VALUE_MAX_LIMIT)
+		return -EINVAL;
+	g->probe_limit = cfg->probe_limit ? cfg->probe_limit
+					  : SHMKV_PROBE_LIMIT_DEFAULT;
+	if (g->probe_limit > g->slot_count)
+		g->probe_limit = g->slot_count;
+	g->value_memory = cfg->value_memory ? cfg->value_memory
+					    : (uint64_t)g->slot_count * 256;
+	if (g->value_memory > SEGMENT_SIZE_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Size classes: 32, 64, ... doubling while below the largest block, then
+ * one class that fits exactly value_max plus the block header, so the top
+ * class wastes nothing. Each class gets an equal share of value_memory.
+ */
+static int layout_classes(struct shmkv_geometry *g, uint64_t offset)
+{
+	uint32_t top = (uint32_t)round_up(g->value_max +
+					   sizeof(struct shmkv_block_shm), 8);
+	uint32_t n = 0, size;
+	uint64_t share;
+
+	for (size = SHMKV_BLOCK_MIN; size < top; size *= 2)
+		g->classes[n++].block_size = size;
+	g->classes[n++].block_size = top > SHMKV_BLOCK_MIN ? top
+							   : SHMKV_BLOCK_MIN;
+	g->class_count = n;
+	share = g->value_memory / n;
+	for (uint32_t c = 0; c < n; c++) {
+		uint64_t count = share / g->classes[c].block_size;
+
+		if (count > SHMKV_BLOCKS_PER_CLASS_MAX)
+			count = SHMKV_BLOCKS_PER_CLASS_MAX;
+		g->classes[c].block_count = (uint32_t)count;
+		g->classes[c].offset = offset;
+		offset = round_up(offset + count * g->classes[c].block_size, 64);
+	}
+	/* The largest value must fit somewhere, or value_max is a lie. */
+	if (g->classes[n - 1].block_count == 0)
+		return -EINVAL;
+	g->segment_size = round_up(offset, 4096);
+	return 0;
+}
+
+int shmkv__geometry_from_config(const struct shmkv_config *cfg,
+				struct shmkv_geometry *g)
+{
+	uint64_t slots_bytes;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = resolve_defaults(cfg, g);
+	if (err)
+		return err;
+	g->slot_size = (uint32_t)round_up(sizeof(struct shmkv_slot_shm) +
+					  g->key_max, 32);
+	g->slots_offset = SHMKV_HEADER_SIZE;
+	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
+	err = layout_classes(g, round_up(g->slots_offset + slots_bytes, 64));
+	if (err)
+		return err;
+	return g->segment_size > SEGMENT_SIZE_MAX ? -EINVAL : 0;
+}
+
+static bool geometry_equal(const struct shmkv_header_shm *h,
+			   const struct shmkv_geometry *g)
+{
+	if (h->slot_size != g->slot_size || h->slots_offset != g->slots_offset ||
+	    h->class_count != g->class_count ||
+	    h->segment_size != g->segment_size ||
+	    h->probe_limit != g->probe_limit)
+		return false;
+	return memcmp(h->classes, g->classes,
+		      sizeof(g->classes[0]) * g->class_count) == 0;
+}
+
+/*
+ * @h is a private copy of the header (read with pread, not mapped), so it
+ * cannot change while it is checked.
+ * Return: 0, -EPROTO (not a store), -EPROTONOSUPPORT (other layout or
+ * build), -EBADMSG (corrupted header or truncated file).
+ */
+int shmkv__header_validate(const struct shmkv_header_shm *h,
+			   uint64_t file_size, struct shmkv_geometry *g)
+{
+	struct shmkv_config cfg;
+
+	if (file_size < sizeof(h->magic) || h->magic != SHMKV_MAGIC)
+		return -EPROTO;
+	if (file_size < SHMKV_HEADER_SIZE)
+		return -EBADMSG;
+	if (h->layout_version != SHMKV_LAYOUT_VERSION ||
+	    h->format != SHMKV_LAYOUT_FORMAT)
+		return -EPROTONOSUPPORT;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.slots = h->slot_count;
+	cfg.key_max = h->key_max;
+	cfg.value_max = h->value_max;
+	cfg.probe_limit = h->probe_limit;
+	cfg.value_memory = h->value_memory;
+	/* Zeros would silently become defaults: a header never holds them. */
+	if (h->slot_count == 0 || h->key_max == 0 || h->value_max == 0 ||
+	    h->probe_limit == 0 || h->value_memory == 0)
+		return -EBADMSG;
+	if (shmkv__geometry_from_config(&cfg, g) != 0 || !geometry_equal(h, g))
+		return -EBADMSG;
+	return file_size == g->segment_size ? 0 : -EBADMSG;
+}

@@ -1,0 +1,77 @@
+/*
+ * intconv.c - canonical decimal integers, as Redis's util.c string2ll().
+ */
+#include "intconv.h"
+
+#include <limits.h>
+#include <string.h>
+
+int shmkv__string2ll(const char *s, size_t len, int64_t *out)
+{
+	const char *p = s;
+	size_t left = len;
+	int negative = 0;
+	uint64_t v;
+
+	/* Redis caps the length so that an int-encoded value always prints
+	 * back to the same bytes; longer strings are never integers. */
+	if (len == 0 || len > SHMKV_INT_STRLEN)
+		return 0;
+	if (len == 1 && p[0] == '0') {
+		*out = 0;
+		return 1;
+	}
+	if (p[0] == '-') {
+		negative = 1;
+		p++;
+		left--;
+		if (left == 0)
+			return 0;
+	}
+	/* First digit 1-9: rejects leading zeros and "-0". */
+	if (p[0] < '1' || p[0] > '9')
+		return 0;
+	v = (uint64_t)(p[0] - '0');
+	p++;
+	left--;
+	for (; left > 0; p++, left--) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		if (v > UINT64_MAX / 10)
+			return 0;
+		v *= 10;
+		if (v > UINT64_MAX - (uint64_t)(*p - '0'))
+			return 0;
+		v += (uint64_t)(*p - '0');
+	}
+	if (negative) {
+		/* -(INT64_MIN) does not fit in int64: compare unsigned. */
+		if (v > (uint64_t)INT64_MAX + 1)
+			return 0;
+		*out = (int64_t)(0 - v);
+	} else {
+		if (v > (uint64_t)INT64_MAX)
+			return 0;
+		*out = (int64_t)v;
+	}
+	return 1;
+}
+
+size_t shmkv__ll2string(char *buf, int64_t v)
+{
+	char tmp[SHMKV_INT_STRLEN];
+	size_t n = 0, i;
+	/* Work on the magnitude as unsigned so INT64_MIN needs no special case. */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	i = 0;
+	if (v < 0)
+		buf[i++] = '-';
+	while (n > 0)
+		buf[i++] = tmp[--n];
+	return i;
+}

@@ -1,0 +1,140 @@
+/*
+ * internal.h - the process-local handle and the interfaces between the
+ * library's files. Nothing here is public API.
+ */
+#ifndef SHMKV_INTERNAL_H
+#define SHMKV_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shmkv.h"
+#include "layout.h"
+
+/* Where POSIX shared-memory objects live on Linux (glibc's shm_open). */
+#define SHMKV_SHM_DIR "/dev/shm"
+
+/* Geometry derived from a config: what create writes and attach expects. */
+struct shmkv_geometry {
+	uint32_t slot_count;
+	uint32_t slot_size;
+	uint32_t key_max;
+	uint32_t value_max;
+	uint32_t probe_limit;
+	uint32_t class_count;
+	uint64_t value_memory;
+	uint64_t slots_offset;
+	uint64_t segment_size;
+	struct shmkv_class_shm classes[SHMKV_CLASSES_MAX];
+};
+
+/* One class as the handle sees it: a validated base pointer and bounds. */
+struct shmkv_class {
+	unsigned char *base;
+	uint32_t block_size;
+	uint32_t block_count;
+};
+
+/*
+ * The handle. Every bound used on the hot path is copied here from the
+ * header once it has been validated, so a segment corrupted after attach
+ * cannot steer an access outside the mapping.
+ */
+struct shmkv {
+	unsigned char *base;
+	size_t size;
+	unsigned char *slots;
+	uint32_t mask; /* slot_count - 1 */
+	uint32_t slot_size;
+	uint32_t key_max;
+	uint32_t value_max;
+	uint32_t probe_limit;
+	uint32_t class_count;
+	uint64_t hash_seed;
+	uint64_t value_memory;
+	bool readonly;
+	struct shmkv_class cls[SHMKV_CLASSES_MAX];
+	/* Allocation hints, one per class: where this process last found a
+	 * free block. Process-local so allocation shares no hot word. */
+	uint32_t alloc_hint[SHMKV_CLASSES_MAX];
+	char name[SHMKV_NAME_MAX + 1];
+};
+
+static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
+						 uint32_t index)
+{
+	return (struct shmkv_slot_shm *)(kv->slots +
+					 (size_t)(index & kv->mask) *
+						 kv->slot_size);
+}
+
+/* geometry.c */
+int shmkv__geometry_from_config(const struct shmkv_config *cfg,
+				struct shmkv_geometry *g);
+int shmkv__header_validate(const struct shmkv_header_shm *h,
+			   uint64_t file_size, struct shmkv_geometry *g);
+int shmkv__name_validate(const char *name);
+
+/* hash.c */
+uint64_t shmkv__hash(const void *key, size_t len, uint64_t seed);
+
+/* proc.c: who we are, whether another process is alive, what time it is */
+uint32_t shmkv__self_pid(void);
+bool shmkv__pid_alive(uint32_t pid);
+int64_t shmkv__now_ms(void);
+int64_t shmkv__unix_ms(void);
+
+/*
+ * table.c: the lock-free open-addressed table.
+ *
+ * A slot reference names a MEMBER slot together with the state word seen
+ * when the key was matched: the version in it identifies the incarnation,
+ * so later checks can tell that the slot was given back meanwhile.
+ */
+struct shmkv_slot_ref {
+	uint32_t index;
+	uint64_t state;
+};
+
+/* A hashed key: computed once per command. */
+struct shmkv_key {
+	const void *bytes;
+	uint32_t len;
+	uint32_t hash32; /* stored in the slot, filters compares */
+	uint32_t home;	 /* first slot of the probe sequence */
+};
+
+void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
+		     const void *key, size_t len);
+int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
+		  struct shmkv_slot_ref *ref);
+int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
+		  struct shmkv_slot_ref *ref);
+bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r);
+int shmkv__slot_reclaim(struct shmkv *kv, uint32_t index, uint64_t state,
+			bool check_pid);
+void shmkv__assist(struct shmkv *kv, uint32_t index, uint64_t state);
+
+/* block.c: value storage */
+struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint32_t cls,
+				     uint32_t idx);
+int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+void shmkv__block_free(struct shmkv *kv, uint64_t ref);
+void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);
+size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);
+
+/* What a seqlock-style read of a block found. */
+struct shmkv_block_view {
+	int64_t deadline_ms;
+	uint32_t len;
+};
+/* Read outcomes besides 0 (a consistent copy was made). */
+#define SHMKV__STALE 1 /* the block changed under us: reload the value word */
+int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
+		      size_t cap, struct shmkv_block_view *view);
+int shmkv__block_equals(const struct shmkv *kv, uint64_t ref,
+			const void *val, size_t vlen, bool *equal);
+
+#endif /* SHMKV_INTERNAL_H */

@@ -1,0 +1,169 @@
+/*
+ * layout.h - what lives in the shared segment, bit for bit.
+ *
+ * The segment is [header page][slot array][value storage, one region per
+ * size class]. Every struct here ends in _shm, uses fixed-width types and
+ * holds offsets and indices only: each process maps the segment at its own
+ * address. Nothing read from the segment is trusted: geometry is validated
+ * once at attach and copied into the process-local handle, and every index or
+ * length read afterwards is bounds-checked against that copy.
+ */
+#ifndef SHMKV_LAYOUT_H
+#define SHMKV_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "SHMKV1\r\n" read as a little-endian word: a big-endian host or a foreign
+ * file reads something else and is refused as not-a-store. */
+#define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
+/* Bumped on any change to the structs or encodings below. */
+#define SHMKV_LAYOUT_VERSION 1u
+#define SHMKV_HEADER_SIZE 4096u
+#define SHMKV_CLASSES_MAX 24u
+/* Smallest value block; each class doubles it, the last fits value_max. */
+#define SHMKV_BLOCK_MIN 32u
+/* Blocks per class are indexed by 25 bits in a value word. */
+#define SHMKV_BLOCKS_PER_CLASS_MAX (1u << 25)
+
+/* One value size class: blocks of block_size bytes at offset. */
+struct shmkv_class_shm {
+	uint64_t offset;
+	uint32_t block_size;
+	uint32_t block_count;
+};
+_Static_assert(sizeof(struct shmkv_class_shm) == 16, "class layout");
+
+/*
+ * The header. Written once by the creator before the segment gets its name;
+ * magic is stored last with release ordering so that whoever sees the magic
+ * sees every field. Read-only afterwards.
+ */
+struct shmkv_header_shm {
+	uint64_t magic;
+	uint32_t layout_version;
+	uint32_t format; /* shmkv__layout_format(): sizes + version */
+	uint64_t segment_size;
+	uint64_t slots_offset;
+	uint64_t value_memory;
+	uint64_t hash_seed; /* per store, so colliding key sets differ */
+	uint32_t slot_count;
+	uint32_t slot_size;
+	uint32_t key_max;
+	uint32_t value_max;
+	uint32_t probe_limit;
+	uint32_t class_count;
+	uint64_t created_unix_ms;
+	uint32_t creator_pid;
+	uint32_t reserved0;
+	struct shmkv_class_shm classes[SHMKV_CLASSES_MAX];
+};
+_Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
+	       "header fits its page");
+_Static_assert(offsetof(struct shmkv_header_shm, classes) % 8 == 0,
+	       "header alignment");
+
+/*
+ * A slot: one key, its value word and the probe bound of the keys whose
+ * home it is. The key bytes follow the fixed part; slot_size is
+ * round_up(32 + key_max, 32) so the atomic words never straddle a line.
+ */
+struct shmkv_slot_shm {
+	uint64_t state;	      /* SLOT_* state | pid | version, see below */
+	uint64_t value;	      /* the value word, see below */
+	uint32_t probe_bound; /* probes of keys homed here stay below this */
+	uint32_t hash;	      /* high half of the key's hash */
+	uint32_t key_len;
+	uint32_t reserved;
+	unsigned char key[];
+};
+_Static_assert(sizeof(struct shmkv_slot_shm) == 32, "slot layout");
+
+/*
+ * Slot state word: bits 0-2 state, 3-31 pid of a claimer, 32-63 version.
+ * The version is bumped each time the slot is given back (to EMPTY), so a
+ * state word is never seen twice for two different keys.
+ *
+ *   EMPTY --claim--> BUSY(pid) --key written--> INSERTING --> MEMBER
+ *     ^                 |  (pid dead)               |            |
+ *     |                 v                           v            | value
+ *     +------------ EMPTY(v+1) <---------------- COLLIDED      | DEAD
+ *     +----------------------------------------------------------+
+ */
+enum shmkv_slot_state {
+	SLOT_EMPTY = 0,
+	SLOT_BUSY = 1,
+	SLOT_INSERTING = 2,
+	SLOT_MEMBER = 3,
+	SLOT_COLLIDED = 4,
+};
+#define SLOT_STATE(w) ((unsigned)((w) & 7u))
+#define SLOT_PID(w) ((uint32_t)(((w) >> 3) & 0x1fffffffu))
+#define SLOT_VERSION(w) ((uint32_t)((w) >> 32))
+#define SLOT_WORD(state, pid, version)                                        \
+	((uint64_t)(state) | ((uint64_t)((pid) & 0x1fffffffu) << 3) |         \
+	 ((uint64_t)(version) << 32))
+
+/*
+ * Value word: bits 62-63 kind.
+ *  NONE  (00): no value. Bit 0 DEAD: the slot is being given back. Bits 1-32
+ *              the slot version, so a NONE of an old incarnation of the slot
+ *              never compares equal to the current one.
+ *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-61
+ *              the low 14 bits of the slot version (same reason).
+ *  BLOCK (10): a value block: bits 57-61 class, 32-56 index, 0-31 the block's
+ *              generation, so a block freed and reused is never mistaken for
+ *              the one a reader started copying.
+ *  (11) is never written: reading it means corruption.
+ */
+#define VAL_KIND(w) ((unsigned)((w) >> 62))
+enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
+#define VAL_NONE_WORD(version, dead)                                          \
+	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
+#define VAL_IS_DEAD(w) (VAL_KIND(w) == VAL_NONE && ((w) & 1u))
+#define VAL_NONE_VERSION(w) ((uint32_t)((w) >> 1))
+#define VAL_INT_MIN (-((int64_t)1 << 47))
+#define VAL_INT_MAX (((int64_t)1 << 47) - 1)
+#define VAL_INT_WORD(version, i)                                              \
+	(((uint64_t)VAL_INT << 62) | ((uint64_t)((version) & 0x3fffu) << 48) | \
+	 ((uint64_t)(i) & 0xffffffffffffULL))
+#define VAL_INT_TAG(w) ((uint32_t)(((w) >> 48) & 0x3fffu))
+/* Sign-extend the low 48 bits. */
+#define VAL_INT_VALUE(w) ((int64_t)((w) << 16) >> 16)
+#define VAL_BLOCK_WORD(cls, idx, gen)                                         \
+	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(cls) << 57) |               \
+	 ((uint64_t)(idx) << 32) | (uint64_t)(gen))
+#define VAL_BLOCK_CLASS(w) ((uint32_t)(((w) >> 57) & 0x1fu))
+#define VAL_BLOCK_INDEX(w) ((uint32_t)(((w) >> 32) & 0x1ffffffu))
+#define VAL_BLOCK_GEN(w) ((uint32_t)(w))
+
+/*
+ * A value block. tag bits 0 USED, 1-31 pid of the process that allocated it
+ * and has not yet confirmed it published (0 once published), 32-63
+ * generation, bumped on every free. A block is written only between its
+ * allocation and its publication; while published it is immutable, which is
+ * what lets readers copy it without a lock and check the generation after.
+ */
+struct shmkv_block_shm {
+	uint64_t tag;
+	int64_t deadline_ms; /* CLOCK_BOOTTIME ms; 0: no expiry */
+	uint32_t len;
+	uint32_t slot; /* slot it was published to: recovery's backpointer */
+	unsigned char data[];
+};
+_Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
+#define BLK_USED(t) ((unsigned)((t) & 1u))
+#define BLK_PID(t) ((uint32_t)(((t) >> 1) & 0x7fffffffu))
+#define BLK_GEN(t) ((uint32_t)((t) >> 32))
+#define BLK_TAG(gen, pid, used)                                               \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((pid) & 0x7fffffffu) << 1) |    \
+	 (uint64_t)((used) ? 1 : 0))
+
+/* The format word: a build whose structs differ is refused at attach. */
+#define SHMKV_LAYOUT_FORMAT                                                   \
+	((SHMKV_LAYOUT_VERSION << 24) |                                        \
+	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                    \
+	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) |                    \
+	 (uint32_t)sizeof(struct shmkv_class_shm))
+
+#endif /* SHMKV_LAYOUT_H */

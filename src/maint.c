@@ -1,0 +1,262 @@
+/*
+ * maint.c - walking the whole store: active expiry, recovery after killed
+ * processes, statistics and SCAN. Each works slot by slot with the same
+ * CAS protocol as the commands, so all of them are safe while other
+ * processes keep working.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+/* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
+ * block, *@deadline gets its deadline (0: none). */
+static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
+			     int64_t *deadline)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	/* Acquire: pairs with the CAS that stored the value. */
+	uint64_t v = shmkv__load_acquire(&s->value);
+	struct shmkv_block_view view;
+
+	*deadline = 0;
+	if (shmkv__load_acquire(&s->state) != w)
+		return 0;
+	if (VAL_KIND(v) == VAL_INT)
+		return VAL_INT_TAG(v) == (SLOT_VERSION(w) & 0x3fffu) ? v : 0;
+	if (VAL_KIND(v) != VAL_BLOCK ||
+	    shmkv__block_read(kv, v, NULL, 0, &view) != 0)
+		return 0;
+	*deadline = view.deadline_ms;
+	return v;
+}
+
+int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
+{
+	uint64_t slots, i;
+	int64_t now, deadline;
+	int expired = 0;
+
+	if (kv == NULL || cursor == NULL)
+		return -EINVAL;
+	if (kv->readonly)
+		return -EROFS;
+	slots = (uint64_t)kv->mask + 1;
+	now = shmkv__now_ms();
+	for (i = *cursor % slots; max_slots > 0 && i < slots; i++, max_slots--) {
+		struct shmkv_slot_shm *s = shmkv__slot(kv, (uint32_t)i);
+		uint64_t w = shmkv__load_acquire(&s->state);
+		uint64_t v;
+
+		if (SLOT_STATE(w) != SLOT_MEMBER)
+			continue;
+		v = member_value(kv, (uint32_t)i, w, &deadline);
+		if (v == 0 || deadline == 0 || deadline > now)
+			continue;
+		/* Full barrier: the same CAS a lazy expiry does. */
+		if (shmkv__cas_full(&s->value, v,
+				    VAL_NONE_WORD(SLOT_VERSION(w), 0)) == v) {
+			shmkv__block_free(kv, v);
+			expired++;
+		}
+	}
+	*cursor = i < slots ? i : 0;
+	return expired;
+}
+
+/* Slots: stale claims, stuck inserts, lost duplicates, half-given-back. */
+static int recover_slots(struct shmkv *kv, struct shmkv_recover_report *rep)
+{
+	int fixed = 0;
+
+	for (uint64_t i = 0; i <= kv->mask; i++) {
+		/* Acquire: pairs with the CAS that set the state. */
+		uint64_t w = shmkv__load_acquire(&shmkv__slot(kv, (uint32_t)i)->state);
+		unsigned st = SLOT_STATE(w);
+
+		if (st == SLOT_EMPTY ||
+		    !shmkv__slot_reclaim(kv, (uint32_t)i, w, true))
+			continue;
+		fixed++;
+		if (st == SLOT_BUSY)
+			rep->stale_claims++;
+		else if (st == SLOT_INSERTING)
+			rep->stuck_inserts++;
+		else if (st == SLOT_COLLIDED)
+			rep->collided++;
+		else
+			rep->dead_slots++;
+	}
+	return fixed;
+}
+
+/* Is block @ref the value of the slot it names as its home? A reference is
+ * unique (its generation), so equality means published and live. */
+static bool block_referenced(const struct shmkv *kv,
+			     const struct shmkv_block_shm *b, uint64_t ref)
+{
+	uint32_t slot = uatomic_read(&b->slot);
+
+	if (slot > kv->mask)
+		return false;
+	/* Relaxed: a single comparison; a race with a concurrent replace
+	 * just means the replacer frees it, and the CAS makes that once. */
+	return shmkv__load_relaxed(&shmkv__slot(kv, slot)->value) == ref;
+}
+
+/* One used block: confirm it for a dead publisher, or free it if nothing
+ * references it and no live process may still publish it. */
+static int recover_block(struct shmkv *kv, uint32_t c, uint32_t idx)
+{
+	struct shmkv_block_shm *b = shmkv__block(kv, c, idx);
+	/* Acquire: pairs with the CAS that allocated or confirmed it. */
+	uint64_t tag = shmkv__load_acquire(&b->tag);
+	uint64_t ref = VAL_BLOCK_WORD(c, idx, BLK_GEN(tag));
+	uint32_t pid = BLK_PID(tag);
+
+	if (!BLK_USED(tag) || (pid != 0 && shmkv__pid_alive(pid)))
+		return 0;
+	if (block_referenced(kv, b, ref)) {
+		/* Published by a process that died before confirming. */
+		if (pid != 0)
+			shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), 0, 1));
+		return 0;
+	}
+	shmkv__block_free(kv, ref);
+	return 1;
+}
+
+int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
+{
+	struct shmkv_recover_report rep;
+	int fixed;
+
+	if (kv == NULL)
+		return -EINVAL;
+	if (kv->readonly)
+		return -EROFS;
+	memset(&rep, 0, sizeof(rep));
+	/* Slots first: deciding stuck inserts and finishing deletes can only
+	 * unpublish blocks, which the block pass then frees. */
+	fixed = recover_slots(kv, &rep);
+	for (uint32_t c = 0; c < kv->class_count; c++)
+		for (uint32_t i = 0; i < kv->cls[c].block_count; i++)
+			rep.leaked_blocks += recover_block(kv, c, i);
+	fixed += (int)rep.leaked_blocks;
+	if (report)
+		*report = rep;
+	return fixed;
+}
+
+static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
+		       struct shmkv_stats *st)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	/* Acquire: pairs with the CAS that set the state. */
+	uint64_t w = shmkv__load_acquire(&s->state), v;
+	uint32_t bound = shmkv__load32_relaxed(&s->probe_bound);
+	int64_t deadline;
+
+	if (bound > st->longest_probe)
+		st->longest_probe = bound;
+	switch (SLOT_STATE(w)) {
+	case SLOT_EMPTY:
+		return;
+	case SLOT_BUSY:
+	case SLOT_INSERTING:
+	case SLOT_COLLIDED:
+		st->pending++;
+		return;
+	case SLOT_MEMBER:
+		v = member_value(kv, i, w, &deadline);
+		if (v == 0 || (deadline != 0 && deadline <= now))
+			st->tombstones++;
+		else if (deadline != 0)
+			st->live_keys++, st->volatile_keys++;
+		else
+			st->live_keys++;
+		return;
+	default:
+		st->corrupt++;
+	}
+}
+
+int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
+{
+	int64_t now;
+
+	if (kv == NULL || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->slots = (uint64_t)kv->mask + 1;
+	st->segment_bytes = kv->size;
+	now = shmkv__now_ms();
+	for (uint64_t i = 0; i <= kv->mask; i++)
+		stats_slot(kv, (uint32_t)i, now, st);
+	st->classes = kv->class_count;
+	for (uint32_t c = 0; c < kv->class_count; c++) {
+		st->cls[c].block_size = kv->cls[c].block_size;
+		st->cls[c].blocks = kv->cls[c].block_count;
+		for (uint32_t b = 0; b < kv->cls[c].block_count; b++)
+			/* Relaxed: a count, not a snapshot. */
+			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
+				&shmkv__block(kv, c, b)->tag));
+	}
+	return 0;
+}
+
+/* Copies the key of live MEMBER slot @i into @key; returns its length, or
+ * -1 if the slot holds no live key. */
+static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
+		    unsigned char *key)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	uint64_t w = shmkv__load_acquire(&s->state);
+	int64_t deadline;
+	uint32_t len;
+
+	if (SLOT_STATE(w) != SLOT_MEMBER)
+		return -1;
+	if (member_value(kv, i, w, &deadline) == 0 ||
+	    (deadline != 0 && deadline <= now))
+		return -1;
+	len = uatomic_read(&s->key_len);
+	if (len > kv->key_max)
+		return -1;
+	memcpy(key, s->key, len);
+	/* Acquire fence: the copy completes before the state re-check. */
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&s->state) == w ? (int)len : -1;
+}
+
+int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
+	       shmkv_scan_fn fn, void *arg, uint64_t *next)
+{
+	unsigned char key[SHMKV_KEY_MAX_LIMIT];
+	uint64_t slots, i;
+	int64_t now;
+
+	if (kv == NULL || fn == NULL || next == NULL)
+		return -EINVAL;
+	slots = (uint64_t)kv->mask + 1;
+	now = shmkv__now_ms();
+	if (count == 0)
+		count = 10;
+	/* Keys never move while present, so walking slots in order visits
+	 * every key present for the whole scan exactly once. */
+	for (i = cursor; i < slots && count > 0; i++, count--) {
+		int len = live_key(kv, (uint32_t)i, now, key);
+		int stop;
+
+		if (len < 0)
+			continue;
+		stop = fn(key, (size_t)len, arg);
+		if (stop) {
+			*next = i + 1 < slots ? i + 1 : 0;
+			return stop;
+		}
+	}
+	*next = i < slots ? i : 0;
+	return 0;
+}

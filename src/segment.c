@@ -1,0 +1,312 @@
+/*
+ * segment.c - creating, attaching and removing the shared segment.
+ *
+ * Create builds the whole segment under a private temporary name in
+ * /dev/shm and then link()s it to the public name. link() fails with EEXIST
+ * if the name is taken, so creation is exclusive and race-free, and no
+ * process can ever open a half-built store. The magic is still stored last
+ * (release) so a reader that maps the file sees every header field.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+void shmkv_config_init(struct shmkv_config *cfg)
+{
+	if (cfg != NULL)
+		memset(cfg, 0, sizeof(*cfg));
+}
+
+static void shm_path(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s%s", SHMKV_SHM_DIR, name);
+}
+
+/* Fills the process-local handle from a validated geometry. */
+static void handle_init(struct shmkv *kv, unsigned char *base,
+			const struct shmkv_geometry *g, uint64_t seed,
+			const char *name, bool readonly)
+{
+	memset(kv, 0, sizeof(*kv));
+	kv->base = base;
+	kv->size = g->segment_size;
+	kv->slots = base + g->slots_offset;
+	kv->mask = g->slot_count - 1;
+	kv->slot_size = g->slot_size;
+	kv->key_max = g->key_max;
+	kv->value_max = g->value_max;
+	kv->probe_limit = g->probe_limit;
+	kv->class_count = g->class_count;
+	kv->value_memory = g->value_memory;
+	kv->hash_seed = seed;
+	kv->readonly = readonly;
+	for (uint32_t c = 0; c < g->class_count; c++) {
+		kv->cls[c].base = base + g->classes[c].offset;
+		kv->cls[c].block_size = g->classes[c].block_size;
+		kv->cls[c].block_count = g->classes[c].block_count;
+		/* Spread processes over each class so they rarely collide. */
+		kv->alloc_hint[c] = g->classes[c].block_count
+					    ? shmkv__self_pid() * 2654435761u %
+						      g->classes[c].block_count
+					    : 0;
+	}
+	snprintf(kv->name, sizeof(kv->name), "%s", name);
+}
+
+static void header_write(unsigned char *base, const struct shmkv_geometry *g,
+			 uint64_t seed)
+{
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)base;
+
+	h->layout_version = SHMKV_LAYOUT_VERSION;
+	h->format = SHMKV_LAYOUT_FORMAT;
+	h->segment_size = g->segment_size;
+	h->slots_offset = g->slots_offset;
+	h->value_memory = g->value_memory;
+	h->hash_seed = seed;
+	h->slot_count = g->slot_count;
+	h->slot_size = g->slot_size;
+	h->key_max = g->key_max;
+	h->value_max = g->value_max;
+	h->probe_limit = g->probe_limit;
+	h->class_count = g->class_count;
+	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
+	h->creator_pid = shmkv__self_pid();
+	memcpy(h->classes, g->classes, sizeof(g->classes));
+	/* Release: whoever reads the magic reads every field above. A fresh
+	 * tmpfs file is zero-filled, which is already a valid empty table
+	 * (every slot EMPTY at version 0, every block FREE). */
+	shmkv__store_release(&h->magic, SHMKV_MAGIC);
+}
+
+static int map_new(int fd, const struct shmkv_geometry *g, uint32_t mode,
+		   unsigned char **base)
+{
+	void *p;
+
+	if (fchmod(fd, mode) != 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)g->segment_size) != 0)
+		return -errno;
+	/* tmpfs allocates pages lazily: reserve them now so that running out
+	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
+	int err = posix_fallocate(fd, 0, (off_t)g->segment_size);
+	if (err != 0)
+		return -err;
+	p = mmap(NULL, g->segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*base = p;
+	return 0;
+}
+
+static int check_create_args(const char *name, const struct shmkv_config *cfg,
+			     shmkv_t **out, struct shmkv_geometry *g)
+{
+	struct shmkv_config defaults;
+	int err = shmkv__name_validate(name);
+
+	if (err)
+		return err;
+	if (out == NULL)
+		return -EINVAL;
+	if (cfg == NULL) {
+		shmkv_config_init(&defaults);
+		cfg = &defaults;
+	}
+	if (cfg->mode & ~0777u)
+		return -EINVAL;
+	return shmkv__geometry_from_config(cfg, g);
+}
+
+int shmkv_create(const char *name, const struct shmkv_config *cfg,
+		 shmkv_t **out)
+{
+	char tmp[sizeof(SHMKV_SHM_DIR) + 64], path[sizeof(SHMKV_SHM_DIR) +
+						  SHMKV_NAME_MAX + 1];
+	struct shmkv_geometry g;
+	unsigned char *base = NULL;
+	struct shmkv *kv;
+	uint64_t seed = 0;
+	uint32_t mode;
+	int fd, err;
+
+	err = check_create_args(name, cfg, out, &g);
+	if (err)
+		return err;
+	mode = cfg && cfg->mode ? cfg->mode : SHMKV_MODE_DEFAULT;
+	kv = malloc(sizeof(*kv));
+	if (kv == NULL)
+		return -ENOMEM;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)shmkv__unix_ms() ^ shmkv__self_pid();
+	snprintf(tmp, sizeof(tmp), "%s/.shmkv-new-%u-%016llx", SHMKV_SHM_DIR,
+		 shmkv__self_pid(), (unsigned long long)seed);
+	shm_path(path, sizeof(path), name);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	err = map_new(fd, &g, mode, &base);
+	if (err)
+		goto out_unlink;
+	header_write(base, &g, seed);
+	/* The publication: atomic, and exclusive because link never replaces. */
+	if (link(tmp, path) != 0) {
+		err = -errno;
+		goto out_unmap;
+	}
+	unlink(tmp);
+	close(fd);
+	handle_init(kv, base, &g, seed, name, false);
+	*out = kv;
+	return 0;
+
+out_unmap:
+	munmap(base, g.segment_size);
+out_unlink:
+	unlink(tmp);
+	close(fd);
+out_free:
+	free(kv);
+	return err;
+}
+
+/* Reads and validates the header of an open file without mapping it. */
+static int header_check(int fd, struct shmkv_geometry *g, uint64_t *seed)
+{
+	struct shmkv_header_shm h;
+	struct stat st;
+	ssize_t n;
+	int err;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPROTO;
+	memset(&h, 0, sizeof(h));
+	n = pread(fd, &h, sizeof(h), 0);
+	if (n < 0)
+		return -errno;
+	err = shmkv__header_validate(&h, (uint64_t)st.st_size, g);
+	if (err)
+		return err;
+	*seed = h.hash_seed;
+	return 0;
+}
+
+int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
+{
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	bool ro = flags & SHMKV_OPEN_READONLY;
+	struct shmkv_geometry g;
+	struct shmkv *kv;
+	uint64_t seed = 0;
+	void *base;
+	int fd, err = shmkv__name_validate(name);
+
+	if (err)
+		return err;
+	if (out == NULL || (flags & ~(unsigned)SHMKV_OPEN_READONLY))
+		return -EINVAL;
+	shm_path(path, sizeof(path), name);
+	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EPROTO : -errno;
+	err = header_check(fd, &g, &seed);
+	if (err)
+		goto out_close;
+	base = mmap(NULL, g.segment_size, ro ? PROT_READ : PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	kv = malloc(sizeof(*kv));
+	if (kv == NULL) {
+		munmap(base, g.segment_size);
+		err = -ENOMEM;
+		goto out_close;
+	}
+	handle_init(kv, base, &g, seed, name, ro);
+	*out = kv;
+out_close:
+	close(fd);
+	return err;
+}
+
+int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
+			 shmkv_t **out)
+{
+	/* Bounded: each failed round means the name appeared or vanished
+	 * between our two calls, i.e. another process made progress. */
+	for (int round = 0; round < 64; round++) {
+		int err = shmkv_open(name, 0, out);
+
+		if (err != -ENOENT)
+			return err;
+		err = shmkv_create(name, cfg, out);
+		if (err != -EEXIST)
+			return err;
+	}
+	return -EAGAIN;
+}
+
+void shmkv_close(shmkv_t *kv)
+{
+	if (kv == NULL)
+		return;
+	munmap(kv->base, kv->size);
+	free(kv);
+}
+
+int shmkv_unlink(const char *name)
+{
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	struct shmkv_header_shm h;
+	ssize_t n;
+	int fd, err = shmkv__name_validate(name);
+
+	if (err)
+		return err;
+	shm_path(path, sizeof(path), name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EPROTO : -errno;
+	/* Only remove what is ours: a foreign file under the name stays. */
+	memset(&h, 0, sizeof(h));
+	n = pread(fd, &h.magic, sizeof(h.magic), 0);
+	close(fd);
+	if (n != sizeof(h.magic) || h.magic != SHMKV_MAGIC)
+		return -EPROTO;
+	return unlink(path) == 0 ? 0 : -errno;
+}
+
+int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
+{
+	struct stat st;
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+
+	if (kv == NULL || cfg == NULL)
+		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->slots = kv->mask + 1;
+	cfg->key_max = kv->key_max;
+	cfg->value_max = kv->value_max;
+	cfg->probe_limit = kv->probe_limit;
+	cfg->value_memory = kv->value_memory;
+	shm_path(path, sizeof(path), kv->name);
+	cfg->mode = stat(path, &st) == 0 ? (st.st_mode & 0777) : 0;
+	return 0;
+}

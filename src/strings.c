@@ -1,0 +1,249 @@
+/*
+ * strings.c - SET and friends, GET, GETSET, GETDEL, DEL, EXISTS, DELIFEQ,
+ * and the INCR family: each a decide() callback for the engine.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "expire.h"
+#include "intconv.h"
+
+/* Points the op's copy buffer at the caller's value (or nowhere). */
+static void want_value(struct shmkv_op *op, struct shmkv_value *v)
+{
+	op->want_bytes = v != NULL;
+	op->buf = v ? v->buf : NULL;
+	op->cap = v && v->buf ? v->cap : 0;
+}
+
+/* Reports the current value to the caller: fails if it does not fit. */
+static int give_value(struct shmkv_op *op, struct shmkv_value *v,
+		      const struct shmkv_cur *cur)
+{
+	int err = shmkv__need_copy(op, cur);
+
+	if (err == 0 && v != NULL)
+		v->len = cur->exists ? cur->len : 0;
+	else if (err != 0 && v != NULL)
+		v->len = cur->len;
+	return err;
+}
+
+struct set_ctx {
+	unsigned flags;
+	int64_t deadline; /* 0: none; SHMKV__DEADLINE_PAST: already expired */
+	struct shmkv_value *old;
+};
+
+static int set_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct set_ctx *c = op->ctx;
+	int had = (c->flags & SHMKV_SET_GET) && cur->exists ? SHMKV_SET_HAD_OLD
+							    : 0;
+
+	if (c->flags & SHMKV_SET_GET) {
+		int err = give_value(op, c->old, cur);
+
+		if (err)
+			return err;
+	}
+	if (((c->flags & SHMKV_SET_NX) && cur->exists) ||
+	    ((c->flags & SHMKV_SET_XX) && !cur->exists)) {
+		op->result = had;
+		return SHMKV_ACT_KEEP;
+	}
+	op->result = 1 | had;
+	if (c->deadline == SHMKV__DEADLINE_PAST)
+		return SHMKV_ACT_DELETE; /* set, and expired at once */
+	op->new_deadline_ms = (c->flags & SHMKV_SET_KEEPTTL) && cur->exists
+				      ? cur->deadline_ms
+				      : c->deadline;
+	return SHMKV_ACT_STORE;
+}
+
+#define SET_EXPIRY_FLAGS                                                      \
+	(SHMKV_SET_EX | SHMKV_SET_PX | SHMKV_SET_EXAT | SHMKV_SET_PXAT |       \
+	 SHMKV_SET_KEEPTTL)
+#define SET_ALL_FLAGS                                                         \
+	(SET_EXPIRY_FLAGS | SHMKV_SET_NX | SHMKV_SET_XX | SHMKV_SET_GET)
+
+/* SET's option rules, as Redis's parseExtendedStringArgumentsOrReply. */
+static int set_deadline(unsigned flags, int64_t expire, int64_t *deadline)
+{
+	unsigned ex = flags & SET_EXPIRY_FLAGS;
+
+	*deadline = 0;
+	if ((flags & ~SET_ALL_FLAGS) || (ex & (ex - 1)) ||
+	    ((flags & SHMKV_SET_NX) && (flags & SHMKV_SET_XX)))
+		return -EINVAL;
+	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
+		return 0;
+	return shmkv__deadline(expire, ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
+			       ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT,
+			       true, deadline);
+}
+
+int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+	      size_t vlen, unsigned flags, int64_t expire,
+	      struct shmkv_value *old)
+{
+	struct set_ctx c = {.flags = flags, .old = old};
+	struct shmkv_op op = {.decide = set_decide, .ctx = &c};
+	int err = set_deadline(flags, expire, &c.deadline);
+
+	if (err)
+		return err;
+	if ((flags & SHMKV_SET_GET) && old == NULL)
+		return -EINVAL;
+	if (flags & SHMKV_SET_GET)
+		want_value(&op, old);
+	op.new_bytes = val;
+	op.new_len = vlen;
+	return shmkv__run(kv, key, klen, &op);
+}
+
+int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		size_t vlen)
+{
+	return shmkv_set(kv, key, klen, val, vlen, SHMKV_SET_NX, 0, NULL);
+}
+
+int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		 size_t vlen, struct shmkv_value *old)
+{
+	int r = shmkv_set(kv, key, klen, val, vlen, SHMKV_SET_GET, 0, old);
+
+	return r < 0 ? r : (r & SHMKV_SET_HAD_OLD) != 0;
+}
+
+/* GET, EXISTS: read only. */
+static int get_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	int err = give_value(op, op->ctx, cur);
+
+	if (err)
+		return err;
+	op->result = cur->exists;
+	return SHMKV_ACT_KEEP;
+}
+
+int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+	      struct shmkv_value *out)
+{
+	struct shmkv_op op = {.decide = get_decide, .ctx = out};
+
+	want_value(&op, out);
+	return shmkv__run(kv, key, klen, &op);
+}
+
+int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
+{
+	return shmkv_get(kv, key, klen, NULL);
+}
+
+/* GETDEL, DEL: delete what is there. */
+static int del_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	int err = give_value(op, op->ctx, cur);
+
+	if (err)
+		return err;
+	op->result = cur->exists;
+	return cur->exists ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
+}
+
+int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+		 struct shmkv_value *old)
+{
+	struct shmkv_op op = {.decide = del_decide, .ctx = old};
+
+	want_value(&op, old);
+	return shmkv__run(kv, key, klen, &op);
+}
+
+int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
+{
+	return shmkv_getdel(kv, key, klen, NULL);
+}
+
+static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	op->result = cur->exists && cur->equal;
+	return op->result ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
+}
+
+int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		  size_t vlen)
+{
+	/* cmp must be non-NULL to be compared, even for an empty value. */
+	struct shmkv_op op = {.decide = delifeq_decide,
+			      .cmp = val ? val : "",
+			      .cmp_len = vlen};
+
+	if (val == NULL && vlen > 0)
+		return -EINVAL;
+	if (kv != NULL && vlen > kv->value_max)
+		return 0; /* no stored value can be that long */
+	return shmkv__run(kv, key, klen, &op);
+}
+
+struct incr_ctx {
+	int64_t delta;
+	int64_t *result;
+};
+
+static int incr_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct incr_ctx *c = op->ctx;
+	int64_t base = 0;
+
+	if (cur->exists && cur->is_int)
+		base = cur->ival;
+	else if (cur->exists &&
+		 (cur->len > op->cap ||
+		  !shmkv__string2ll((const char *)cur->bytes, cur->len, &base)))
+		return -EDOM;
+	if (__builtin_add_overflow(base, c->delta, &op->new_int))
+		return -EOVERFLOW;
+	op->new_is_int = true;
+	/* INCR keeps the TTL (Redis replaces the value in place). */
+	op->new_deadline_ms = cur->exists ? cur->deadline_ms : 0;
+	if (c->result)
+		*c->result = op->new_int;
+	op->result = 0;
+	return SHMKV_ACT_STORE;
+}
+
+int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result)
+{
+	unsigned char digits[SHMKV_INT_STRLEN];
+	struct incr_ctx c = {.delta = delta, .result = result};
+	struct shmkv_op op = {.decide = incr_decide,
+			      .ctx = &c,
+			      .want_bytes = true,
+			      .buf = digits,
+			      .cap = sizeof(digits)};
+
+	return shmkv__run(kv, key, klen, &op);
+}
+
+int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
+{
+	return shmkv_incrby(kv, key, klen, 1, result);
+}
+
+int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
+{
+	return shmkv_incrby(kv, key, klen, -1, result);
+}
+
+int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result)
+{
+	/* -INT64_MIN does not exist: Redis refuses it up front too. */
+	if (delta == INT64_MIN)
+		return -EOVERFLOW;
+	return shmkv_incrby(kv, key, klen, -delta, result);
+}

@@ -1,0 +1,377 @@
+/*
+ * table.c - the lock-free open-addressed table: finding, inserting and
+ * giving back slots. The value word of a slot is handled in engine.c.
+ *
+ * Probing is linear from the key's home slot. Each home slot keeps a probe
+ * bound: every key homed there lives at an offset below it. The bound only
+ * grows (up to probe_limit), and an inserter raises it before its key
+ * becomes visible, so a lookup that reads the bound and scans below it
+ * cannot miss a key that was present for its whole scan.
+ *
+ * Duplicate-free insertion follows Nielsen & Karlsson's two-phase scheme
+ * (PPoPP'16): a new key is first written into a slot marked INSERTING, then
+ * the whole probe window is scanned for the same key. A MEMBER copy wins
+ * outright; among INSERTING copies the one earliest in the probe sequence
+ * wins: a scanner that meets an earlier one gives up its own slot and helps
+ * the earlier one, a scanner that meets a later one kills it (CAS to
+ * COLLIDED). Every transition out of INSERTING is a CAS on a versioned state
+ * word, so each slot's fate is decided exactly once. The README gives the
+ * argument that two MEMBER slots for one key can never coexist.
+ *
+ * Slots are given back when they hold a deleted key (MEMBER with no value):
+ * first the value word is CAS'd from NONE to DEAD, which makes every pending
+ * write to that key fail its CAS, then the state goes to EMPTY with the
+ * version bumped. Both steps can be finished by anyone who finds them half
+ * done, so nothing waits on a process that died between them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+/* Re-reads of one slot whose state keeps changing under a compare. */
+#define SLOT_READ_RETRIES 4096
+
+/* Returned for "no word": state 7 never occurs, while 0 is EMPTY(v0). */
+#define NO_WORD (~(uint64_t)0)
+
+#define IN_SET(state, mask) (((mask) >> (state)) & 1u)
+#define LIVE_KEY_STATES ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
+
+void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
+		     const void *key, size_t len)
+{
+	uint64_t h = shmkv__hash(key, len, kv->hash_seed);
+
+	k->bytes = key;
+	k->len = (uint32_t)len;
+	k->hash32 = (uint32_t)(h >> 32);
+	k->home = (uint32_t)h & kv->mask;
+}
+
+static uint32_t probe_bound(const struct shmkv *kv, uint32_t home)
+{
+	/* Acquire: pairs with the full-barrier CAS that raised the bound; the
+	 * slots we then scan are read after it. */
+	uint32_t b = shmkv__load32_acquire(&shmkv__slot(kv, home)->probe_bound);
+
+	return b > kv->probe_limit ? kv->probe_limit : b;
+}
+
+static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
+{
+	uint32_t *p = &shmkv__slot(kv, home)->probe_bound;
+	/* Relaxed: the CAS below re-checks it. */
+	uint32_t cur = shmkv__load32_relaxed(p);
+
+	/* Bounded: each failure means the bound grew, and it is capped. */
+	while (cur < nb) {
+		/* Full barrier: the raise is visible before our INSERTING. */
+		uint32_t seen = shmkv__cas32_full(p, cur, nb);
+
+		if (seen == cur)
+			break;
+		cur = seen;
+	}
+}
+
+/* Compares a slot's key with @k; the caller validates the state around it. */
+static bool key_equal(const struct shmkv_slot_shm *s, const struct shmkv_key *k)
+{
+	/* Relaxed: a racing rewrite is caught by the caller's state re-check. */
+	if (uatomic_read(&s->hash) != k->hash32 ||
+	    uatomic_read(&s->key_len) != k->len)
+		return false;
+	/* k->len <= key_max, so this stays inside the slot. */
+	return k->len == 0 || memcmp(s->key, k->bytes, k->len) == 0;
+}
+
+/*
+ * Does slot @idx hold @k in one of the states of @states? The key bytes are
+ * stable for as long as the state word is unchanged (a slot's key is only
+ * rewritten after a version bump), so the state is read before and after
+ * the compare.
+ * Return: 1 (yes, *@w is the state), 0 (no), -EAGAIN (kept changing).
+ */
+static int slot_holds(const struct shmkv *kv, uint32_t idx,
+		      const struct shmkv_key *k, unsigned states, uint64_t *w)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+
+	for (int n = 0; n < SLOT_READ_RETRIES; n++) {
+		/* Acquire: the key bytes read next are the ones published by
+		 * the CAS that made this state (BUSY -> INSERTING). */
+		uint64_t w1 = shmkv__load_acquire(&s->state);
+		bool eq;
+
+		if (!IN_SET(SLOT_STATE(w1), states))
+			return 0;
+		eq = key_equal(s, k);
+		/* Acquire fence: the compare completes before the re-read. */
+		shmkv__fence_acquire();
+		if (shmkv__load_relaxed(&s->state) == w1) {
+			*w = w1;
+			return eq;
+		}
+	}
+	return -EAGAIN;
+}
+
+int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
+		  struct shmkv_slot_ref *ref)
+{
+	uint32_t bound = probe_bound(kv, k->home);
+
+	for (uint32_t d = 0; d < bound; d++) {
+		uint32_t idx = (k->home + d) & kv->mask;
+		uint64_t w;
+		int r = slot_holds(kv, idx, k, 1u << SLOT_MEMBER, &w);
+
+		if (r < 0)
+			return r;
+		if (r) {
+			ref->index = idx;
+			ref->state = w;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r)
+{
+	/* Acquire: a value word read before this check belongs to the
+	 * incarnation named by r->state if the state is unchanged. */
+	return shmkv__load_acquire(&shmkv__slot(kv, r->index)->state) ==
+	       r->state;
+}
+
+/* CAS a slot from @w to EMPTY with the version bumped; returns the new
+ * word, or NO_WORD if the slot changed first. */
+static uint64_t give_back(const struct shmkv *kv, uint32_t idx, uint64_t w)
+{
+	uint64_t empty = SLOT_WORD(SLOT_EMPTY, 0, SLOT_VERSION(w) + 1);
+
+	/* Full barrier: everything done to the old incarnation is ordered
+	 * before the slot can be claimed again. */
+	if (shmkv__cas_full(&shmkv__slot(kv, idx)->state, w, empty) != w)
+		return NO_WORD;
+	return empty;
+}
+
+/*
+ * The duplicate check (see the top of the file): decides slot @i, seen as
+ * INSERTING word @wi at probe offset @di of key @k, to MEMBER or COLLIDED.
+ * Any process may run it for any INSERTING slot. Each hop to an earlier
+ * slot lowers @di, so it ends after at most probe_limit scans.
+ */
+static int assist_key(const struct shmkv *kv, const struct shmkv_key *k,
+		      uint32_t i, uint64_t wi, uint32_t di)
+{
+	uint64_t *state_i;
+again:
+	state_i = &shmkv__slot(kv, i)->state;
+	for (uint32_t d = 0, retries = 0; d < probe_bound(kv, k->home); d++) {
+		uint32_t j = (k->home + d) & kv->mask;
+		uint64_t wj, collided_i, seen;
+		int r;
+
+		if (j == i)
+			continue;
+		r = slot_holds(kv, j, k, LIVE_KEY_STATES, &wj);
+		if (r <= 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		/* Full-barrier CASes throughout: each decides a slot once. */
+		collided_i = SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wi));
+		if (SLOT_STATE(wj) == SLOT_MEMBER) {
+			shmkv__cas_full(state_i, wi, collided_i);
+			return 0;
+		}
+		if (d < di) { /* an earlier insert of the key wins: help it */
+			shmkv__cas_full(state_i, wi, collided_i);
+			i = j, wi = wj, di = d;
+			goto again;
+		}
+		seen = shmkv__cas_full(&shmkv__slot(kv, j)->state, wj,
+				       SLOT_WORD(SLOT_COLLIDED, 0,
+						 SLOT_VERSION(wj)));
+		if (seen != wj && ++retries < SLOT_READ_RETRIES)
+			d--; /* it changed (perhaps to MEMBER): look again */
+	}
+	shmkv__cas_full(state_i, wi, SLOT_WORD(SLOT_MEMBER, 0, SLOT_VERSION(wi)));
+	return 0;
+}
+
+/* Runs the duplicate check for an INSERTING slot found in passing, e.g.
+ * one a killed process left behind: its key is read from the slot. */
+void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	unsigned char key[SHMKV_KEY_MAX_LIMIT];
+	struct shmkv_key k;
+	uint32_t len = uatomic_read(&s->key_len);
+
+	if (len > kv->key_max)
+		return; /* corrupt: recovery reports it, nobody can match it */
+	memcpy(key, s->key, len);
+	shmkv__fence_acquire();
+	if (shmkv__load_relaxed(&s->state) != w)
+		return; /* decided meanwhile */
+	shmkv__key_init(kv, &k, key, len);
+	assist_key(kv, &k, idx, w, (idx - k.home) & kv->mask);
+}
+
+/*
+ * Gives back a MEMBER slot whose key has no value (deleted, or half given
+ * back by someone else). First the value word goes NONE -> DEAD: from then
+ * on every CAS expecting this incarnation's NONE fails, so no write can land
+ * in a slot that is being recycled. Then the state goes to EMPTY(v+1).
+ * Return: the EMPTY word, or NO_WORD if the slot holds a value or changed.
+ */
+static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	uint32_t ver = SLOT_VERSION(w);
+	/* Acquire: pairs with the CAS that stored the value. */
+	uint64_t v = shmkv__load_acquire(&s->value);
+	uint64_t dead = VAL_NONE_WORD(ver, 1);
+
+	if (VAL_KIND(v) != VAL_NONE || VAL_NONE_VERSION(v) != ver)
+		return NO_WORD;
+	/* Full barrier: a writer's CAS on NONE either precedes this and we
+	 * fail, or follows it and fails itself. */
+	if (v != dead && shmkv__cas_full(&s->value, v, dead) != v)
+		return NO_WORD;
+	return give_back(kv, idx, w);
+}
+
+/*
+ * Tries to make slot @idx ours (BUSY with our pid). On the thorough pass it
+ * also recycles claims of dead processes and decides stuck inserts.
+ * Return: the BUSY word we installed, or 0.
+ */
+static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
+			  bool thorough)
+{
+	uint64_t *state = &shmkv__slot(kv, idx)->state;
+	/* Acquire: pairs with the CAS that set the state we act on. */
+	uint64_t w = shmkv__load_acquire(state);
+
+	switch (SLOT_STATE(w)) {
+	case SLOT_EMPTY:
+		break;
+	case SLOT_COLLIDED:
+		w = give_back(kv, idx, w);
+		break;
+	case SLOT_MEMBER:
+		w = reclaim_member(kv, idx, w);
+		break;
+	case SLOT_BUSY:
+		w = thorough && !shmkv__pid_alive(SLOT_PID(w))
+			    ? give_back(kv, idx, w)
+			    : NO_WORD;
+		break;
+	case SLOT_INSERTING:
+		if (thorough)
+			shmkv__assist(kv, idx, w);
+		return 0;
+	default:
+		return 0; /* corrupt state: never claimed, reported by check */
+	}
+	if (w == NO_WORD)
+		return 0;
+	/* Full barrier: the claim is ours before we write the key. */
+	uint64_t busy = SLOT_WORD(SLOT_BUSY, pid, SLOT_VERSION(w));
+	return shmkv__cas_full(state, w, busy) == w ? busy : 0;
+}
+
+/* Writes @k into the claimed slot and runs the duplicate check. */
+static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
+		   uint32_t d, uint64_t busy, struct shmkv_slot_ref *ref)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	uint32_t ver = SLOT_VERSION(busy);
+	uint64_t inserting = SLOT_WORD(SLOT_INSERTING, 0, ver);
+	uint64_t w;
+
+	/* Relaxed stores: published by the full-barrier CAS to INSERTING. */
+	uatomic_set(&s->hash, k->hash32);
+	uatomic_set(&s->key_len, k->len);
+	if (k->len > 0)
+		memcpy(s->key, k->bytes, k->len);
+	shmkv__store_relaxed(&s->value, VAL_NONE_WORD(ver, 0));
+	raise_bound(kv, k->home, d + 1);
+	if (shmkv__cas_full(&s->state, busy, inserting) != busy)
+		return 0; /* our claim was recycled (pid confusion): retry */
+	int err = assist_key(kv, k, idx, inserting, d);
+	if (err)
+		return err;
+	/* Acquire: the decision made by whoever ran the check. */
+	w = shmkv__load_acquire(&s->state);
+	if (w == SLOT_WORD(SLOT_MEMBER, 0, ver)) {
+		ref->index = idx;
+		ref->state = w;
+		return 1;
+	}
+	if (SLOT_STATE(w) == SLOT_COLLIDED && SLOT_VERSION(w) == ver)
+		give_back(kv, idx, w);
+	return 0;
+}
+
+/*
+ * Inserts @k with no value. The first pass takes free or recyclable slots;
+ * the second also recycles slots of dead claimants and decides stuck
+ * inserts, which costs a kill(2) per claimed slot met.
+ * Return: 1 and a MEMBER @ref (ours or an equal key's, found by the
+ * duplicate check: the caller must look up again on 0), 0 (lost a race:
+ * look up again), -ENOSPC (no slot in the probe window), -EROFS.
+ */
+int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
+		  struct shmkv_slot_ref *ref)
+{
+	uint32_t pid = shmkv__self_pid();
+
+	if (kv->readonly)
+		return -EROFS;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t d = 0; d < kv->probe_limit; d++) {
+			uint32_t idx = (k->home + d) & kv->mask;
+			uint64_t busy = try_claim(kv, idx, pid, pass == 1);
+
+			if (busy != 0)
+				return publish(kv, k, idx, d, busy, ref);
+		}
+	}
+	return -ENOSPC;
+}
+
+/*
+ * Recovery's entry: gives back slot @idx seen in state @w if it is
+ * something a dead or finished process left behind.
+ * Return: 1 if the slot was given back or decided, 0 if not.
+ */
+int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
+			bool check_pid)
+{
+	switch (SLOT_STATE(w)) {
+	case SLOT_BUSY:
+		if (check_pid && shmkv__pid_alive(SLOT_PID(w)))
+			return 0;
+		return give_back(kv, idx, w) != NO_WORD;
+	case SLOT_INSERTING:
+		shmkv__assist(kv, idx, w);
+		return shmkv__load_acquire(&shmkv__slot(kv, idx)->state) != w;
+	case SLOT_COLLIDED:
+		return give_back(kv, idx, w) != NO_WORD;
+	case SLOT_MEMBER:
+		return VAL_IS_DEAD(shmkv__load_acquire(
+			       &shmkv__slot(kv, idx)->value)) &&
+		       give_back(kv, idx, w) != NO_WORD;
+	default:
+		return 0;
+	}
+}
