@@ -337,6 +337,21 @@ struct shmkv_recover_report {
  */
 int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
 
+/**
+ * shmkv_check - verifies the whole store read-only: every key findable by
+ * probing from its home within the probe bound, no key in two MEMBER slots,
+ * every value word well-formed and naming a USED block of the right
+ * generation whose backpointer names its slot, no block USED and
+ * unreferenced without a live owner, no slot claimed by a dead process,
+ * probe bounds within the limit.
+ * @fn: called once per problem with a one-line description (may be NULL).
+ * Works on a read-only handle. Racing writers can produce transient
+ * reports; run it on a quiet store for a verdict.
+ * Return: the number of problems found (0: clean), or a negative errno.
+ */
+typedef void (*shmkv_check_fn)(const char *problem, void *arg);
+int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
+
 /** Counts taken by one pass over the store (not a snapshot). */
 struct shmkv_stats {
 	uint64_t slots;		/**< total slots */

@@ -26,6 +26,9 @@
 /* Blocks per class are indexed by 25 bits in a value word. */
 #define SHMKV_BLOCKS_PER_CLASS_MAX (1u << 25)
 
+/* Futex words for blocked lock acquirers (see shmkv_lock.h). */
+#define SHMKV_LOCK_WAIT_WORDS 256u
+
 /* One value size class: blocks of block_size bytes at offset. */
 struct shmkv_class_shm {
 	uint64_t offset;
@@ -57,6 +60,10 @@ struct shmkv_header_shm {
 	uint32_t creator_pid;
 	uint32_t reserved0;
 	struct shmkv_class_shm classes[SHMKV_CLASSES_MAX];
+	/* Futex words for lock waiters: a lock name hashes to one of them.
+	 * The only words of the header written after creation. */
+	uint32_t lock_wait[SHMKV_LOCK_WAIT_WORDS];
+	uint32_t lock_waiters[SHMKV_LOCK_WAIT_WORDS];
 };
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
