@@ -115,7 +115,9 @@ enum shmkv_slot_state {
  * Value word: bits 62-63 kind.
  *  NONE  (00): no value. Bit 0 DEAD: the slot is being given back. Bits 1-32
  *              the slot version, so a NONE of an old incarnation of the slot
- *              never compares equal to the current one.
+ *              never compares equal to the current one. Bit 33 FRESH: the
+ *              key was just inserted and its first value is on its way; an
+ *              inserter recycles such a slot only as a last resort.
  *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-61
  *              the low 14 bits of the slot version (same reason).
  *  BLOCK (10): a value block: bits 57-61 class, 32-56 index, 0-31 the block's
@@ -127,6 +129,8 @@ enum shmkv_slot_state {
 enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 #define VAL_NONE_WORD(version, dead)                                          \
 	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
+#define VAL_FRESH_BIT ((uint64_t)1 << 33)
+#define VAL_IS_FRESH(w) (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
 #define VAL_IS_DEAD(w) (VAL_KIND(w) == VAL_NONE && ((w) & 1u))
 #define VAL_NONE_VERSION(w) ((uint32_t)((w) >> 1))
 #define VAL_INT_MIN (-((int64_t)1 << 47))

@@ -232,7 +232,8 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
  * in a slot that is being recycled. Then the state goes to EMPTY(v+1).
  * Return: the EMPTY word, or NO_WORD if the slot holds a value or changed.
  */
-static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w)
+static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
+			       bool thorough)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	uint32_t ver = SLOT_VERSION(w);
@@ -240,7 +241,8 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w)
 	uint64_t v = shmkv__load_acquire(&s->value);
 	uint64_t dead = VAL_NONE_WORD(ver, 1);
 
-	if (VAL_KIND(v) != VAL_NONE || VAL_NONE_VERSION(v) != ver)
+	if (VAL_KIND(v) != VAL_NONE || VAL_NONE_VERSION(v) != ver ||
+	    (VAL_IS_FRESH(v) && !thorough))
 		return NO_WORD;
 	/* Full barrier: a writer's CAS on NONE either precedes this and we
 	 * fail, or follows it and fails itself. */
@@ -268,7 +270,7 @@ static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
 		w = give_back(kv, idx, w);
 		break;
 	case SLOT_MEMBER:
-		w = reclaim_member(kv, idx, w);
+		w = reclaim_member(kv, idx, w, thorough);
 		break;
 	case SLOT_BUSY:
 		w = thorough && !shmkv__pid_alive(SLOT_PID(w))
@@ -303,7 +305,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 	uatomic_set(&s->key_len, k->len);
 	if (k->len > 0)
 		memcpy(s->key, k->bytes, k->len);
-	shmkv__store_relaxed(&s->value, VAL_NONE_WORD(ver, 0));
+	shmkv__store_relaxed(&s->value, VAL_NONE_WORD(ver, 0) | VAL_FRESH_BIT);
 	raise_bound(kv, k->home, d + 1);
 	if (shmkv__cas_full(&s->state, busy, inserting) != busy)
 		return 0; /* our claim was recycled (pid confusion): retry */
