@@ -158,7 +158,8 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
  * The caller owns @buf (capacity @cap); the library writes at most @cap
  * bytes and sets @len to the value's length. A buffer of the store's
  * value_max always suffices. @buf may be NULL with @cap 0 to learn only
- * whether the value exists (and its length, through -ENOBUFS).
+ * whether the value exists (and its length, through -ENOBUFS). A NULL @buf
+ * with a non-zero @cap is -EINVAL.
  */
 struct shmkv_value {
 	void *buf;

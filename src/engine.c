@@ -298,9 +298,11 @@ static int check_args(const struct shmkv *kv, const void *key, size_t klen,
 		return -ENAMETOOLONG;
 	if (op->new_bytes == NULL && op->new_len > 0)
 		return -EINVAL;
-	if (op->new_len > kv->value_max)
+	if (op->new_len > kv->value_max || op->cmp_len > kv->value_max)
 		return -E2BIG;
-	return 0;
+	if (op->want_bytes && op->buf == NULL && op->cap > 0)
+		return -EINVAL;
+	return kv->readonly && !op->read_only ? -EROFS : 0;
 }
 
 int shmkv__run(struct shmkv *kv, const void *key, size_t klen,

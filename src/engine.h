@@ -40,6 +40,9 @@ struct shmkv_op {
 	 * with nothing changed. Sets op->result. */
 	int (*decide)(struct shmkv_op *op, const struct shmkv_cur *cur);
 	void *ctx;
+	/* The command never writes (GET, EXISTS, TTL): allowed on a
+	 * read-only handle. Every other command gets -EROFS there. */
+	bool read_only;
 	/* Copy the current value into buf (cap bytes): decide() sees it in
 	 * cur->bytes; if it is longer than cap, only cur->len is valid. */
 	bool want_bytes;

@@ -118,7 +118,7 @@ static int pttl_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 
 int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms)
 {
-	struct shmkv_op op = {.decide = pttl_decide, .ctx = ms};
+	struct shmkv_op op = {.decide = pttl_decide, .ctx = ms, .read_only = true};
 
 	if (ms == NULL)
 		return -EINVAL;
@@ -201,8 +201,9 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 				      &c.deadline);
 	if (err)
 		return err;
+	op.read_only = mode == SHMKV_GETEX_KEEP;
 	op.want_bytes = out != NULL;
 	op.buf = out ? out->buf : NULL;
-	op.cap = out && out->buf ? out->cap : 0;
+	op.cap = out ? out->cap : 0;
 	return shmkv__run(kv, key, klen, &op);
 }

@@ -27,12 +27,26 @@ int shmkv__name_validate(const char *name)
 		return -EINVAL;
 	len = strlen(name);
 	if (len < 2 || len > SHMKV_NAME_MAX)
-		return len > SHMKV_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+		return -EINVAL;
 	if (strchr(name + 1, '/') != NULL)
 		return -EINVAL;
 	if (strcmp(name, "/.") == 0 || strcmp(name, "/..") == 0)
 		return -EINVAL;
 	return 0;
+}
+
+/* 256 bytes a slot, but never so little that a class holds < 8 blocks. */
+static uint64_t default_value_memory(const struct shmkv_geometry *g)
+{
+	uint64_t top = round_up(g->value_max + sizeof(struct shmkv_block_shm), 8);
+	uint64_t classes = 1, floor;
+
+	for (uint64_t size = SHMKV_BLOCK_MIN; size < top; size *= 2)
+		classes++;
+	floor = classes * 8 * (top > SHMKV_BLOCK_MIN ? top : SHMKV_BLOCK_MIN);
+	return (uint64_t)g->slot_count * 256 > floor
+		       ? (uint64_t)g->slot_count * 256
+		       : floor;
 }
 
 static int resolve_defaults(const struct shmkv_config *cfg,
@@ -52,7 +66,7 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 	if (g->probe_limit > g->slot_count)
 		g->probe_limit = g->slot_count;
 	g->value_memory = cfg->value_memory ? cfg->value_memory
-					    : (uint64_t)g->slot_count * 256;
+					    : default_value_memory(g);
 	if (g->value_memory > SEGMENT_SIZE_MAX)
 		return -EINVAL;
 	return 0;

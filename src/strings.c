@@ -14,7 +14,7 @@ static void want_value(struct shmkv_op *op, struct shmkv_value *v)
 {
 	op->want_bytes = v != NULL;
 	op->buf = v ? v->buf : NULL;
-	op->cap = v && v->buf ? v->cap : 0;
+	op->cap = v ? v->cap : 0;
 }
 
 /* Reports the current value to the caller: fails if it does not fit. */
@@ -131,7 +131,7 @@ static int get_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 	      struct shmkv_value *out)
 {
-	struct shmkv_op op = {.decide = get_decide, .ctx = out};
+	struct shmkv_op op = {.decide = get_decide, .ctx = out, .read_only = true};
 
 	want_value(&op, out);
 	return shmkv__run(kv, key, klen, &op);
@@ -183,8 +183,6 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
-	if (kv != NULL && vlen > kv->value_max)
-		return 0; /* no stored value can be that long */
 	return shmkv__run(kv, key, klen, &op);
 }
 

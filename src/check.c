@@ -1,0 +1,418 @@
+/*
+ * check.c - shmkv_check(): verifies a whole store without writing to it.
+ *
+ * Three passes over the mapping:
+ *  - the header is re-validated as attach validated it, and compared with
+ *    the handle's copy (a changed hash seed makes every key unfindable);
+ *  - every slot: its state word means something, a claim names a live
+ *    process, nothing is left INSERTING, its probe bound is within the
+ *    limit, and a MEMBER slot's key is findable from its home (stored hash,
+ *    distance below the home's bound), not present in a second MEMBER slot,
+ *    and holds a well-formed value word whose block (if any) is USED, of the
+ *    right generation, points back at the slot and is referenced once;
+ *  - every block: a USED block that no slot references must belong to a
+ *    live process (one that has allocated it and is about to publish it).
+ *
+ * The segment may be corrupted or changing under us, so nothing read from
+ * it is trusted: every index and length is checked against the handle's
+ * validated geometry before it is used, and key bytes are copied with the
+ * state word read before and after (as table.c does) so that a slot being
+ * recycled is skipped instead of misreported. Racing writers can still make
+ * transient reports; the verdict is meant for a quiet store.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+/* Re-reads of a slot whose state keeps changing before we give up on it. */
+#define READ_RETRIES 64
+/* Bytes of a key shown in a report; longer keys end in "...". */
+#define SHOW_KEY_BYTES 40
+
+struct check {
+	struct shmkv *kv;
+	shmkv_check_fn fn;
+	void *arg;
+	int problems;
+	/* Per class, one bit per block: referenced by a MEMBER slot. */
+	unsigned char *refs[SHMKV_CLASSES_MAX];
+};
+
+/* A consistent copy of one slot: everything read under one state word. */
+struct slot_view {
+	uint32_t index;
+	uint64_t state;
+	uint64_t value;
+	uint32_t hash32;
+	uint32_t key_len; /* as stored: may exceed key_max if corrupt */
+	unsigned char key[SHMKV_KEY_MAX_LIMIT];
+};
+
+static void report(struct check *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void report(struct check *c, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (c->problems < INT_MAX)
+		c->problems++;
+	if (c->fn == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->fn(line, c->arg);
+}
+
+/* The key of @sv, quoted and escaped for a report, into @buf. */
+static const char *show_key(const struct slot_view *sv, char *buf, size_t cap)
+{
+	size_t n = 0, len = sv->key_len < SHOW_KEY_BYTES ? sv->key_len
+							 : SHOW_KEY_BYTES;
+
+	buf[n++] = '"';
+	for (size_t i = 0; i < len && n + 8 < cap; i++) {
+		unsigned char ch = sv->key[i];
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\')
+			buf[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", ch);
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
+	if (sv->key_len > len)
+		snprintf(buf + n, cap - n, "...");
+	return buf;
+}
+
+/*
+ * Copies slot @idx into @sv. The key bytes of a slot are only rewritten
+ * after its state word changes (version bump), so a copy taken between two
+ * equal reads of the state is the key of that incarnation.
+ * Return: true, or false if the slot kept changing (a busy slot: skipped).
+ */
+static bool slot_read(const struct shmkv *kv, uint32_t idx,
+		      struct slot_view *sv)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+
+	sv->index = idx;
+	for (int n = 0; n < READ_RETRIES; n++) {
+		/* Acquire: pairs with the CAS that set this state, so the key
+		 * and value read next are at least as new as it. */
+		uint64_t w = shmkv__load_acquire(&s->state);
+
+		/* Acquire: pairs with the CAS that stored the value. */
+		sv->value = shmkv__load_acquire(&s->value);
+		sv->hash32 = shmkv__load32_relaxed(&s->hash);
+		sv->key_len = shmkv__load32_relaxed(&s->key_len);
+		if (sv->key_len <= kv->key_max)
+			memcpy(sv->key, s->key, sv->key_len);
+		/* Acquire fence: the copies complete before the re-read. */
+		shmkv__fence_acquire();
+		if (shmkv__load_relaxed(&s->state) == w) {
+			sv->state = w;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Does slot @j hold a MEMBER copy of the key in @sv? */
+static bool holds_same_key(const struct shmkv *kv, uint32_t j,
+			   const struct slot_view *sv)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, j);
+	/* Acquire: as in slot_read(). */
+	uint64_t w = shmkv__load_acquire(&s->state);
+	bool eq;
+
+	if (SLOT_STATE(w) != SLOT_MEMBER ||
+	    shmkv__load32_relaxed(&s->hash) != sv->hash32 ||
+	    shmkv__load32_relaxed(&s->key_len) != sv->key_len)
+		return false;
+	/* sv->key_len <= key_max (checked by the caller): inside the slot. */
+	eq = memcmp(s->key, sv->key, sv->key_len) == 0;
+	/* Acquire fence: the compare completes before the re-read. */
+	shmkv__fence_acquire();
+	return eq && shmkv__load_relaxed(&s->state) == w;
+}
+
+/* The home's probe bound as stored (table.c clamps it; we report it). */
+static uint32_t raw_bound(const struct shmkv *kv, uint32_t home)
+{
+	/* Relaxed: a single read; bounds only grow. */
+	return shmkv__load32_relaxed(&shmkv__slot(kv, home)->probe_bound);
+}
+
+/* Findable: stored hash matches, distance from home below its bound, and
+ * no other MEMBER slot of the probe window holds the same key. */
+static void check_key(struct check *c, const struct slot_view *sv)
+{
+	const struct shmkv *kv = c->kv;
+	uint32_t bound, dist;
+	struct shmkv_key k;
+	char show[SHOW_KEY_BYTES * 4 + 8];
+
+	shmkv__key_init(kv, &k, sv->key, sv->key_len);
+	show_key(sv, show, sizeof(show));
+	if (k.hash32 != sv->hash32)
+		report(c,
+		       "slot %u: key %s: stored hash 0x%08x, the key hashes to "
+		       "0x%08x (lookups cannot find it)",
+		       sv->index, show, sv->hash32, k.hash32);
+	bound = raw_bound(kv, k.home);
+	if (bound > kv->probe_limit)
+		bound = kv->probe_limit;
+	dist = (sv->index - k.home) & kv->mask;
+	if (dist >= bound)
+		report(c,
+		       "slot %u: key %s is %u probes from its home slot %u, "
+		       "whose probe bound is %u (lookups cannot find it)",
+		       sv->index, show, dist, k.home, bound);
+	/* Both copies share a home, so each pair is met twice: report the
+	 * pair from its lower slot only. */
+	for (uint32_t d = 0; d < bound; d++) {
+		uint32_t j = (k.home + d) & kv->mask;
+
+		if (j > sv->index && holds_same_key(kv, j, sv))
+			report(c, "slots %u and %u: both hold key %s",
+			       sv->index, j, show);
+	}
+}
+
+static bool ref_test_and_set(struct check *c, uint32_t cls, uint32_t idx)
+{
+	unsigned char *byte = &c->refs[cls][idx / 8];
+	unsigned char bit = (unsigned char)(1u << (idx % 8));
+	bool was = *byte & bit;
+
+	*byte |= bit;
+	return was;
+}
+
+/* Re-reads the slot's value word: a report about a block is only made if
+ * the word did not move meanwhile (a replace frees the old block). */
+static bool value_unchanged(const struct check *c, const struct slot_view *sv)
+{
+	/* Relaxed: only asks whether the word moved. */
+	return shmkv__load_relaxed(&shmkv__slot(c->kv, sv->index)->value) ==
+	       sv->value;
+}
+
+/* A BLOCK value word: the block exists, is ours, and is sane. */
+static void check_block_ref(struct check *c, const struct slot_view *sv)
+{
+	uint32_t cls = VAL_BLOCK_CLASS(sv->value),
+		 idx = VAL_BLOCK_INDEX(sv->value);
+	uint32_t gen = VAL_BLOCK_GEN(sv->value), len, back;
+	struct shmkv_block_shm *b = shmkv__block(c->kv, cls, idx);
+	uint64_t tag;
+
+	if (b == NULL) {
+		report(c,
+		       "slot %u: value names block %u of class %u, which does "
+		       "not exist",
+		       sv->index, idx, cls);
+		return;
+	}
+	if (ref_test_and_set(c, cls, idx)) {
+		report(c,
+		       "slot %u: block %u of class %u is also the value of "
+		       "another slot",
+		       sv->index, idx, cls);
+		return;
+	}
+	/* Acquire: the block's fields read next are the published ones. */
+	tag = shmkv__load_acquire(&b->tag);
+	len = shmkv__load32_relaxed(&b->len);
+	back = shmkv__load32_relaxed(&b->slot);
+	if (!value_unchanged(c, sv))
+		return;
+	if (!BLK_USED(tag) || BLK_GEN(tag) != gen)
+		report(c,
+		       "slot %u: value names block %u of class %u generation "
+		       "%u, but the block is %s generation %u",
+		       sv->index, idx, cls, gen,
+		       BLK_USED(tag) ? "used at" : "free at", BLK_GEN(tag));
+	else if (back != sv->index)
+		report(c,
+		       "slot %u: block %u of class %u points back at slot %u",
+		       sv->index, idx, cls, back);
+	else if (len > c->kv->value_max ||
+		 len > shmkv__block_capacity(c->kv, sv->value))
+		report(c,
+		       "slot %u: block %u of class %u holds %u bytes, more "
+		       "than it can (value_max %u)",
+		       sv->index, idx, cls, len, c->kv->value_max);
+}
+
+static void check_value(struct check *c, const struct slot_view *sv)
+{
+	uint32_t ver = SLOT_VERSION(sv->state);
+
+	switch (VAL_KIND(sv->value)) {
+	case VAL_NONE: /* a deleted key, possibly half given back (DEAD) */
+		if (VAL_NONE_VERSION(sv->value) != ver)
+			report(c,
+			       "slot %u: empty value word of version %u in a "
+			       "slot of version %u",
+			       sv->index, VAL_NONE_VERSION(sv->value), ver);
+		return;
+	case VAL_INT:
+		if (VAL_INT_TAG(sv->value) != (ver & 0x3fffu))
+			report(c,
+			       "slot %u: integer value tagged %u in a slot of "
+			       "version %u",
+			       sv->index, VAL_INT_TAG(sv->value), ver);
+		return;
+	case VAL_BLOCK:
+		check_block_ref(c, sv);
+		return;
+	default:
+		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
+		       (unsigned long long)sv->value);
+	}
+}
+
+static void check_member(struct check *c, const struct slot_view *sv)
+{
+	if (sv->key_len > c->kv->key_max) {
+		report(c, "slot %u: key length %u exceeds key_max %u",
+		       sv->index, sv->key_len, c->kv->key_max);
+		return;
+	}
+	check_key(c, sv);
+	check_value(c, sv);
+}
+
+static void check_slot(struct check *c, uint32_t idx)
+{
+	struct slot_view sv;
+	uint32_t bound = raw_bound(c->kv, idx);
+	char show[SHOW_KEY_BYTES * 4 + 8];
+
+	if (bound > c->kv->probe_limit)
+		report(c, "slot %u: probe bound %u exceeds the probe limit %u",
+		       idx, bound, c->kv->probe_limit);
+	if (!slot_read(c->kv, idx, &sv))
+		return; /* changing under us: a busy slot, not a broken one */
+	switch (SLOT_STATE(sv.state)) {
+	case SLOT_EMPTY:
+	case SLOT_COLLIDED: /* a lost duplicate: any insert may reuse it */
+		return;
+	case SLOT_BUSY:
+		if (!shmkv__pid_alive(SLOT_PID(sv.state)))
+			report(c,
+			       "slot %u: claimed by process %u, which is dead "
+			       "(recover gives it back)",
+			       idx, SLOT_PID(sv.state));
+		return;
+	case SLOT_INSERTING:
+		if (sv.key_len > c->kv->key_max)
+			sv.key_len = 0;
+		report(c,
+		       "slot %u: insert of key %s left pending (recover "
+		       "decides it)",
+		       idx, show_key(&sv, show, sizeof(show)));
+		return;
+	case SLOT_MEMBER:
+		check_member(c, &sv);
+		return;
+	default:
+		report(c, "slot %u: state word 0x%016llx has no meaning", idx,
+		       (unsigned long long)sv.state);
+	}
+}
+
+/* Unreferenced USED blocks: fine while a live process owns them (it is
+ * about to publish or has just unpublished and is freeing them). */
+static void check_blocks(struct check *c, uint32_t cls)
+{
+	const struct shmkv_class *k = &c->kv->cls[cls];
+
+	for (uint32_t i = 0; i < k->block_count; i++) {
+		/* Relaxed: a tag compared with nothing else. */
+		uint64_t tag = shmkv__load_relaxed(
+			&shmkv__block(c->kv, cls, i)->tag);
+		uint32_t pid = BLK_PID(tag);
+
+		if (!BLK_USED(tag) || (c->refs[cls][i / 8] & (1u << (i % 8))))
+			continue;
+		if (pid != 0 && shmkv__pid_alive(pid))
+			continue;
+		if (pid != 0)
+			report(c,
+			       "block %u of class %u (%u bytes): allocated by "
+			       "process %u, which died before publishing it "
+			       "(recover frees it)",
+			       i, cls, k->block_size, pid);
+		else
+			report(c,
+			       "block %u of class %u (%u bytes): used but the "
+			       "value of no key (leaked; recover frees it)",
+			       i, cls, k->block_size);
+	}
+}
+
+/* The header as attach validated it: still valid and still the same. */
+static void check_header(struct check *c)
+{
+	struct shmkv_header_shm h;
+	struct shmkv_geometry g;
+	int err;
+
+	/* A private copy, so it cannot change while it is checked. */
+	memcpy(&h, c->kv->base, sizeof(h));
+	err = shmkv__header_validate(&h, c->kv->size, &g);
+	if (err) {
+		report(c, "header: %s", shmkv_strerror(err));
+		return;
+	}
+	if (g.slot_count != c->kv->mask + 1 || g.key_max != c->kv->key_max ||
+	    g.value_max != c->kv->value_max)
+		report(c,
+		       "header: geometry changed since the store was opened");
+	if (h.hash_seed != c->kv->hash_seed)
+		report(c, "header: hash seed changed since the store was "
+			  "opened (no key can be found)");
+}
+
+static int refs_alloc(struct check *c)
+{
+	for (uint32_t cls = 0; cls < c->kv->class_count; cls++) {
+		c->refs[cls] = calloc(c->kv->cls[cls].block_count / 8 + 1, 1);
+		if (c->refs[cls] == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
+{
+	struct check c = { .kv = kv, .fn = fn, .arg = arg };
+	int err;
+
+	if (kv == NULL)
+		return -EINVAL;
+	err = refs_alloc(&c);
+	if (err == 0) {
+		check_header(&c);
+		for (uint64_t i = 0; i <= kv->mask; i++)
+			check_slot(&c, (uint32_t)i);
+		for (uint32_t cls = 0; cls < kv->class_count; cls++)
+			check_blocks(&c, cls);
+	}
+	for (uint32_t cls = 0; cls < kv->class_count; cls++)
+		free(c.refs[cls]);
+	return err ? err : c.problems;
+}
