@@ -25,7 +25,9 @@ struct run {
 	struct shmkv_slot_ref ref;
 	uint64_t block; /* allocated by us, not yet published; 0: none */
 	int64_t now;	/* CLOCK_BOOTTIME ms, read at most once */
-	bool new_inline; /* op->new_bytes is a canonical 48-bit integer */
+	/* Is op->new_bytes a canonical 48-bit integer? Decided on first
+	 * store only: a SETNX that finds the key set never pays for it. */
+	enum { INLINE_UNKNOWN, INLINE_NO, INLINE_YES } new_inline;
 	int64_t new_inline_val;
 };
 
@@ -40,11 +42,15 @@ static void read_int(struct run *r, int64_t v, struct shmkv_cur *cur)
 {
 	const struct shmkv_op *op = r->op;
 	char digits[SHMKV_INT_STRLEN];
-	size_t n = shmkv__ll2string(digits, v);
+	size_t n;
 
 	cur->exists = true;
 	cur->is_int = true;
 	cur->ival = v;
+	/* Formatting costs more than the rest of a DEL: only when asked. */
+	if (!op->want_bytes && !op->cmp)
+		return;
+	n = shmkv__ll2string(digits, v);
 	cur->len = n;
 	if (op->want_bytes) {
 		memcpy(op->buf, digits, n < op->cap ? n : op->cap);
@@ -187,6 +193,20 @@ static int store_from_old(struct run *r, uint64_t old,
 	return 0;
 }
 
+static bool new_is_inline(struct run *r)
+{
+	const struct shmkv_op *op = r->op;
+
+	if (r->new_inline == INLINE_UNKNOWN)
+		r->new_inline = shmkv__string2ll(op->new_bytes, op->new_len,
+						 &r->new_inline_val) &&
+					r->new_inline_val >= VAL_INT_MIN &&
+					r->new_inline_val <= VAL_INT_MAX
+				? INLINE_YES
+				: INLINE_NO;
+	return r->new_inline == INLINE_YES;
+}
+
 static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 		     int act, uint64_t *nv)
 {
@@ -200,7 +220,7 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 		return store_from_old(r, old, cur, nv);
 	if (op->new_is_int)
 		return store_int(r, op->new_int, op->new_deadline_ms, nv);
-	if (r->new_inline && op->new_deadline_ms == 0)
+	if (op->new_deadline_ms == 0 && new_is_inline(r))
 		return store_int(r, r->new_inline_val, 0, nv);
 	return block_with_bytes(r, op->new_bytes, op->new_len,
 				op->new_deadline_ms, nv);
@@ -315,11 +335,6 @@ int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
 	if (err)
 		return err;
 	shmkv__key_init(kv, &k, key, klen);
-	if (op->new_bytes != NULL && !op->new_is_int)
-		r.new_inline = shmkv__string2ll(op->new_bytes, op->new_len,
-						&r.new_inline_val) &&
-			       r.new_inline_val >= VAL_INT_MIN &&
-			       r.new_inline_val <= VAL_INT_MAX;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
 		int found = shmkv__lookup(kv, &k, &r.ref);

@@ -34,6 +34,12 @@ int shmkv__string2ll(const char *s, size_t len, int64_t *out)
 	v = (uint64_t)(p[0] - '0');
 	p++;
 	left--;
+	/* Up to 19 digits cannot overflow 64 bits: no checks needed there. */
+	for (; left > 0 && v < 100000000000000000ULL; p++, left--) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
 	for (; left > 0; p++, left--) {
 		if (*p < '0' || *p > '9')
 			return 0;
