@@ -77,7 +77,9 @@ struct shmkv_config {
 	uint32_t key_max;      /**< longest key in bytes; 0: default 64 */
 	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
 	uint32_t probe_limit;  /**< longest probe run; 0: default (128) */
-	uint64_t value_memory; /**< bytes for value storage; 0: slots*256 */
+	uint64_t value_memory; /**< bytes for value storage, split equally
+				    among the size classes; 0: slots*256, but
+				    at least 8 blocks per class */
 	uint32_t mode;	       /**< permission bits; 0: 0600 */
 };
 
@@ -233,7 +235,9 @@ enum shmkv_getex_mode {
 /**
  * GETEX: GET, then change the key's TTL in the same atomic step.
  * A time in the past deletes the key (its value is still returned).
- * Return: 1 and the value, 0 if missing; -EINVAL for t <= 0 or overflow.
+ * Return: 1 and the value, 0 if missing; -EINVAL for t <= 0 or overflow
+ * (checked before the key is looked at: Redis replies nil for a missing
+ * key with a bad time, which shmkv_exec() reproduces).
  */
 int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 		enum shmkv_getex_mode mode, int64_t t,

@@ -53,7 +53,8 @@ static void read_int(struct run *r, int64_t v, struct shmkv_cur *cur)
 	n = shmkv__ll2string(digits, v);
 	cur->len = n;
 	if (op->want_bytes) {
-		memcpy(op->buf, digits, n < op->cap ? n : op->cap);
+		if (op->cap > 0)
+			memcpy(op->buf, digits, n < op->cap ? n : op->cap);
 		cur->bytes = op->buf;
 	}
 	if (op->cmp)

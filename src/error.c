@@ -2,6 +2,7 @@
  * error.c - shmkv_strerror(): one sentence per error, phrased for shmkv.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "shmkv.h"
@@ -31,10 +32,13 @@ static const struct {
 
 const char *shmkv_strerror(int err)
 {
-	int e = err < 0 ? -err : err;
+	int e;
 
 	if (err > 0)
 		return "success";
+	if (err == INT_MIN)
+		return "unknown error";
+	e = -err;
 	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
 		if (messages[i].err == e)
 			return messages[i].text;

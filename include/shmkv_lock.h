@@ -1,0 +1,278 @@
+/*
+ * shmkv_lock.h - locks on a shmkv store, for processes of one host.
+ *
+ * Two kinds, both kept as ordinary keys named "lock.<name>":
+ *
+ * 1. The pattern lock (shmkv_pattern_lock/unlock): the SETNX locking
+ *    pattern of the Redis SETNX page, step by step, built only on the
+ *    public commands SETNX, GET, GETSET and DEL. The key holds a decimal
+ *    Unix time in MILLISECONDS (the page uses seconds) after which the lock
+ *    is no longer valid. Code written against the page ports line by line;
+ *    it keeps the page's weaknesses: a crashed holder blocks everyone until
+ *    its timeout, expiry is judged on the wall clock, and the release
+ *    (check the time, then DEL) can delete a lock someone else took in
+ *    between.
+ *
+ * 2. The safe lock (struct shmkv_lock): the value of "lock.<name>" is a
+ *    binary owner record {HELD or FREE, pid, process start time, fencing
+ *    token, lease deadline}. In Redis terms:
+ *      acquire = SET lock.<name> <owner> NX PX <lease>
+ *      release = DELIFEQ lock.<name> <owner>      (compare-and-delete)
+ *    Each is one atomic compare-and-set of the whole record, so the
+ *    semantics are the same: a lock is held until released or until its
+ *    lease runs out, whichever comes first, and only the grant that holds
+ *    it can release or extend it. The differences are all additions:
+ *    - the lease lives inside the record, not as the key's TTL, so the
+ *      record outlives it and the fencing token (a per-lock counter bumped
+ *      on every grant) strictly increases across grants, takeovers and
+ *      expiries; "release" stores FREE instead of deleting for the same
+ *      reason;
+ *    - an acquirer that finds the holder's process gone (or its pid reused:
+ *      the start time differs) takes the lock at once instead of waiting
+ *      out the lease, and is told SHMKV_LOCK_OWNER_DEAD;
+ *    - a blocked acquirer sleeps on a futex in the segment and a release
+ *      wakes one waiter, instead of polling.
+ *    A holder that is merely stopped (SIGSTOP, a debugger, swapping) is
+ *    alive: its lock is never taken over before its lease ends.
+ *
+ * Liveness is judged with /proc/<pid>/stat, so every process using a lock
+ * must live in the same pid namespace (as for shmkv_recover()). A process
+ * is the owner: a thread that exits holding a lock is not detected (its
+ * lease still ends); a process whose main thread exited while others run
+ * shows as a zombie and is taken for dead.
+ *
+ * The safe lock and the pattern lock of one name share the key
+ * "lock.<name>": use one kind per name (the other kind gets -EEXIST).
+ * Do not change lock keys with the plain commands: a DEL restarts the
+ * fencing token at 1.
+ *
+ * Errors are negative errnos; shmkv_strerror() describes them. Every
+ * function here is safe to call from any number of processes and threads;
+ * a struct shmkv_lock is one holder's handle: one thread at a time.
+ */
+#ifndef SHMKV_LOCK_H
+#define SHMKV_LOCK_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "shmkv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest lock name; the key "lock.<name>" must also fit key_max. */
+#define SHMKV_LOCK_NAME_MAX 250u
+/** Prefix of every lock key. */
+#define SHMKV_LOCK_PREFIX "lock."
+#define SHMKV_LOCK_PREFIX_LEN 5u
+/** Longest lease or pattern timeout, in ms (about 34 years). */
+#define SHMKV_LOCK_LEASE_MAX (INT64_C(1) << 40)
+/** A wait without a time limit (shmkv_lock_timed, shmkv_pattern_lock). */
+#define SHMKV_LOCK_FOREVER (-1)
+/**
+ * Longest single sleep of a blocked acquirer, in ms. A wake-up that never
+ * comes (the holder was killed, or a release woke a waiter of another lock
+ * hashed to the same futex word) costs at most this much.
+ */
+#define SHMKV_LOCK_NAP_MS 5
+
+/*
+ * The pattern lock.
+ */
+
+/**
+ * shmkv_pattern_lock - the SETNX page's lock: SETNX lock.<name> with
+ * now + @timeout_ms + 1; on 0, GET; if that time has passed, GETSET a new
+ * one and own the lock only if the old value had still passed; else wait
+ * and start over.
+ * @name:       NUL-terminated, 1..SHMKV_LOCK_NAME_MAX bytes.
+ * @timeout_ms: how long the lock stays valid, 1..SHMKV_LOCK_LEASE_MAX.
+ * @wait_ms:    0: one attempt; > 0: keep trying that long;
+ *              SHMKV_LOCK_FOREVER: until acquired.
+ * @expiry:     receives the Unix time (ms) written: pass it to unlock.
+ *
+ * Waiting sleeps at most SHMKV_LOCK_NAP_MS at a time (a release wakes one
+ * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
+ *
+ * Return: 0 (acquired), -EBUSY (@wait_ms 0 and the lock is held),
+ * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (NULL argument, empty
+ * name, @timeout_ms out of range, @wait_ms below -1), -ENAMETOOLONG (name
+ * longer than SHMKV_LOCK_NAME_MAX or the key longer than key_max), -EEXIST
+ * (the key holds something that is not a Unix time: another kind of lock),
+ * -EROFS, or an error of the commands used.
+ */
+int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
+		       int64_t wait_ms, int64_t *expiry);
+
+/**
+ * shmkv_pattern_unlock - DEL lock.<name>, only if @expiry (what
+ * shmkv_pattern_lock gave) has not passed, then wake one waiter.
+ *
+ * Return: 0 (deleted), -ETIMEDOUT (@expiry has passed: the lock may be
+ * someone else's now, so nothing is deleted), -ENOLCK (the key was already
+ * gone), -EINVAL, -ENAMETOOLONG, -EROFS.
+ */
+int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry);
+
+/*
+ * The safe lock.
+ */
+
+/** What a successful acquire found (return values >= 0). */
+enum shmkv_lock_grant {
+	/** The lock was free (never used, released, or our fresh start). */
+	SHMKV_LOCK_ACQUIRED = 0,
+	/** The holder's process no longer exists (like EOWNERDEAD): what it
+	 * protected may be half-updated; repair it before use. */
+	SHMKV_LOCK_OWNER_DEAD = 1,
+	/** The holder's lease ran out while it held the lock. It may still
+	 * be running and may write with its old token: fence on the token. */
+	SHMKV_LOCK_LEASE_EXPIRED = 2,
+};
+
+/** Release or extend: the lock is held by another grant than yours
+ * (your lease ran out and someone took it, or it was never yours). */
+#define SHMKV_LOCK_NOT_OWNER (-EPERM)
+/** Release or extend: the lock is not held (free, never created, already
+ * released, or your lease ran out and nobody took it: no other holder
+ * overlapped you, but the lock was free to take). */
+#define SHMKV_LOCK_NOT_HELD (-ENOLCK)
+
+/* Modes of shmkv_lock_extend(). */
+enum shmkv_lock_extend_mode {
+	SHMKV_LOCK_EXTEND_ADD = 0,     /**< lease end += ms */
+	SHMKV_LOCK_EXTEND_REPLACE = 1, /**< lease end = now + ms (may shorten) */
+};
+
+/**
+ * A holder's handle on one named lock. Initialise with shmkv_lock_init();
+ * the fields are private. It lives in the caller's memory (no allocation),
+ * may be reused for any number of grants, and is not tied to a thread, but
+ * only one thread may use it at a time. After fork() the child's copy does
+ * not own the parent's grant.
+ */
+struct shmkv_lock {
+	shmkv_t *kv;
+	uint64_t token;	     /* of the last grant; 0 before the first */
+	int64_t deadline_ms; /* lease end of that grant, CLOCK_BOOTTIME */
+	uint64_t word;	     /* value word that published it; 0: unknown */
+	uint32_t slot;	     /* its slot, valid when word != 0 */
+	uint32_t pid;	     /* process that got the grant */
+	uint32_t wait_index; /* futex word of this name */
+	uint32_t flags;	     /* private state bits */
+	uint32_t key_len;
+	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
+};
+
+/**
+ * shmkv_lock_init - binds @lk to the lock @name of @kv. Nothing is written
+ * to the store. @lk does not hold the lock afterwards.
+ * Return: 0, -EINVAL (NULL argument or empty name), -ENAMETOOLONG (name
+ * longer than SHMKV_LOCK_NAME_MAX, or "lock.<name>" longer than key_max),
+ * -E2BIG (the store's value_max cannot hold an owner record).
+ */
+int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
+
+/**
+ * shmkv_lock_try - one attempt: takes the lock if it is free, its lease
+ * has run out, or its holder's process is dead. A busy lock costs one
+ * liveness probe of the holder (kill + a read of /proc/<pid>/stat).
+ * @lease_ms: 1..SHMKV_LOCK_LEASE_MAX: the lock is yours until then unless
+ *            released or extended.
+ *
+ * Return: an enum shmkv_lock_grant (>= 0) when acquired, or -EBUSY (held
+ * by a live process within its lease, possibly this one through another
+ * handle or thread), -EDEADLK (@lk itself holds it, lease running),
+ * -EINVAL (bad @lk or @lease_ms), -EEXIST (the key holds something that is
+ * not an owner record), -EROFS, or an error of the store (shmkv.h).
+ * Ordering: a grant is a full barrier; it happens after the release or
+ * expiry it follows.
+ */
+int shmkv_lock_try(struct shmkv_lock *lk, int64_t lease_ms);
+
+/**
+ * shmkv_lock_timed - as shmkv_lock_try(), waiting up to @timeout_ms (0:
+ * one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter sleeps on the
+ * lock's futex word, at most SHMKV_LOCK_NAP_MS and at most until the
+ * holder's lease ends at a time; each sleep that ends without a wake-up
+ * probes the holder's liveness, so a killed holder is replaced within
+ * about SHMKV_LOCK_NAP_MS.
+ * Return: as shmkv_lock_try(), with -ETIMEDOUT instead of -EBUSY;
+ * -EINVAL also for @timeout_ms below -1.
+ */
+int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
+		     int64_t timeout_ms);
+
+/** shmkv_lock_acquire - shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER). */
+int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
+
+/**
+ * shmkv_lock_release - gives back the grant @lk holds (stores FREE,
+ * keeping the token) and wakes one waiter.
+ * Return: 0 (released), SHMKV_LOCK_NOT_OWNER (-EPERM), SHMKV_LOCK_NOT_HELD
+ * (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of the store. On any
+ * error the store is unchanged. @lk holds nothing afterwards.
+ */
+int shmkv_lock_release(struct shmkv_lock *lk);
+
+/**
+ * shmkv_lock_extend - renews the lease of the grant @lk holds, while it is
+ * still running: SHMKV_LOCK_EXTEND_ADD moves its end @ms later,
+ * SHMKV_LOCK_EXTEND_REPLACE makes it end @ms from now. The token is unchanged.
+ * Return: 0, SHMKV_LOCK_NOT_OWNER, SHMKV_LOCK_NOT_HELD (including: the
+ * lease has already run out), -EINVAL (@ms out of 1..SHMKV_LOCK_LEASE_MAX,
+ * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
+ * -EEXIST, -EROFS, or an error of the store. On error nothing changes.
+ */
+int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
+		      enum shmkv_lock_extend_mode mode);
+
+/**
+ * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
+ * value and its lease has not run out, else 0. After the first call per
+ * grant (a lookup) it costs one load of the key's value word and one read
+ * of CLOCK_BOOTTIME. It answers for this instant only: the token is what
+ * a protected resource should check.
+ */
+int shmkv_lock_held(struct shmkv_lock *lk);
+
+/** The fencing token of @lk's last grant (0 if it never had one). */
+uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
+
+/*
+ * Inspection.
+ */
+
+/** One lock as shmkv_lock_list() sees it (a snapshot, not a promise). */
+struct shmkv_lock_info {
+	const char *name;      /**< not NUL-terminated; valid in the call */
+	size_t name_len;
+	int held;	       /**< 1: HELD with its lease running */
+	int alive;	       /**< HELD: 1 holder exists, 0 dead; FREE: -1 */
+	uint32_t pid;	       /**< holder, or the last holder when FREE */
+	uint64_t token;	       /**< of the last grant */
+	int64_t held_for_ms;   /**< since the last grant, when HELD */
+	int64_t lease_left_ms; /**< <= 0: lease over; 0 when FREE */
+	uint32_t waiters;      /**< sleeping on this name's futex word
+				    (shared with names hashed alike) */
+};
+
+/** Return 0 to go on, non-zero to stop the listing. */
+typedef int (*shmkv_lock_list_fn)(const struct shmkv_lock_info *info,
+				  void *arg);
+
+/**
+ * shmkv_lock_list - calls @fn for every safe lock of @kv (keys
+ * "lock.<name>" whose value is an owner record). Works on a read-only
+ * handle. Each HELD lock costs a liveness probe of its holder.
+ * Return: the number of locks visited (including one whose @fn stopped the
+ * listing), or -EINVAL, or an error of the store.
+ */
+int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHMKV_LOCK_H */

@@ -1,0 +1,815 @@
+/*
+ * test_strings.c - SET (every flag), SETNX, GET, GETSET, GETDEL, DEL,
+ * EXISTS and DELIFEQ, and the bad input every command must refuse without
+ * changing the store. Redis 7 is the reference for every expected reply.
+ * Expiry flags are tested in test_expire.c.
+ */
+#include "helpers/testutil.h"
+
+TestSuite(set, .init = tu_setup, .fini = tu_teardown);
+TestSuite(setnx, .init = tu_setup, .fini = tu_teardown);
+TestSuite(get, .init = tu_setup, .fini = tu_teardown);
+TestSuite(getset, .init = tu_setup, .fini = tu_teardown);
+TestSuite(getdel, .init = tu_setup, .fini = tu_teardown);
+TestSuite(del, .init = tu_setup, .fini = tu_teardown);
+TestSuite(exists, .init = tu_setup, .fini = tu_teardown);
+TestSuite(delifeq, .init = tu_setup, .fini = tu_teardown);
+TestSuite(badinput, .init = tu_setup, .fini = tu_teardown);
+
+/*
+ * SET
+ */
+
+Test(set, returns_one_and_stores_the_value)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("hello"), 0, 0, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "hello");
+	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
+}
+
+Test(set, overwrites_an_existing_value)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("first"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("2nd"), 0, 0, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "2nd");
+}
+
+Test(set, stores_an_empty_value)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_get(tu_kv, LIT("k"), "", 0);
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 1);
+}
+
+Test(set, accepts_the_empty_key_as_a_key_of_its_own)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT(""), LIT("empty"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("\0"), LIT("nul"), 0, 0, NULL), 1);
+	tu_assert_get(tu_kv, LIT(""), LIT("empty"));
+	tu_assert_get(tu_kv, NULL, 0, LIT("empty"));
+	tu_assert_get(tu_kv, LIT("\0"), LIT("nul"));
+}
+
+Test(set, keeps_keys_that_differ_in_one_byte_or_in_length_apart)
+{
+	static const char *const keys[] = { "a", "a\0", "a\0b", "a\0c",
+					    "A", "ab",	"ba" };
+	static const size_t lens[] = { 1, 2, 3, 3, 1, 2, 2 };
+	const size_t n = sizeof(lens) / sizeof(lens[0]);
+	char v[16];
+
+	for (size_t i = 0; i < n; i++) {
+		size_t vl = tu_fmt(v, sizeof(v), "v", i);
+
+		tu_assert_rc(
+			shmkv_set(tu_kv, keys[i], lens[i], v, vl, 0, 0, NULL),
+			1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t vl = tu_fmt(v, sizeof(v), "v", i);
+
+		tu_assert_get(tu_kv, keys[i], lens[i], v, vl);
+	}
+}
+
+Test(set, stores_values_with_any_bytes)
+{
+	unsigned char val[256];
+
+	for (int i = 0; i < 256; i++)
+		val[i] = (unsigned char)(255 - i);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("bin"), val, sizeof(val), 0, 0, NULL),
+		     1);
+	tu_assert_get(tu_kv, LIT("bin"), val, sizeof(val));
+}
+
+Test(set, round_trips_every_value_length_up_to_value_max)
+{
+	char *val = tu_fill(TU_VALUE_MAX, 0);
+
+	for (size_t len = 0; len <= TU_VALUE_MAX; len++) {
+		for (size_t i = 0; i < len; i++)
+			val[i] = (char)('a' + (i + len) % 26);
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), val, len, 0, 0, NULL),
+			     1);
+		tu_assert_get(tu_kv, LIT("k"), val, len);
+	}
+}
+
+Test(set, replaces_long_values_with_short_ones_and_back)
+{
+	char *lng = tu_fill(TU_VALUE_MAX, 'L');
+
+	for (int i = 0; i < 100; i++) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), lng, TU_VALUE_MAX, 0, 0,
+				       NULL),
+			     1);
+		tu_assert_get(tu_kv, LIT("k"), lng, TU_VALUE_MAX);
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("s"), 0, 0, NULL),
+			     1);
+		tu_assert_get_str(tu_kv, "k", "s");
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("12"), 0, 0, NULL),
+			     1);
+		tu_assert_get_str(tu_kv, "k", "12");
+	}
+}
+
+Test(set, accepts_a_key_of_exactly_key_max_bytes)
+{
+	char *key = tu_fill(TU_KEY_MAX, 'k');
+
+	tu_assert_rc(shmkv_set(tu_kv, key, TU_KEY_MAX, LIT("v"), 0, 0, NULL),
+		     1);
+	tu_assert_get(tu_kv, key, TU_KEY_MAX, LIT("v"));
+	tu_assert_missing(tu_kv, key, TU_KEY_MAX - 1);
+}
+
+Test(set, accepts_a_value_of_exactly_value_max_bytes)
+{
+	char *val = tu_fill(TU_VALUE_MAX, 'v');
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), val, TU_VALUE_MAX, 0, 0, NULL),
+		     1);
+	tu_assert_get(tu_kv, LIT("k"), val, TU_VALUE_MAX);
+}
+
+Test(set, ignores_the_expire_argument_without_an_expiry_flag)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, -5, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "v");
+	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
+}
+
+Test(set, nx_sets_a_missing_key)
+{
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("v"), SHMKV_SET_NX, 0, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "v");
+}
+
+Test(set, nx_returns_zero_and_keeps_an_existing_key)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), SHMKV_SET_EX, 3600,
+			       NULL),
+		     1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_NX, 0, NULL),
+		0);
+	tu_assert_get_str(tu_kv, "k", "old");
+	tu_assert_pttl_in(tu_kv, LIT("k"), 1, 3600 * 1000);
+}
+
+Test(set, xx_returns_zero_and_does_not_create_a_missing_key)
+{
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("v"), SHMKV_SET_XX, 0, NULL), 0);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+Test(set, xx_overwrites_an_existing_key)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_XX, 0, NULL),
+		1);
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(set, get_returns_the_old_value_and_sets_the_new_one)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0, &old),
+		1 | SHMKV_SET_HAD_OLD);
+	tu_assert_value_str(old, "old");
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(set, get_on_a_missing_key_sets_it_and_reports_no_old_value)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0, &old),
+		1);
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(set, get_returns_an_empty_old_value_as_existing)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("x"), SHMKV_SET_GET, 0, &old),
+		1 | SHMKV_SET_HAD_OLD);
+	tu_assert_value(old, "", 0);
+}
+
+Test(set, nx_get_on_an_existing_key_returns_it_without_setting)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"),
+			       SHMKV_SET_NX | SHMKV_SET_GET, 0, &old),
+		     SHMKV_SET_HAD_OLD);
+	tu_assert_value_str(old, "old");
+	tu_assert_get_str(tu_kv, "k", "old");
+}
+
+Test(set, nx_get_on_a_missing_key_sets_it)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"),
+			       SHMKV_SET_NX | SHMKV_SET_GET, 0, &old),
+		     1);
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(set, xx_get_on_a_missing_key_does_nothing)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"),
+			       SHMKV_SET_XX | SHMKV_SET_GET, 0, &old),
+		     0);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+Test(set, xx_get_on_an_existing_key_returns_it_and_sets)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"),
+			       SHMKV_SET_XX | SHMKV_SET_GET, 0, &old),
+		     1 | SHMKV_SET_HAD_OLD);
+	tu_assert_value_str(old, "old");
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(set, get_with_a_small_buffer_gives_enobufs_and_does_not_set)
+{
+	struct shmkv_value old = tu_value(3);
+	const unsigned char *b;
+
+	old.cap = 2;
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("hello"), 0, 0, NULL), 1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0, &old),
+		-ENOBUFS);
+	cr_assert_eq(old.len, 5, "old.len %zu, expected the needed 5", old.len);
+	b = old.buf;
+	cr_assert_eq(b[2], TU_CANARY, "wrote past the buffer's capacity");
+	tu_assert_get_str(tu_kv, "k", "hello");
+}
+
+Test(set, get_without_an_old_buffer_is_einval)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0, NULL),
+		-EINVAL);
+	tu_assert_get_str(tu_kv, "k", "v");
+}
+
+Test(set, nx_with_xx_is_einval)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"),
+			       SHMKV_SET_NX | SHMKV_SET_XX, 0, NULL),
+		     -EINVAL);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+Test(set, two_expiry_options_are_einval)
+{
+	static const unsigned both[] = {
+		SHMKV_SET_EX | SHMKV_SET_PX,
+		SHMKV_SET_EX | SHMKV_SET_EXAT,
+		SHMKV_SET_PX | SHMKV_SET_PXAT,
+		SHMKV_SET_EXAT | SHMKV_SET_PXAT,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_EX,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_PX,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_EXAT,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_PXAT,
+	};
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 10);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	snap = tu_snap_take(tu_kv);
+	for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"), both[i],
+				       10000, NULL),
+			     -EINVAL);
+		tu_assert_rc(shmkv_set(tu_kv, LIT("new"), LIT("new"), both[i],
+				       10000, NULL),
+			     -EINVAL);
+	}
+	tu_assert_unchanged(tu_kv, snap);
+}
+
+Test(set, unknown_flag_bits_are_einval)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 1u << 8, 0, NULL),
+		     -EINVAL);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 1u << 31, 0, NULL),
+		     -EINVAL);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+/*
+ * SETNX
+ */
+
+Test(setnx, returns_one_and_sets_a_missing_key)
+{
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("v")), 1);
+	tu_assert_get_str(tu_kv, "k", "v");
+	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
+}
+
+Test(setnx, returns_zero_when_key_exists)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("new")), 0);
+	tu_assert_get_str(tu_kv, "k", "old");
+}
+
+Test(setnx, returns_zero_when_key_holds_an_empty_value)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("new")), 0);
+	tu_assert_get(tu_kv, LIT("k"), "", 0);
+}
+
+Test(setnx, sets_again_after_the_key_was_deleted)
+{
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("1")), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("2")), 1);
+	tu_assert_get_str(tu_kv, "k", "2");
+}
+
+/*
+ * GET
+ */
+
+Test(get, returns_zero_for_a_missing_key)
+{
+	struct shmkv_value v = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_get(tu_kv, LIT("nope"), &v), 0);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("nope2"), LIT("v"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("nope"), &v), 0);
+}
+
+Test(get, with_null_out_reports_existence)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("value"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("other"), NULL), 0);
+}
+
+Test(get, with_a_null_zero_capacity_buffer_reports_the_length)
+{
+	struct shmkv_value v = { NULL, 0, 0 };
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("value"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), -ENOBUFS);
+	cr_assert_eq(v.len, 5, "len %zu, expected 5", v.len);
+}
+
+Test(get, with_a_null_zero_capacity_buffer_returns_an_empty_value)
+{
+	struct shmkv_value v = { NULL, 0, 99 };
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), 1);
+	cr_assert_eq(v.len, 0, "len %zu, expected 0", v.len);
+}
+
+Test(get, with_a_buffer_of_exactly_the_value_length_succeeds)
+{
+	struct shmkv_value v = tu_value(5);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("value"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), 1);
+	tu_assert_value_str(v, "value");
+}
+
+Test(get, with_a_buffer_one_byte_short_gives_enobufs_within_capacity)
+{
+	char *val = tu_fill(300, 'x');
+	struct shmkv_value v = tu_value(300);
+	const unsigned char *b = v.buf;
+
+	v.cap = 299;
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), val, 300, 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), -ENOBUFS);
+	cr_assert_eq(v.len, 300, "len %zu, expected 300", v.len);
+	cr_assert_eq(b[299], TU_CANARY, "wrote past the buffer's capacity");
+	tu_assert_get(tu_kv, LIT("k"), val, 300);
+}
+
+Test(get, reports_the_length_of_an_integer_value_through_enobufs)
+{
+	struct shmkv_value v = tu_value(2);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("12345"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), -ENOBUFS);
+	cr_assert_eq(v.len, 5, "len %zu, expected 5", v.len);
+}
+
+Test(get, with_a_null_buffer_of_nonzero_capacity_is_einval)
+{
+	struct shmkv_value v = { NULL, 16, 0 };
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("value"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), &v), -EINVAL);
+}
+
+Test(get, does_not_change_the_value)
+{
+	for (int i = 0; i < 3; i++) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL),
+			     1);
+		tu_assert_get_str(tu_kv, "k", "v");
+		tu_assert_get_str(tu_kv, "k", "v");
+	}
+}
+
+/*
+ * GETSET
+ */
+
+Test(getset, returns_zero_and_sets_a_missing_key)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("new"), &old), 0);
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(getset, returns_one_and_the_old_value)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("new"), &old), 1);
+	tu_assert_value_str(old, "old");
+	tu_assert_get_str(tu_kv, "k", "new");
+}
+
+Test(getset, with_a_small_buffer_gives_enobufs_and_does_not_set)
+{
+	struct shmkv_value old = tu_value(2);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("old"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("new"), &old), -ENOBUFS);
+	cr_assert_eq(old.len, 3, "len %zu, expected 3", old.len);
+	tu_assert_get_str(tu_kv, "k", "old");
+}
+
+/*
+ * GETDEL
+ */
+
+Test(getdel, returns_the_value_and_deletes_the_key)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getdel(tu_kv, LIT("k"), &old), 1);
+	tu_assert_value_str(old, "v");
+	tu_assert_missing(tu_kv, LIT("k"));
+	tu_assert_rc(shmkv_getdel(tu_kv, LIT("k"), &old), 0);
+}
+
+Test(getdel, returns_zero_for_a_missing_key)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_getdel(tu_kv, LIT("k"), &old), 0);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+Test(getdel, with_a_small_buffer_gives_enobufs_and_does_not_delete)
+{
+	struct shmkv_value old = tu_value(4);
+	char *val = tu_fill(100, 'z');
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), val, 100, 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getdel(tu_kv, LIT("k"), &old), -ENOBUFS);
+	cr_assert_eq(old.len, 100, "len %zu, expected 100", old.len);
+	tu_assert_get(tu_kv, LIT("k"), val, 100);
+}
+
+Test(getdel, with_a_null_zero_capacity_buffer_does_not_delete)
+{
+	struct shmkv_value old = { NULL, 0, 0 };
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("7"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getdel(tu_kv, LIT("k"), &old), -ENOBUFS);
+	cr_assert_eq(old.len, 1, "len %zu, expected 1", old.len);
+	tu_assert_get_str(tu_kv, "k", "7");
+}
+
+/*
+ * DEL and EXISTS
+ */
+
+Test(del, returns_one_then_zero)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 0);
+}
+
+Test(del, returns_zero_for_a_key_never_set)
+{
+	tu_assert_rc(shmkv_del(tu_kv, LIT("never")), 0);
+}
+
+Test(del, deletes_only_the_key_named)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("1"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k1"), LIT("2"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k\0"), LIT("3"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	tu_assert_get(tu_kv, LIT("k1"), LIT("2"));
+	tu_assert_get(tu_kv, LIT("k\0"), LIT("3"));
+}
+
+Test(del, lets_the_key_be_set_again)
+{
+	for (int i = 0; i < 50; i++) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL),
+			     1);
+		tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	}
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("last"), 0, 0, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "last");
+}
+
+Test(exists, returns_one_for_a_key_and_zero_otherwise)
+{
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 0);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 1);
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("K")), 0);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 0);
+}
+
+/*
+ * DELIFEQ
+ */
+
+Test(delifeq, deletes_when_the_value_matches)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), LIT("owner-1"), 0, 0, NULL),
+		     1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT("owner-1")), 1);
+	tu_assert_missing(tu_kv, LIT("lock"));
+}
+
+Test(delifeq, keeps_the_key_when_the_value_differs)
+{
+	static const char *const others[] = {
+		"owner-2", "owner-", "owner-11", "", "OWNER-1", "owner-1\0"
+	};
+	static const size_t lens[] = { 7, 6, 8, 0, 7, 8 };
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), LIT("owner-1"), 0, 0, NULL),
+		     1);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		tu_assert_rc(
+			shmkv_delifeq(tu_kv, LIT("lock"), others[i], lens[i]),
+			0);
+	tu_assert_get_str(tu_kv, "lock", "owner-1");
+}
+
+Test(delifeq, returns_zero_for_a_missing_key)
+{
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT("x")), 0);
+	tu_assert_missing(tu_kv, LIT("lock"));
+}
+
+Test(delifeq, matches_an_empty_value)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), LIT(""), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT("x")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), NULL, 0), 1);
+	tu_assert_missing(tu_kv, LIT("lock"));
+}
+
+Test(delifeq, matches_integer_and_long_values_byte_for_byte)
+{
+	char *lng = tu_fill(TU_VALUE_MAX, 'q');
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("i"), LIT("123"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("0123")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("123")), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("l"), lng, TU_VALUE_MAX, 0, 0, NULL),
+		     1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("l"), lng, TU_VALUE_MAX - 1), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("l"), lng, TU_VALUE_MAX), 1);
+	tu_assert_missing(tu_kv, LIT("l"));
+}
+
+/*
+ * Bad input: each call fails with the documented error and the store keeps
+ * exactly what it held.
+ */
+
+/* Runs every keyed command on (@key, @klen) and asserts each returns @want. */
+static void assert_every_command_fails(const void *key, size_t klen, int want)
+{
+	struct shmkv_value v = tu_value_for(tu_kv);
+	int64_t n = 0;
+
+	tu_assert_rc(shmkv_set(tu_kv, key, klen, LIT("v"), 0, 0, NULL), want);
+	tu_assert_rc(
+		shmkv_set(tu_kv, key, klen, LIT("v"), SHMKV_SET_GET, 0, &v),
+		want);
+	tu_assert_rc(shmkv_setnx(tu_kv, key, klen, LIT("v")), want);
+	tu_assert_rc(shmkv_get(tu_kv, key, klen, &v), want);
+	tu_assert_rc(shmkv_getset(tu_kv, key, klen, LIT("v"), &v), want);
+	tu_assert_rc(shmkv_getdel(tu_kv, key, klen, &v), want);
+	tu_assert_rc(shmkv_getex(tu_kv, key, klen, SHMKV_GETEX_PERSIST, 0, &v),
+		     want);
+	tu_assert_rc(shmkv_del(tu_kv, key, klen), want);
+	tu_assert_rc(shmkv_exists(tu_kv, key, klen), want);
+	tu_assert_rc(shmkv_delifeq(tu_kv, key, klen, LIT("v")), want);
+	tu_assert_rc(shmkv_expire(tu_kv, key, klen, 10, SHMKV_EXPIRE_SEC, 0),
+		     want);
+	tu_assert_rc(shmkv_pttl(tu_kv, key, klen, &n), want);
+	tu_assert_rc(shmkv_ttl(tu_kv, key, klen, &n), want);
+	tu_assert_rc(shmkv_persist(tu_kv, key, klen), want);
+	tu_assert_rc(shmkv_incrby(tu_kv, key, klen, 5, &n), want);
+	tu_assert_rc(shmkv_incr(tu_kv, key, klen, &n), want);
+	tu_assert_rc(shmkv_decr(tu_kv, key, klen, &n), want);
+	tu_assert_rc(shmkv_decrby(tu_kv, key, klen, 5, &n), want);
+}
+
+Test(badinput, a_key_longer_than_key_max_is_enametoolong_everywhere)
+{
+	char *key = tu_fill(TU_KEY_MAX + 1, 'k');
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 20);
+	/* The key's first key_max bytes exist: no truncation may reach it. */
+	tu_assert_rc(
+		shmkv_set(tu_kv, key, TU_KEY_MAX, LIT("short"), 0, 0, NULL), 1);
+	snap = tu_snap_take(tu_kv);
+	assert_every_command_fails(key, TU_KEY_MAX + 1, -ENAMETOOLONG);
+	assert_every_command_fails(key, SIZE_MAX, -ENAMETOOLONG);
+	tu_assert_unchanged(tu_kv, snap);
+	tu_assert_get(tu_kv, key, TU_KEY_MAX, LIT("short"));
+}
+
+Test(badinput, a_value_longer_than_value_max_is_e2big_and_sets_nothing)
+{
+	char *val = tu_fill(TU_VALUE_MAX + 1, 'v');
+	struct shmkv_value old = tu_value_for(tu_kv);
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 20);
+	snap = tu_snap_take(tu_kv);
+	/* base0 exists, "fresh" does not: both paths must refuse. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("base0"), val, TU_VALUE_MAX + 1, 0, 0,
+			       NULL),
+		     -E2BIG);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("fresh"), val, TU_VALUE_MAX + 1, 0, 0,
+			       NULL),
+		     -E2BIG);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("base1"), val, TU_VALUE_MAX + 1,
+			       SHMKV_SET_XX | SHMKV_SET_GET, 0, &old),
+		     -E2BIG);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("fresh"), val, TU_VALUE_MAX + 1,
+			       SHMKV_SET_NX | SHMKV_SET_PX, 100000, NULL),
+		     -E2BIG);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("fresh"), val, SIZE_MAX, 0, 0, NULL),
+		     -E2BIG);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("fresh"), val, TU_VALUE_MAX + 1),
+		     -E2BIG);
+	tu_assert_rc(
+		shmkv_getset(tu_kv, LIT("base2"), val, TU_VALUE_MAX + 1, &old),
+		-E2BIG);
+	tu_assert_rc(
+		shmkv_getset(tu_kv, LIT("fresh"), val, TU_VALUE_MAX + 1, &old),
+		-E2BIG);
+	tu_assert_unchanged(tu_kv, snap);
+	tu_assert_missing(tu_kv, LIT("fresh"));
+}
+
+/* shmkv.h lists -E2BIG among the errors common to every command. */
+Test(badinput, delifeq_with_a_value_longer_than_value_max_is_e2big)
+{
+	char *val = tu_fill(TU_VALUE_MAX + 1, 'v');
+	char *key = tu_fill(TU_KEY_MAX + 1, 'k');
+
+	tu_assert_rc(shmkv_set(tu_kv, val, 3, val, TU_VALUE_MAX, 0, 0, NULL),
+		     1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, val, 3, val, TU_VALUE_MAX + 1),
+		     -E2BIG);
+	tu_assert_rc(
+		shmkv_delifeq(tu_kv, LIT("missing"), val, TU_VALUE_MAX + 1),
+		-E2BIG);
+	/* A bad key is refused whatever the value. */
+	tu_assert_rc(shmkv_delifeq(tu_kv, key, TU_KEY_MAX + 1, val,
+				   TU_VALUE_MAX + 1),
+		     -ENAMETOOLONG);
+	tu_assert_get(tu_kv, val, 3, val, TU_VALUE_MAX);
+}
+
+Test(badinput, a_null_key_with_a_length_is_einval_everywhere)
+{
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 20);
+	snap = tu_snap_take(tu_kv);
+	assert_every_command_fails(NULL, 1, -EINVAL);
+	assert_every_command_fails(NULL, 5, -EINVAL);
+	tu_assert_unchanged(tu_kv, snap);
+}
+
+Test(badinput, a_null_value_with_a_length_is_einval)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 20);
+	snap = tu_snap_take(tu_kv);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("base0"), NULL, 3, 0, 0, NULL),
+		     -EINVAL);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("fresh"), NULL, 3, 0, 0, NULL),
+		     -EINVAL);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("fresh"), NULL, 1), -EINVAL);
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("base1"), NULL, 1, &old), -EINVAL);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("base2"), NULL, 6), -EINVAL);
+	tu_assert_unchanged(tu_kv, snap);
+}
+
+Test(badinput, a_null_key_or_value_of_length_zero_is_empty)
+{
+	tu_assert_rc(shmkv_set(tu_kv, NULL, 0, NULL, 0, 0, 0, NULL), 1);
+	tu_assert_get(tu_kv, LIT(""), "", 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, NULL, 0, NULL, 0), 1);
+	tu_assert_missing(tu_kv, LIT(""));
+}
+
+Test(badinput, a_null_handle_is_einval_everywhere)
+{
+	struct shmkv_value v = tu_value(64);
+	struct shmkv_stats st;
+	struct shmkv_config cfg;
+	uint64_t cursor = 0;
+	int64_t n = 0;
+
+	tu_assert_rc(shmkv_set(NULL, LIT("k"), LIT("v"), 0, 0, NULL), -EINVAL);
+	tu_assert_rc(shmkv_setnx(NULL, LIT("k"), LIT("v")), -EINVAL);
+	tu_assert_rc(shmkv_get(NULL, LIT("k"), &v), -EINVAL);
+	tu_assert_rc(shmkv_getset(NULL, LIT("k"), LIT("v"), &v), -EINVAL);
+	tu_assert_rc(shmkv_getdel(NULL, LIT("k"), &v), -EINVAL);
+	tu_assert_rc(shmkv_getex(NULL, LIT("k"), SHMKV_GETEX_KEEP, 0, &v),
+		     -EINVAL);
+	tu_assert_rc(shmkv_del(NULL, LIT("k")), -EINVAL);
+	tu_assert_rc(shmkv_exists(NULL, LIT("k")), -EINVAL);
+	tu_assert_rc(shmkv_delifeq(NULL, LIT("k"), LIT("v")), -EINVAL);
+	tu_assert_rc(shmkv_expire(NULL, LIT("k"), 1, SHMKV_EXPIRE_SEC, 0),
+		     -EINVAL);
+	tu_assert_rc(shmkv_pttl(NULL, LIT("k"), &n), -EINVAL);
+	tu_assert_rc(shmkv_ttl(NULL, LIT("k"), &n), -EINVAL);
+	tu_assert_rc(shmkv_persist(NULL, LIT("k")), -EINVAL);
+	tu_assert_rc(shmkv_incrby(NULL, LIT("k"), 1, &n), -EINVAL);
+	tu_assert_rc(shmkv_incr(NULL, LIT("k"), &n), -EINVAL);
+	tu_assert_rc(shmkv_decr(NULL, LIT("k"), &n), -EINVAL);
+	tu_assert_rc(shmkv_decrby(NULL, LIT("k"), 1, &n), -EINVAL);
+	tu_assert_rc(shmkv_sweep(NULL, &cursor, 16), -EINVAL);
+	tu_assert_rc(shmkv_recover(NULL, NULL), -EINVAL);
+	tu_assert_rc(shmkv_stats(NULL, &st), -EINVAL);
+	tu_assert_rc(shmkv_get_config(NULL, &cfg), -EINVAL);
+	tu_assert_rc(shmkv_scan(NULL, 0, 16, NULL, NULL, &cursor), -EINVAL);
+}
+
+Test(badinput, null_result_pointers_are_einval)
+{
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 10);
+	snap = tu_snap_take(tu_kv);
+	tu_assert_rc(shmkv_pttl(tu_kv, LIT("base0"), NULL), -EINVAL);
+	tu_assert_rc(shmkv_ttl(tu_kv, LIT("base0"), NULL), -EINVAL);
+	tu_assert_rc(shmkv_get_config(tu_kv, NULL), -EINVAL);
+	tu_assert_rc(shmkv_stats(tu_kv, NULL), -EINVAL);
+	tu_assert_rc(shmkv_sweep(tu_kv, NULL, 16), -EINVAL);
+	tu_assert_unchanged(tu_kv, snap);
+}
