@@ -366,10 +366,14 @@ struct shmkv_stats {
 	uint64_t pending;	/**< slots mid-insert or claimed */
 	uint64_t corrupt;	/**< slots whose words make no sense */
 	uint32_t longest_probe; /**< largest probe bound of any home slot */
+	uint32_t page_size;	/**< value storage comes in pages this big */
+	uint32_t pages;		/**< pages of value storage */
+	uint32_t pages_free;	/**< pages not yet given to a size class */
 	uint32_t classes;	/**< value size classes in use below */
 	struct {
 		uint32_t block_size; /**< bytes per block (24 are header) */
-		uint32_t blocks;     /**< blocks in the class */
+		uint32_t pages;	     /**< pages given to the class */
+		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
 	} cls[24];
 	uint64_t segment_bytes; /**< size of the mapped segment */

@@ -65,7 +65,7 @@ extern "C" {
 /** Longest lock name; the key "lock.<name>" must also fit key_max. */
 #define SHMKV_LOCK_NAME_MAX 250u
 /** Prefix of every lock key. */
-#define SHMKV_LOCK_PREFIX "lock."
+#define SHMKV_LOCK_PREFIX     "lock."
 #define SHMKV_LOCK_PREFIX_LEN 5u
 /** Longest lease or pattern timeout, in ms (about 34 years). */
 #define SHMKV_LOCK_LEASE_MAX (INT64_C(1) << 40)
@@ -142,8 +142,10 @@ enum shmkv_lock_grant {
 
 /* Modes of shmkv_lock_extend(). */
 enum shmkv_lock_extend_mode {
-	SHMKV_LOCK_EXTEND_ADD = 0,     /**< lease end += ms */
-	SHMKV_LOCK_EXTEND_REPLACE = 1, /**< lease end = now + ms (may shorten) */
+	/** The lease ends @ms later than it would have. */
+	SHMKV_LOCK_EXTEND_ADD = 0,
+	/** The lease ends @ms from now (which may be sooner). */
+	SHMKV_LOCK_EXTEND_REPLACE = 1,
 };
 
 /**
@@ -247,7 +249,7 @@ uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
 
 /** One lock as shmkv_lock_list() sees it (a snapshot, not a promise). */
 struct shmkv_lock_info {
-	const char *name;      /**< not NUL-terminated; valid in the call */
+	const char *name; /**< not NUL-terminated; valid in the call */
 	size_t name_len;
 	int held;	       /**< 1: HELD with its lease running */
 	int alive;	       /**< HELD: 1 holder exists, 0 dead; FREE: -1 */

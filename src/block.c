@@ -7,10 +7,14 @@
  *   FREE(g) --alloc--> USED(g, pid) --confirm--> USED(g, 0) --free--> FREE(g+1)
  *
  * There is no free list to corrupt and no counter to drift: allocation scans
- * the class from a process-local hint for a FREE tag. Readers copy a
- * published block without any lock and then check that its generation did
- * not move (a seqlock with the generation as sequence): a published block is
- * immutable until it is freed, and freeing bumps the generation.
+ * for a FREE tag, first in the page this process last allocated from, then
+ * in the class's other pages, then in a page it claims from the pool with
+ * one CAS on the page table (0 -> class + 1). A page never changes class
+ * once claimed, which is what lets a reader trust the class it reads for a
+ * page (after a range check). Readers copy a published block without any
+ * lock and then check that its generation did not move (a seqlock with the
+ * generation as sequence): a published block is immutable until it is
+ * freed, and freeing bumps the generation.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,37 +22,64 @@
 #include "atomic.h"
 #include "internal.h"
 
-struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint32_t cls,
-				     uint32_t idx)
+uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 {
-	/* Indices come from value words in shared memory: check them here,
-	 * once, so no caller can form a pointer outside the class region. */
-	if (cls >= kv->class_count || idx >= kv->cls[cls].block_count)
+	/* Relaxed: a page's class is written once (CAS from 0) and never
+	 * changes; a block named by a value word we acquired was allocated
+	 * after that CAS, so we see it. Out of range means corrupt or free. */
+	uint32_t c = page < kv->page_count
+			     ? shmkv__load32_relaxed(&kv->page_table[page])
+			     : 0;
+
+	return c != 0 && c <= kv->class_count ? c - 1 : SHMKV__NO_CLASS;
+}
+
+/*
+ * The block numbered @unit, and its class in *@cls. Unit numbers come from
+ * value words in shared memory: they are checked here, once, so no caller
+ * can form a pointer outside the page. Return: NULL if out of range.
+ */
+struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
+					uint32_t *cls)
+{
+	uint32_t page = unit / kv->units_per_page;
+	uint32_t idx = unit % kv->units_per_page;
+	uint32_t c = shmkv__page_class(kv, page);
+
+	if (c == SHMKV__NO_CLASS || idx >= kv->class_blocks[c])
 		return NULL;
-	return (struct shmkv_block_shm *)(kv->cls[cls].base +
-					  (size_t)idx * kv->cls[cls].block_size);
+	*cls = c;
+	return (struct shmkv_block_shm *)(kv->pages +
+					  (size_t)page * kv->page_size +
+					  (size_t)idx * kv->class_size[c]);
+}
+
+struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
+{
+	uint32_t cls;
+
+	return shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
 }
 
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 {
-	uint32_t cls = VAL_BLOCK_CLASS(ref);
+	uint32_t cls;
 
-	if (cls >= kv->class_count)
+	if (shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls) == NULL)
 		return 0;
-	return kv->cls[cls].block_size - sizeof(struct shmkv_block_shm);
+	return kv->class_size[cls] - sizeof(struct shmkv_block_shm);
 }
 
-/* Scans one class for a FREE block; at most block_count tags are read. */
-static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
-			  uint64_t *ref)
+/* Scans page @page of class @cls for a FREE block; at most one page of
+ * tags is read. Return: 0 and *@ref, or -ENOMEM. */
+static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
+			 uint32_t pid, uint64_t *ref)
 {
-	uint32_t count = kv->cls[cls].block_count;
-	/* Relaxed: a hint only; a stale value merely starts the scan elsewhere. */
-	uint32_t start = uatomic_read(&kv->alloc_hint[cls]);
+	unsigned char *base = kv->pages + (size_t)page * kv->page_size;
 
-	for (uint32_t n = 0; n < count; n++) {
-		uint32_t idx = (start + n) % count;
-		struct shmkv_block_shm *b = shmkv__block(kv, cls, idx);
+	for (uint32_t i = 0; i < kv->class_blocks[cls]; i++) {
+		struct shmkv_block_shm *b = (struct shmkv_block_shm *)(
+			base + (size_t)i * kv->class_size[cls]);
 		/* Relaxed: only a filter; the CAS below decides. */
 		uint64_t tag = shmkv__load_relaxed(&b->tag);
 
@@ -59,16 +90,61 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 		if (shmkv__cas_full(&b->tag, tag,
 				    BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
 			continue;
-		uatomic_set(&kv->alloc_hint[cls], idx + 1);
-		*ref = VAL_BLOCK_WORD(cls, idx, BLK_GEN(tag));
+		/* Relaxed: a process-local hint, maybe shared by threads. */
+		uatomic_set(&kv->alloc_page[cls], page + 1);
+		*ref = VAL_BLOCK_WORD(page * kv->units_per_page + i,
+				      BLK_GEN(tag));
 		return 0;
 	}
 	return -ENOMEM;
 }
 
+/* Claims a free page for @cls. Return: the page, or UINT32_MAX. */
+static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
+{
+	/* Relaxed: a hint, as above. */
+	uint32_t start = uatomic_read(&kv->claim_hint);
+
+	for (uint32_t n = 0; n < kv->page_count; n++) {
+		uint32_t page = (start + n) % kv->page_count;
+
+		/* Relaxed filter; full-barrier CAS decides the owner class
+		 * before any block of the page is allocated. */
+		if (shmkv__load32_relaxed(&kv->page_table[page]) != 0 ||
+		    shmkv__cas32_full(&kv->page_table[page], 0, cls + 1) != 0)
+			continue;
+		uatomic_set(&kv->claim_hint, page + 1);
+		return page;
+	}
+	return UINT32_MAX;
+}
+
+/* The last page we used, the class's other pages, then a new page. */
+static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
+			  uint64_t *ref)
+{
+	/* Relaxed: a hint; a stale one only starts the search elsewhere. */
+	uint32_t hint = uatomic_read(&kv->alloc_page[cls]), page;
+
+	if (hint != 0 && shmkv__page_class(kv, hint - 1) == cls &&
+	    alloc_in_page(kv, hint - 1, cls, pid, ref) == 0)
+		return 0;
+	for (uint32_t n = 0; n < kv->page_count; n++) {
+		page = (hint + n) % kv->page_count;
+		if (shmkv__page_class(kv, page) == cls &&
+		    alloc_in_page(kv, page, cls, pid, ref) == 0)
+			return 0;
+	}
+	page = claim_page(kv, cls);
+	if (page == UINT32_MAX)
+		return -ENOMEM;
+	return alloc_in_page(kv, page, cls, pid, ref);
+}
+
 /*
  * Allocates a block for @len bytes, owned by this process until published
- * and confirmed. A full class spills into the next larger one.
+ * and confirmed. When neither the class nor the pool has room, a larger
+ * class is tried.
  * Return: 0 and *@ref, or -ENOMEM.
  */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
@@ -76,7 +152,7 @@ int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	uint32_t pid = shmkv__self_pid();
 
 	for (uint32_t c = 0; c < kv->class_count; c++) {
-		if (kv->cls[c].block_size - sizeof(struct shmkv_block_shm) < len)
+		if (kv->class_size[c] - sizeof(struct shmkv_block_shm) < len)
 			continue;
 		if (alloc_in_class(kv, c, pid, ref) == 0)
 			return 0;
@@ -91,8 +167,7 @@ int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
  */
 void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, VAL_BLOCK_CLASS(ref),
-						 VAL_BLOCK_INDEX(ref));
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	uint64_t tag;
 
@@ -120,8 +195,7 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
  */
 void shmkv__block_confirm(struct shmkv *kv, uint64_t ref)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, VAL_BLOCK_CLASS(ref),
-						 VAL_BLOCK_INDEX(ref));
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	uint64_t tag;
 
@@ -152,8 +226,7 @@ static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
 int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 		      size_t cap, struct shmkv_block_view *view)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, VAL_BLOCK_CLASS(ref),
-						 VAL_BLOCK_INDEX(ref));
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	size_t room, n;
 
@@ -181,8 +254,7 @@ int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 int shmkv__block_equals(const struct shmkv *kv, uint64_t ref,
 			const void *val, size_t vlen, bool *equal)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, VAL_BLOCK_CLASS(ref),
-						 VAL_BLOCK_INDEX(ref));
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	size_t room = shmkv__block_capacity(kv, ref);
 	uint32_t len;

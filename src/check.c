@@ -41,7 +41,7 @@ struct check {
 	void *arg;
 	int problems;
 	/* Per class, one bit per block: referenced by a MEMBER slot. */
-	unsigned char *refs[SHMKV_CLASSES_MAX];
+	unsigned char *refs; /* one bit per block unit: referenced by a key */
 };
 
 /* A consistent copy of one slot: everything read under one state word. */
@@ -190,10 +190,10 @@ static void check_key(struct check *c, const struct slot_view *sv)
 	}
 }
 
-static bool ref_test_and_set(struct check *c, uint32_t cls, uint32_t idx)
+static bool ref_test_and_set(struct check *c, uint32_t unit)
 {
-	unsigned char *byte = &c->refs[cls][idx / 8];
-	unsigned char bit = (unsigned char)(1u << (idx % 8));
+	unsigned char *byte = &c->refs[unit / 8];
+	unsigned char bit = (unsigned char)(1u << (unit % 8));
 	bool was = *byte & bit;
 
 	*byte |= bit;
@@ -212,20 +212,20 @@ static bool value_unchanged(const struct check *c, const struct slot_view *sv)
 /* A BLOCK value word: the block exists, is ours, and is sane. */
 static void check_block_ref(struct check *c, const struct slot_view *sv)
 {
-	uint32_t cls = VAL_BLOCK_CLASS(sv->value),
-		 idx = VAL_BLOCK_INDEX(sv->value);
+	uint32_t idx = VAL_BLOCK_UNIT(sv->value), cls = 0;
 	uint32_t gen = VAL_BLOCK_GEN(sv->value), len, back;
-	struct shmkv_block_shm *b = shmkv__block(c->kv, cls, idx);
+	struct shmkv_block_shm *b = shmkv__block_at(c->kv, idx, &cls);
 	uint64_t tag;
 
 	if (b == NULL) {
 		report(c,
-		       "slot %u: value names block %u of class %u, which does "
-		       "not exist",
-		       sv->index, idx, cls);
+		       "slot %u: value names block %u, which does not exist "
+		       "(page out of range, given to no class, or index past "
+		       "its class's blocks)",
+		       sv->index, idx);
 		return;
 	}
-	if (ref_test_and_set(c, cls, idx)) {
+	if (ref_test_and_set(c, idx)) {
 		report(c,
 		       "slot %u: block %u of class %u is also the value of "
 		       "another slot",
@@ -240,7 +240,7 @@ static void check_block_ref(struct check *c, const struct slot_view *sv)
 		return;
 	if (!BLK_USED(tag) || BLK_GEN(tag) != gen)
 		report(c,
-		       "slot %u: value names block %u of class %u generation "
+		       "slot %u: value names block %u (class %u) generation "
 		       "%u, but the block is %s generation %u",
 		       sv->index, idx, cls, gen,
 		       BLK_USED(tag) ? "used at" : "free at", BLK_GEN(tag));
@@ -336,31 +336,45 @@ static void check_slot(struct check *c, uint32_t idx)
 
 /* Unreferenced USED blocks: fine while a live process owns them (it is
  * about to publish or has just unpublished and is freeing them). */
-static void check_blocks(struct check *c, uint32_t cls)
+static void check_block(struct check *c, uint32_t unit)
 {
-	const struct shmkv_class *k = &c->kv->cls[cls];
+	uint32_t cls = 0;
+	struct shmkv_block_shm *b = shmkv__block_at(c->kv, unit, &cls);
+	/* Relaxed: a tag compared with nothing else. */
+	uint64_t tag = b ? shmkv__load_relaxed(&b->tag) : 0;
+	uint32_t pid = BLK_PID(tag);
 
-	for (uint32_t i = 0; i < k->block_count; i++) {
-		/* Relaxed: a tag compared with nothing else. */
-		uint64_t tag = shmkv__load_relaxed(
-			&shmkv__block(c->kv, cls, i)->tag);
-		uint32_t pid = BLK_PID(tag);
+	if (!BLK_USED(tag) || (c->refs[unit / 8] & (1u << (unit % 8))))
+		return;
+	if (pid != 0 && shmkv__pid_alive(pid))
+		return;
+	if (pid != 0)
+		report(c,
+		       "block %u of class %u (%u bytes): allocated by "
+		       "process %u, which died before publishing it "
+		       "(recover frees it)",
+		       unit, cls, c->kv->class_size[cls], pid);
+	else
+		report(c,
+		       "block %u of class %u (%u bytes): used but the "
+		       "value of no key (leaked; recover frees it)",
+		       unit, cls, c->kv->class_size[cls]);
+}
 
-		if (!BLK_USED(tag) || (c->refs[cls][i / 8] & (1u << (i % 8))))
+static void check_blocks(struct check *c)
+{
+	for (uint32_t page = 0; page < c->kv->page_count; page++) {
+		uint32_t cls = shmkv__page_class(c->kv, page);
+		uint32_t table = shmkv__load32_relaxed(&c->kv->page_table[page]);
+
+		if (cls == SHMKV__NO_CLASS) {
+			if (table != 0)
+				report(c, "page %u: given to class %u, which "
+					  "does not exist", page, table - 1);
 			continue;
-		if (pid != 0 && shmkv__pid_alive(pid))
-			continue;
-		if (pid != 0)
-			report(c,
-			       "block %u of class %u (%u bytes): allocated by "
-			       "process %u, which died before publishing it "
-			       "(recover frees it)",
-			       i, cls, k->block_size, pid);
-		else
-			report(c,
-			       "block %u of class %u (%u bytes): used but the "
-			       "value of no key (leaked; recover frees it)",
-			       i, cls, k->block_size);
+		}
+		for (uint32_t i = 0; i < c->kv->class_blocks[cls]; i++)
+			check_block(c, page * c->kv->units_per_page + i);
 	}
 }
 
@@ -389,12 +403,10 @@ static void check_header(struct check *c)
 
 static int refs_alloc(struct check *c)
 {
-	for (uint32_t cls = 0; cls < c->kv->class_count; cls++) {
-		c->refs[cls] = calloc(c->kv->cls[cls].block_count / 8 + 1, 1);
-		if (c->refs[cls] == NULL)
-			return -ENOMEM;
-	}
-	return 0;
+	uint64_t units = (uint64_t)c->kv->page_count * c->kv->units_per_page;
+
+	c->refs = calloc(units / 8 + 1, 1);
+	return c->refs ? 0 : -ENOMEM;
 }
 
 int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
@@ -409,10 +421,8 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 		check_header(&c);
 		for (uint64_t i = 0; i <= kv->mask; i++)
 			check_slot(&c, (uint32_t)i);
-		for (uint32_t cls = 0; cls < kv->class_count; cls++)
-			check_blocks(&c, cls);
+		check_blocks(&c);
 	}
-	for (uint32_t cls = 0; cls < kv->class_count; cls++)
-		free(c.refs[cls]);
+	free(c.refs);
 	return err ? err : c.problems;
 }

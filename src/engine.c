@@ -132,8 +132,7 @@ static int ensure_block(struct run *r, size_t len)
 /* Fills our unpublished block's header; its data is already written. */
 static uint64_t seal_block(struct run *r, size_t len, int64_t deadline)
 {
-	struct shmkv_block_shm *b = shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
-						 VAL_BLOCK_INDEX(r->block));
+	struct shmkv_block_shm *b = shmkv__block(r->kv, r->block);
 
 	/* Relaxed stores: published by the full-barrier CAS of the value
 	 * word, and nobody reads an unpublished block. */
@@ -151,9 +150,7 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 	if (err)
 		return err;
 	if (len > 0)
-		memcpy(shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
-				    VAL_BLOCK_INDEX(r->block))->data,
-		       bytes, len);
+		memcpy(shmkv__block(r->kv, r->block)->data, bytes, len);
 	*nv = seal_block(r, len, deadline);
 	return 0;
 }
@@ -184,8 +181,7 @@ static int store_from_old(struct run *r, uint64_t old,
 	err = ensure_block(r, cur->len);
 	if (err)
 		return err;
-	b = shmkv__block(r->kv, VAL_BLOCK_CLASS(r->block),
-			 VAL_BLOCK_INDEX(r->block));
+	b = shmkv__block(r->kv, r->block);
 	err = shmkv__block_read(r->kv, old, b->data,
 				shmkv__block_capacity(r->kv, r->block), &view);
 	if (err)

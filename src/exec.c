@@ -13,6 +13,7 @@
 #include "shmkv.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,13 +244,16 @@ static const char *arg_str(const struct exec_ctx *c, int i)
 	return c->argv[i] ? c->argv[i] : "";
 }
 
-/* The argument's length as a C string (what Redis's "%s" would print). */
+/* The argument's length as a C string (what Redis's "%s" would print),
+ * as the int a "%.*s" precision takes. */
 static int arg_cstrlen(const struct exec_ctx *c, int i)
 {
 	size_t len = c->argvlen[i];
 	const char *nul = len ? memchr(c->argv[i], '\0', len) : NULL;
 
-	return (int)(nul ? (size_t)(nul - c->argv[i]) : len);
+	if (nul)
+		len = (size_t)(nul - c->argv[i]);
+	return len > INT_MAX ? INT_MAX : (int)len;
 }
 
 /* Parses an integer argument. Return: 0, or -EDOM as Redis's string2ll. */

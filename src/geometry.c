@@ -35,15 +35,29 @@ int shmkv__name_validate(const char *name)
 	return 0;
 }
 
-/* 256 bytes a slot, but never so little that a class holds < 8 blocks. */
+static uint32_t top_class_size(uint32_t value_max)
+{
+	uint64_t top = round_up(value_max + sizeof(struct shmkv_block_shm), 8);
+
+	return top > SHMKV_BLOCK_MIN ? (uint32_t)top : SHMKV_BLOCK_MIN;
+}
+
+static uint32_t page_size_for(uint32_t value_max)
+{
+	uint64_t page = round_up(top_class_size(value_max), 4096);
+
+	return page > SHMKV_PAGE_MIN ? (uint32_t)page : SHMKV_PAGE_MIN;
+}
+
+/* 256 bytes a slot, but at least one page for every size class. */
 static uint64_t default_value_memory(const struct shmkv_geometry *g)
 {
-	uint64_t top = round_up(g->value_max + sizeof(struct shmkv_block_shm), 8);
+	uint32_t top = top_class_size(g->value_max);
 	uint64_t classes = 1, floor;
 
 	for (uint64_t size = SHMKV_BLOCK_MIN; size < top; size *= 2)
 		classes++;
-	floor = classes * 8 * (top > SHMKV_BLOCK_MIN ? top : SHMKV_BLOCK_MIN);
+	floor = classes * page_size_for(g->value_max);
 	return (uint64_t)g->slot_count * 256 > floor
 		       ? (uint64_t)g->slot_count * 256
 		       : floor;
@@ -75,34 +89,28 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 /*
  * Size classes: 32, 64, ... doubling while below the largest block, then
  * one class that fits exactly value_max plus the block header, so the top
- * class wastes nothing. Each class gets an equal share of value_memory.
+ * class wastes nothing. Value storage is a run of pages; a page is given to
+ * a class when that class first needs room, so memory follows the sizes
+ * actually stored.
  */
-static int layout_classes(struct shmkv_geometry *g, uint64_t offset)
+static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 {
-	uint32_t top = (uint32_t)round_up(g->value_max +
-					   sizeof(struct shmkv_block_shm), 8);
-	uint32_t n = 0, size;
-	uint64_t share;
+	uint32_t top = top_class_size(g->value_max), n = 0;
 
-	for (size = SHMKV_BLOCK_MIN; size < top; size *= 2)
-		g->classes[n++].block_size = size;
-	g->classes[n++].block_size = top > SHMKV_BLOCK_MIN ? top
-							   : SHMKV_BLOCK_MIN;
+	for (uint32_t size = SHMKV_BLOCK_MIN; size < top; size *= 2)
+		g->class_size[n++] = size;
+	g->class_size[n++] = top;
 	g->class_count = n;
-	share = g->value_memory / n;
-	for (uint32_t c = 0; c < n; c++) {
-		uint64_t count = share / g->classes[c].block_size;
-
-		if (count > SHMKV_BLOCKS_PER_CLASS_MAX)
-			count = SHMKV_BLOCKS_PER_CLASS_MAX;
-		g->classes[c].block_count = (uint32_t)count;
-		g->classes[c].offset = offset;
-		offset = round_up(offset + count * g->classes[c].block_size, 64);
-	}
+	g->page_size = page_size_for(g->value_max);
+	g->units_per_page = g->page_size / SHMKV_BLOCK_MIN;
 	/* The largest value must fit somewhere, or value_max is a lie. */
-	if (g->classes[n - 1].block_count == 0)
+	if (g->value_memory / g->page_size == 0 ||
+	    g->value_memory / g->page_size * g->units_per_page > SHMKV_UNITS_MAX)
 		return -EINVAL;
-	g->segment_size = round_up(offset, 4096);
+	g->page_count = (uint32_t)(g->value_memory / g->page_size);
+	g->page_table_offset = offset;
+	g->pages_offset = round_up(offset + (uint64_t)g->page_count * 4, 4096);
+	g->segment_size = g->pages_offset + (uint64_t)g->page_count * g->page_size;
 	return 0;
 }
 
@@ -120,7 +128,7 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 					  g->key_max, 32);
 	g->slots_offset = SHMKV_HEADER_SIZE;
 	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
-	err = layout_classes(g, round_up(g->slots_offset + slots_bytes, 64));
+	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));
 	if (err)
 		return err;
 	return g->segment_size > SEGMENT_SIZE_MAX ? -EINVAL : 0;
@@ -132,10 +140,13 @@ static bool geometry_equal(const struct shmkv_header_shm *h,
 	if (h->slot_size != g->slot_size || h->slots_offset != g->slots_offset ||
 	    h->class_count != g->class_count ||
 	    h->segment_size != g->segment_size ||
-	    h->probe_limit != g->probe_limit)
+	    h->probe_limit != g->probe_limit || h->page_size != g->page_size ||
+	    h->page_count != g->page_count ||
+	    h->units_per_page != g->units_per_page ||
+	    h->page_table_offset != g->page_table_offset ||
+	    h->pages_offset != g->pages_offset)
 		return false;
-	return memcmp(h->classes, g->classes,
-		      sizeof(g->classes[0]) * g->class_count) == 0;
+	return memcmp(h->class_size, g->class_size, sizeof(g->class_size)) == 0;
 }
 
 /*

@@ -24,17 +24,15 @@ struct shmkv_geometry {
 	uint32_t value_max;
 	uint32_t probe_limit;
 	uint32_t class_count;
+	uint32_t page_size;
+	uint32_t page_count;
+	uint32_t units_per_page;
 	uint64_t value_memory;
 	uint64_t slots_offset;
+	uint64_t page_table_offset;
+	uint64_t pages_offset;
 	uint64_t segment_size;
-	struct shmkv_class_shm classes[SHMKV_CLASSES_MAX];
-};
-
-/* One class as the handle sees it: a validated base pointer and bounds. */
-struct shmkv_class {
-	unsigned char *base;
-	uint32_t block_size;
-	uint32_t block_count;
+	uint32_t class_size[SHMKV_CLASSES_MAX];
 };
 
 /*
@@ -52,13 +50,21 @@ struct shmkv {
 	uint32_t value_max;
 	uint32_t probe_limit;
 	uint32_t class_count;
+	uint32_t page_size;
+	uint32_t page_count;
+	uint32_t units_per_page;
 	uint64_t hash_seed;
 	uint64_t value_memory;
 	bool readonly;
-	struct shmkv_class cls[SHMKV_CLASSES_MAX];
-	/* Allocation hints, one per class: where this process last found a
-	 * free block. Process-local so allocation shares no hot word. */
-	uint32_t alloc_hint[SHMKV_CLASSES_MAX];
+	uint32_t *page_table; /* in the segment: 0 free, else class + 1 */
+	unsigned char *pages;
+	uint32_t class_size[SHMKV_CLASSES_MAX];
+	uint32_t class_blocks[SHMKV_CLASSES_MAX]; /* blocks in one page */
+	/* Allocation hints, process-local so allocation shares no hot word:
+	 * the page each class last allocated from, and where to look for a
+	 * free page. */
+	uint32_t alloc_page[SHMKV_CLASSES_MAX];
+	uint32_t claim_hint;
 	char name[SHMKV_NAME_MAX + 1];
 };
 
@@ -118,8 +124,11 @@ int shmkv__slot_reclaim(struct shmkv *kv, uint32_t index, uint64_t state,
 void shmkv__assist(struct shmkv *kv, uint32_t index, uint64_t state);
 
 /* block.c: value storage */
-struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint32_t cls,
-				     uint32_t idx);
+#define SHMKV__NO_CLASS UINT32_MAX
+uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page);
+struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
+					uint32_t *cls);
+struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);

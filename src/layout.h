@@ -1,9 +1,9 @@
 /*
  * layout.h - what lives in the shared segment, bit for bit.
  *
- * The segment is [header page][slot array][value storage, one region per
- * size class]. Every struct here ends in _shm, uses fixed-width types and
- * holds offsets and indices only: each process maps the segment at its own
+ * The segment is [header page][slot array][page table][value pages]. Every
+ * struct here ends in _shm, uses fixed-width types and holds offsets and
+ * indices only: each process maps the segment at its own
  * address. Nothing read from the segment is trusted: geometry is validated
  * once at attach and copied into the process-local handle, and every index or
  * length read afterwards is bounds-checked against that copy.
@@ -23,19 +23,14 @@
 #define SHMKV_CLASSES_MAX 24u
 /* Smallest value block; each class doubles it, the last fits value_max. */
 #define SHMKV_BLOCK_MIN 32u
-/* Blocks per class are indexed by 25 bits in a value word. */
-#define SHMKV_BLOCKS_PER_CLASS_MAX (1u << 25)
-
+/* Value storage comes in pages of at least this size, each given to one
+ * size class the first time that class needs room. */
+#define SHMKV_PAGE_MIN (64u << 10)
+/* Blocks are numbered page * units_per_page + index; 30 bits of a value
+ * word hold that number, which caps value storage at 32 GiB. */
+#define SHMKV_UNITS_MAX (1u << 30)
 /* Futex words for blocked lock acquirers (see shmkv_lock.h). */
 #define SHMKV_LOCK_WAIT_WORDS 256u
-
-/* One value size class: blocks of block_size bytes at offset. */
-struct shmkv_class_shm {
-	uint64_t offset;
-	uint32_t block_size;
-	uint32_t block_count;
-};
-_Static_assert(sizeof(struct shmkv_class_shm) == 16, "class layout");
 
 /*
  * The header. Written once by the creator before the segment gets its name;
@@ -56,10 +51,16 @@ struct shmkv_header_shm {
 	uint32_t value_max;
 	uint32_t probe_limit;
 	uint32_t class_count;
+	uint32_t page_size;
+	uint32_t page_count;
+	uint32_t units_per_page; /* page_size / SHMKV_BLOCK_MIN */
+	uint32_t reserved0;
+	uint64_t page_table_offset; /* page_count words: 0 free, else class+1 */
+	uint64_t pages_offset;
 	uint64_t created_unix_ms;
 	uint32_t creator_pid;
-	uint32_t reserved0;
-	struct shmkv_class_shm classes[SHMKV_CLASSES_MAX];
+	uint32_t reserved1;
+	uint32_t class_size[SHMKV_CLASSES_MAX]; /* block bytes, header included */
 	/* Futex words for lock waiters: a lock name hashes to one of them.
 	 * The only words of the header written after creation. */
 	uint32_t lock_wait[SHMKV_LOCK_WAIT_WORDS];
@@ -67,7 +68,7 @@ struct shmkv_header_shm {
 };
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
-_Static_assert(offsetof(struct shmkv_header_shm, classes) % 8 == 0,
+_Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");
 
 /*
@@ -120,9 +121,10 @@ enum shmkv_slot_state {
  *              inserter recycles such a slot only as a last resort.
  *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-61
  *              the low 14 bits of the slot version (same reason).
- *  BLOCK (10): a value block: bits 57-61 class, 32-56 index, 0-31 the block's
- *              generation, so a block freed and reused is never mistaken for
- *              the one a reader started copying.
+ *  BLOCK (10): a value block: bits 32-61 its unit number (page and index in
+ *              the page), bits 0-31 the block's generation, so a block freed
+ *              and reused is never mistaken for the one a reader started
+ *              copying.
  *  (11) is never written: reading it means corruption.
  */
 #define VAL_KIND(w) ((unsigned)((w) >> 62))
@@ -141,11 +143,10 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 #define VAL_INT_TAG(w) ((uint32_t)(((w) >> 48) & 0x3fffu))
 /* Sign-extend the low 48 bits. */
 #define VAL_INT_VALUE(w) ((int64_t)((w) << 16) >> 16)
-#define VAL_BLOCK_WORD(cls, idx, gen)                                         \
-	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(cls) << 57) |               \
-	 ((uint64_t)(idx) << 32) | (uint64_t)(gen))
-#define VAL_BLOCK_CLASS(w) ((uint32_t)(((w) >> 57) & 0x1fu))
-#define VAL_BLOCK_INDEX(w) ((uint32_t)(((w) >> 32) & 0x1ffffffu))
+#define VAL_BLOCK_WORD(unit, gen)                                             \
+	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(unit) << 32) |              \
+	 (uint64_t)(gen))
+#define VAL_BLOCK_UNIT(w) ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
 #define VAL_BLOCK_GEN(w) ((uint32_t)(w))
 
 /*
@@ -174,7 +175,6 @@ _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
 #define SHMKV_LAYOUT_FORMAT                                                   \
 	((SHMKV_LAYOUT_VERSION << 24) |                                        \
 	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                    \
-	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) |                    \
-	 (uint32_t)sizeof(struct shmkv_class_shm))
+	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | 2u)
 
 #endif /* SHMKV_LAYOUT_H */

@@ -166,7 +166,8 @@ static int owner_status(const struct lock_op *lo)
 		return lease_running(lo) ? 0 : SHMKV_LOCK_NOT_HELD;
 	if (lease_running(lo))
 		return SHMKV_LOCK_NOT_OWNER;
-	if (lo->found && (lk->flags & LK_HOLDING) && lo->seen.token != lk->token)
+	if (lo->found && (lk->flags & LK_HOLDING) &&
+	    lo->seen.token != lk->token)
 		return SHMKV_LOCK_NOT_OWNER;
 	return SHMKV_LOCK_NOT_HELD;
 }
@@ -208,7 +209,8 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	if (op->result != 0)
 		return SHMKV_ACT_KEEP;
 	end = (lo->mode == SHMKV_LOCK_EXTEND_ADD ? lo->seen.deadline_ms
-						 : lo->now) + lo->ms;
+						 : lo->now) +
+	      lo->ms;
 	if (end - lo->now > SHMKV_LOCK_LEASE_MAX)
 		return -EINVAL;
 	lo->rec = lo->seen;
@@ -220,8 +222,8 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 }
 
 /* Runs one op on @lk's key with a fresh clock and identity. */
-static int run(struct lock_op *lo, int (*decide)(struct shmkv_op *,
-						 const struct shmkv_cur *))
+static int run(struct lock_op *lo,
+	       int (*decide)(struct shmkv_op *, const struct shmkv_cur *))
 {
 	memset(&lo->op, 0, sizeof(lo->op));
 	lo->op.decide = decide;
@@ -236,7 +238,8 @@ static int run(struct lock_op *lo, int (*decide)(struct shmkv_op *,
 
 static int check_handle(const struct shmkv_lock *lk)
 {
-	if (lk == NULL || lk->kv == NULL || lk->key_len <= SHMKV_LOCK_PREFIX_LEN)
+	if (lk == NULL || lk->kv == NULL ||
+	    lk->key_len <= SHMKV_LOCK_PREFIX_LEN)
 		return -EINVAL;
 	/* Before any write to the header's wait words: it is mapped
 	 * read-only and a store would fault. */
@@ -284,7 +287,7 @@ static bool holder_dead(const struct lock_op *lo)
 static int attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 		   struct shmkv_lock_rec *seen)
 {
-	struct lock_op lo = {.lk = lk, .ms = lease};
+	struct lock_op lo = { .lk = lk, .ms = lease };
 	int rc = run(&lo, acquire_decide);
 
 	if (rc == -EBUSY && probe && holder_dead(&lo)) {
@@ -392,7 +395,7 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 
 int shmkv_lock_release(struct shmkv_lock *lk)
 {
-	struct lock_op lo = {.lk = lk};
+	struct lock_op lo = { .lk = lk };
 	int rc = check_handle(lk);
 
 	if (rc)
@@ -408,7 +411,7 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 		      enum shmkv_lock_extend_mode mode)
 {
-	struct lock_op lo = {.lk = lk, .ms = ms, .mode = mode};
+	struct lock_op lo = { .lk = lk, .ms = ms, .mode = mode };
 	int rc = check_handle(lk);
 
 	if (rc)
@@ -516,8 +519,8 @@ static int list_visit(const void *key, size_t klen, void *arg)
 {
 	struct list_ctx *c = arg;
 	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
-	struct shmkv_value v = {.buf = buf, .cap = sizeof(buf)};
-	struct shmkv_lock_info info = {0};
+	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
+	struct shmkv_lock_info info = { 0 };
 	struct shmkv_lock_rec rec;
 
 	if (klen <= SHMKV_LOCK_PREFIX_LEN ||
@@ -538,7 +541,7 @@ static int list_visit(const void *key, size_t klen, void *arg)
 
 int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg)
 {
-	struct list_ctx c = {.kv = kv, .fn = fn, .arg = arg};
+	struct list_ctx c = { .kv = kv, .fn = fn, .arg = arg };
 	uint64_t cursor = 0;
 
 	if (kv == NULL || fn == NULL)

@@ -67,7 +67,7 @@ static int parse_time(const char *s, size_t len, int64_t *t)
 static int get_time(const struct pattern *p, int64_t *t)
 {
 	char buf[32];
-	struct shmkv_value v = {.buf = buf, .cap = sizeof(buf)};
+	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
 	int r = shmkv_get(p->kv, p->key, p->klen, &v);
 
 	if (r == -ENOBUFS)
@@ -81,7 +81,7 @@ static int get_time(const struct pattern *p, int64_t *t)
 static int getset_time(const struct pattern *p, int64_t t, int64_t *old)
 {
 	char nv[24], buf[32];
-	struct shmkv_value v = {.buf = buf, .cap = sizeof(buf)};
+	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
 	int n = snprintf(nv, sizeof(nv), "%lld", (long long)t);
 	int r = shmkv_getset(p->kv, p->key, p->klen, nv, (size_t)n, &v);
 
@@ -192,7 +192,7 @@ static int wait_rounds(struct pattern *p, int64_t end)
 int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
 		       int64_t wait_ms, int64_t *expiry)
 {
-	struct pattern p = {.timeout_ms = timeout_ms};
+	struct pattern p = { .timeout_ms = timeout_ms };
 	int64_t end;
 	int rc = pattern_init(&p, kv, name);
 
@@ -214,7 +214,7 @@ int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
 
 int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry)
 {
-	struct pattern p = {0};
+	struct pattern p = { 0 };
 	int rc = pattern_init(&p, kv, name);
 
 	if (rc)

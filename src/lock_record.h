@@ -18,7 +18,7 @@
  * so no reader sees a torn record; copied out before it is interpreted.
  * Host byte order: a segment is only shared by processes of one host.
  */
-#define SHMKV_LOCK_MAGIC 0x4b4c4b53u /* "SKLK" */
+#define SHMKV_LOCK_MAGIC       0x4b4c4b53u /* "SKLK" */
 #define SHMKV_LOCK_REC_VERSION 1u
 
 enum shmkv_lock_state {
@@ -90,6 +90,10 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
  * word moves after the waiter's next load of it (so its FUTEX_WAIT returns
  * at once) or before it (so its try sees the change); or the waiter's
  * increment came later, and so did its try, which then sees the change.
+ *
+ * A waiter killed while counted leaves the count one too high for good:
+ * releases on that word then make a FUTEX_WAKE nobody needs (a syscall of
+ * cost, no error). shmkv_lock_list() shows the count.
  */
 uint32_t shmkv__lock_wait_index(const struct shmkv *kv, const void *key,
 				size_t klen);

@@ -93,8 +93,8 @@ int shmkv__lock_wait_sleep(struct shmkv *kv, uint32_t idx, uint32_t seq,
 			   int64_t ms)
 {
 	uint32_t *word = &header(kv)->lock_wait[idx % SHMKV_LOCK_WAIT_WORDS];
-	struct timespec rel = {.tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000};
+	struct timespec rel = { .tv_sec = ms / 1000,
+				.tv_nsec = (ms % 1000) * 1000000 };
 
 	/* The kernel compares *word with seq and queues us atomically with
 	 * respect to FUTEX_WAKE: a wake after our load of seq is not lost. */
@@ -177,7 +177,8 @@ void shmkv__proc_self(struct shmkv_proc_id *me)
 
 	me->pid = pid;
 	/* Acquire: pairs with the release below; self_start is then ours. */
-	if (atomic_load_explicit(&self_start_pid, memory_order_acquire) == pid) {
+	if (atomic_load_explicit(&self_start_pid, memory_order_acquire) ==
+	    pid) {
 		me->start = atomic_load_explicit(&self_start,
 						 memory_order_relaxed);
 		return;

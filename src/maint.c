@@ -107,12 +107,13 @@ static bool block_referenced(const struct shmkv *kv,
 
 /* One used block: confirm it for a dead publisher, or free it if nothing
  * references it and no live process may still publish it. */
-static int recover_block(struct shmkv *kv, uint32_t c, uint32_t idx)
+static int recover_block(struct shmkv *kv, uint32_t unit)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, c, idx);
+	uint32_t cls;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
 	/* Acquire: pairs with the CAS that allocated or confirmed it. */
-	uint64_t tag = shmkv__load_acquire(&b->tag);
-	uint64_t ref = VAL_BLOCK_WORD(c, idx, BLK_GEN(tag));
+	uint64_t tag = b ? shmkv__load_acquire(&b->tag) : 0;
+	uint64_t ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
 	uint32_t pid = BLK_PID(tag);
 
 	if (!BLK_USED(tag) || (pid != 0 && shmkv__pid_alive(pid)))
@@ -125,6 +126,23 @@ static int recover_block(struct shmkv *kv, uint32_t c, uint32_t idx)
 	}
 	shmkv__block_free(kv, ref);
 	return 1;
+}
+
+/* Calls @fn for every block of every page given to a class. */
+static uint64_t foreach_block(struct shmkv *kv,
+			      int (*fn)(struct shmkv *kv, uint32_t unit))
+{
+	uint64_t sum = 0;
+
+	for (uint32_t page = 0; page < kv->page_count; page++) {
+		uint32_t c = shmkv__page_class(kv, page);
+
+		if (c == SHMKV__NO_CLASS)
+			continue;
+		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
+			sum += (uint64_t)fn(kv, page * kv->units_per_page + i);
+	}
+	return sum;
 }
 
 int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
@@ -140,9 +158,7 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 	/* Slots first: deciding stuck inserts and finishing deletes can only
 	 * unpublish blocks, which the block pass then frees. */
 	fixed = recover_slots(kv, &rep);
-	for (uint32_t c = 0; c < kv->class_count; c++)
-		for (uint32_t i = 0; i < kv->cls[c].block_count; i++)
-			rep.leaked_blocks += recover_block(kv, c, i);
+	rep.leaked_blocks = foreach_block(kv, recover_block);
 	fixed += (int)rep.leaked_blocks;
 	if (report)
 		*report = rep;
@@ -182,6 +198,30 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 	}
 }
 
+static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
+{
+	st->page_size = kv->page_size;
+	st->pages = kv->page_count;
+	st->classes = kv->class_count;
+	for (uint32_t c = 0; c < kv->class_count; c++)
+		st->cls[c].block_size = kv->class_size[c];
+	for (uint32_t page = 0; page < kv->page_count; page++) {
+		uint32_t c = shmkv__page_class(kv, page);
+		unsigned char *base = kv->pages + (size_t)page * kv->page_size;
+
+		if (c == SHMKV__NO_CLASS) {
+			st->pages_free++;
+			continue;
+		}
+		st->cls[c].pages++;
+		st->cls[c].blocks += kv->class_blocks[c];
+		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
+			/* Relaxed: a count, not a snapshot. */
+			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
+				(uint64_t *)(base + (size_t)i * kv->class_size[c])));
+	}
+}
+
 int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 {
 	int64_t now;
@@ -194,15 +234,7 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 	now = shmkv__now_ms();
 	for (uint64_t i = 0; i <= kv->mask; i++)
 		stats_slot(kv, (uint32_t)i, now, st);
-	st->classes = kv->class_count;
-	for (uint32_t c = 0; c < kv->class_count; c++) {
-		st->cls[c].block_size = kv->cls[c].block_size;
-		st->cls[c].blocks = kv->cls[c].block_count;
-		for (uint32_t b = 0; b < kv->cls[c].block_count; b++)
-			/* Relaxed: a count, not a snapshot. */
-			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
-				&shmkv__block(kv, c, b)->tag));
-	}
+	stats_values(kv, st);
 	return 0;
 }
 

@@ -49,16 +49,17 @@ static void handle_init(struct shmkv *kv, unsigned char *base,
 	kv->value_memory = g->value_memory;
 	kv->hash_seed = seed;
 	kv->readonly = readonly;
+	kv->page_size = g->page_size;
+	kv->page_count = g->page_count;
+	kv->units_per_page = g->units_per_page;
+	kv->page_table = (uint32_t *)(base + g->page_table_offset);
+	kv->pages = base + g->pages_offset;
 	for (uint32_t c = 0; c < g->class_count; c++) {
-		kv->cls[c].base = base + g->classes[c].offset;
-		kv->cls[c].block_size = g->classes[c].block_size;
-		kv->cls[c].block_count = g->classes[c].block_count;
-		/* Spread processes over each class so they rarely collide. */
-		kv->alloc_hint[c] = g->classes[c].block_count
-					    ? shmkv__self_pid() * 2654435761u %
-						      g->classes[c].block_count
-					    : 0;
+		kv->class_size[c] = g->class_size[c];
+		kv->class_blocks[c] = g->page_size / g->class_size[c];
 	}
+	/* Spread processes over the pages so they rarely collide. */
+	kv->claim_hint = shmkv__self_pid() * 2654435761u % g->page_count;
 	snprintf(kv->name, sizeof(kv->name), "%s", name);
 }
 
@@ -79,9 +80,14 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	h->value_max = g->value_max;
 	h->probe_limit = g->probe_limit;
 	h->class_count = g->class_count;
+	h->page_size = g->page_size;
+	h->page_count = g->page_count;
+	h->units_per_page = g->units_per_page;
+	h->page_table_offset = g->page_table_offset;
+	h->pages_offset = g->pages_offset;
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
 	h->creator_pid = shmkv__self_pid();
-	memcpy(h->classes, g->classes, sizeof(g->classes));
+	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
 	/* Release: whoever reads the magic reads every field above. A fresh
 	 * tmpfs file is zero-filled, which is already a valid empty table
 	 * (every slot EMPTY at version 0, every block FREE). */

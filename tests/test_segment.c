@@ -745,13 +745,20 @@ Test(foreign, inconsistent_geometry_is_ebadmsg)
 	assert_u64_refused(HDR_OFF(value_memory), 0, -EBADMSG);
 	assert_u64_refused(HDR_OFF(value_memory), h.value_memory * 2, -EBADMSG);
 	assert_u64_refused(HDR_OFF(value_memory), UINT64_MAX, -EBADMSG);
-	assert_u64_refused(HDR_OFF(classes[0].offset), 0, -EBADMSG);
-	assert_u64_refused(HDR_OFF(classes[0].offset), h.segment_size,
+	assert_u32_refused(HDR_OFF(class_size[0]), 0, -EBADMSG);
+	assert_u32_refused(HDR_OFF(class_size[0]), h.class_size[0] * 2,
 			   -EBADMSG);
-	assert_u32_refused(HDR_OFF(classes[0].block_size), 0, -EBADMSG);
-	assert_u32_refused(HDR_OFF(classes[0].block_count),
-			   h.classes[0].block_count + 1, -EBADMSG);
-	assert_u32_refused(HDR_OFF(classes[0].block_count), 0xffffffffu,
+	assert_u32_refused(HDR_OFF(class_size[SHMKV_CLASSES_MAX - 1]), 64,
+			   -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_size), 0, -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_size), h.page_size * 2, -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_count), h.page_count + 1, -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_count), 0xffffffffu, -EBADMSG);
+	assert_u32_refused(HDR_OFF(units_per_page), 0, -EBADMSG);
+	assert_u64_refused(HDR_OFF(page_table_offset), 0, -EBADMSG);
+	assert_u64_refused(HDR_OFF(page_table_offset), h.segment_size,
+			   -EBADMSG);
+	assert_u64_refused(HDR_OFF(pages_offset), h.pages_offset + 4096,
 			   -EBADMSG);
 }
 
@@ -866,7 +873,7 @@ static void torture(enum region region, unsigned seed)
 
 	make_closed_store();
 	tu_shm_pread(tu_name, &h, sizeof(h), 0);
-	from = region == VALUE_STORAGE ? (off_t)h.classes[0].offset
+	from = region == VALUE_STORAGE ? (off_t)h.page_table_offset
 				       : (off_t)SHMKV_HEADER_SIZE;
 	to = region == SLOT_ARRAY
 		     ? (off_t)(h.slots_offset +

@@ -213,6 +213,42 @@ Test(table, exhausted_value_storage_gives_enomem_and_changes_nothing)
 	tu_assert_missing(kv, LIT("fresh"));
 }
 
+/*
+ * Value storage is handed out a page at a time to whichever size class
+ * needs it, so a store holding values of one size only can fill nearly
+ * all of value_memory with them (not an equal share per class).
+ */
+Test(table, one_value_size_can_use_almost_all_value_memory)
+{
+	const uint64_t memory = 4u << 20;
+	shmkv_t *kv = create_small(8192, 1024, memory);
+	char *big = tu_fill(1024, 'B');
+	unsigned fit = fill_storage(kv, big, 1024, 8192);
+	/* 1048-byte blocks: 62 to a 64 KiB page, 64 pages. */
+	unsigned ideal = (unsigned)(memory / (64 * 1024)) * (65536 / 1048);
+
+	cr_assert_eq(fit, ideal, "%u values of 1 KiB fit in 4 MiB, expected %u",
+		     fit, ideal);
+}
+
+/* Pages given to one class serve later values of other sizes only
+ * through spill to a larger class: small values still fit after the
+ * large ones took every page. */
+Test(table, small_values_spill_into_larger_classes_when_pages_run_out)
+{
+	shmkv_t *kv = create_small(8192, 1024, 1u << 20);
+	char *big = tu_fill(1024, 'B');
+	unsigned fit = fill_storage(kv, big, 1024, 8192);
+	char k[32];
+
+	cr_assert_gt(fit, 1);
+	tu_assert_rc(shmkv_del(kv, k, tu_fmt(k, sizeof(k), "big", 0)), 1);
+	tu_assert_rc(shmkv_set(kv, LIT("small"), LIT("a small string"), 0, 0,
+			       NULL),
+		     1);
+	tu_assert_get_str(kv, "small", "a small string");
+}
+
 Test(table, deleting_gives_value_storage_back)
 {
 	shmkv_t *kv = create_small(256, 1024, 64 * 1024);
