@@ -311,6 +311,57 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 		 int64_t *result);
 
 /*
+ * Prepared keys.
+ *
+ * A command hashes its key and probes the table for it. A process that
+ * works on one key over and over (a lock, a counter) can do that once:
+ * shmkv_key_prepare() hashes the key, and the shmkv_key_* commands remember
+ * the slot where they last found it. Before using a remembered slot they
+ * check with one load that its state word is unchanged (same key, same
+ * incarnation); if the slot was recycled meanwhile they probe again. The
+ * semantics are those of the plain commands, with the same errors.
+ */
+struct shmkv_keyref {
+	const void *key; /* the caller's bytes: must outlive the reference */
+	size_t len;
+	/* Private to the library. */
+	const void *owner;
+	uint32_t hash32;
+	uint32_t home;
+	uint32_t slot;
+	uint64_t state;
+};
+
+/**
+ * shmkv_key_prepare - hashes @key for use with @kv's shmkv_key_* commands.
+ * @ref: filled in; a plain struct the caller owns (stack or heap). It
+ *       refers to @key without copying it. Use it with @kv only, and from
+ *       one thread at a time (the commands update its cache).
+ * Return: 0, -EINVAL (NULL argument), -ENAMETOOLONG.
+ */
+int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
+		      size_t klen);
+
+/* The string commands on a prepared key: as shmkv_<command>() above; a
+ * @ref not prepared for @kv gives -EINVAL. */
+int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		  size_t vlen, unsigned flags, int64_t expire,
+		  struct shmkv_value *old);
+int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		    size_t vlen);
+int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
+		  struct shmkv_value *out);
+int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		     size_t vlen, struct shmkv_value *old);
+int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
+		     struct shmkv_value *old);
+int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref);
+int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		      size_t vlen);
+int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
+		     int64_t *result);
+
+/*
  * Maintenance.
  */
 

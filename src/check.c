@@ -209,51 +209,58 @@ static bool value_unchanged(const struct check *c, const struct slot_view *sv)
 	       sv->value;
 }
 
-/* A BLOCK value word: the block exists, is ours, and is sane. */
-static void check_block_ref(struct check *c, const struct slot_view *sv)
+/* The block @b (unit @unit, class @cls) named by @sv's value word: USED
+ * at the word's generation, pointing back at the slot, of a length that
+ * fits. */
+static void check_block_content(struct check *c, const struct slot_view *sv,
+				const struct shmkv_block_shm *b, uint32_t unit,
+				uint32_t cls)
 {
-	uint32_t idx = VAL_BLOCK_UNIT(sv->value), cls = 0;
-	uint32_t gen = VAL_BLOCK_GEN(sv->value), len, back;
-	struct shmkv_block_shm *b = shmkv__block_at(c->kv, idx, &cls);
-	uint64_t tag;
-
-	if (b == NULL) {
-		report(c,
-		       "slot %u: value names block %u, which does not exist "
-		       "(page out of range, given to no class, or index past "
-		       "its class's blocks)",
-		       sv->index, idx);
-		return;
-	}
-	if (ref_test_and_set(c, idx)) {
-		report(c,
-		       "slot %u: block %u of class %u is also the value of "
-		       "another slot",
-		       sv->index, idx, cls);
-		return;
-	}
+	uint32_t gen = VAL_BLOCK_GEN(sv->value);
 	/* Acquire: the block's fields read next are the published ones. */
-	tag = shmkv__load_acquire(&b->tag);
-	len = shmkv__load32_relaxed(&b->len);
-	back = shmkv__load32_relaxed(&b->slot);
+	uint64_t tag = shmkv__load_acquire(&b->tag);
+	uint32_t len = shmkv__load32_relaxed(&b->len);
+	uint32_t back = shmkv__load32_relaxed(&b->slot);
+
 	if (!value_unchanged(c, sv))
 		return;
 	if (!BLK_USED(tag) || BLK_GEN(tag) != gen)
 		report(c,
 		       "slot %u: value names block %u (class %u) generation "
 		       "%u, but the block is %s generation %u",
-		       sv->index, idx, cls, gen,
+		       sv->index, unit, cls, gen,
 		       BLK_USED(tag) ? "used at" : "free at", BLK_GEN(tag));
 	else if (back != sv->index)
 		report(c,
 		       "slot %u: block %u of class %u points back at slot %u",
-		       sv->index, idx, cls, back);
+		       sv->index, unit, cls, back);
 	else if (len > c->kv->value_max ||
 		 len > shmkv__block_capacity(c->kv, sv->value))
 		report(c,
 		       "slot %u: block %u of class %u holds %u bytes, more "
 		       "than it can (value_max %u)",
-		       sv->index, idx, cls, len, c->kv->value_max);
+		       sv->index, unit, cls, len, c->kv->value_max);
+}
+
+/* A BLOCK value word: the block exists and no other slot names it. */
+static void check_block_ref(struct check *c, const struct slot_view *sv)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(sv->value), cls = 0;
+	struct shmkv_block_shm *b = shmkv__block_at(c->kv, unit, &cls);
+
+	if (b == NULL)
+		report(c,
+		       "slot %u: value names block %u, which does not exist "
+		       "(page out of range, given to no class, or index past "
+		       "its class's blocks)",
+		       sv->index, unit);
+	else if (ref_test_and_set(c, unit))
+		report(c,
+		       "slot %u: block %u of class %u is also the value of "
+		       "another slot",
+		       sv->index, unit, cls);
+	else
+		check_block_content(c, sv, b, unit, cls);
 }
 
 static void check_value(struct check *c, const struct slot_view *sv)
@@ -365,12 +372,15 @@ static void check_blocks(struct check *c)
 {
 	for (uint32_t page = 0; page < c->kv->page_count; page++) {
 		uint32_t cls = shmkv__page_class(c->kv, page);
-		uint32_t table = shmkv__load32_relaxed(&c->kv->page_table[page]);
+		uint32_t table = shmkv__load32_relaxed(
+			&c->kv->page_table[page]);
 
 		if (cls == SHMKV__NO_CLASS) {
 			if (table != 0)
-				report(c, "page %u: given to class %u, which "
-					  "does not exist", page, table - 1);
+				report(c,
+				       "page %u: given to class %u, which "
+				       "does not exist",
+				       page, table - 1);
 			continue;
 		}
 		for (uint32_t i = 0; i < c->kv->class_blocks[cls]; i++)

@@ -306,13 +306,31 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	return err == 0 ? RELOOKUP : err;
 }
 
-static int check_args(const struct shmkv *kv, const void *key, size_t klen,
-		      const struct shmkv_op *op)
+int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
+		      size_t klen)
 {
-	if (kv == NULL || (key == NULL && klen > 0))
+	struct shmkv_key k;
+
+	if (kv == NULL || ref == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
 	if (klen > kv->key_max)
 		return -ENAMETOOLONG;
+	shmkv__key_init(kv, &k, key, klen);
+	ref->key = key;
+	ref->len = klen;
+	ref->owner = kv;
+	ref->hash32 = k.hash32;
+	ref->home = k.home;
+	ref->slot = 0;
+	ref->state = 0; /* never a MEMBER word: nothing cached */
+	return 0;
+}
+
+static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
+		      const struct shmkv_op *op)
+{
+	if (kv == NULL || ref == NULL || ref->owner != kv)
+		return -EINVAL;
 	if (op->new_bytes == NULL && op->new_len > 0)
 		return -EINVAL;
 	if (op->new_len > kv->value_max || op->cmp_len > kv->value_max)
@@ -322,22 +340,48 @@ static int check_args(const struct shmkv *kv, const void *key, size_t klen,
 	return kv->readonly && !op->read_only ? -EROFS : 0;
 }
 
-int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
-	       struct shmkv_op *op)
+/*
+ * Finds the key's slot: the one the reference remembers if it is still
+ * that slot's incarnation (attempt() re-checks the state word after
+ * reading the value, so a recycled slot is caught there), else by probing.
+ */
+static int find(struct run *r, struct shmkv_keyref *ref,
+		const struct shmkv_key *k)
+{
+	int found;
+
+	if (SLOT_STATE(ref->state) == SLOT_MEMBER && ref->slot <= r->kv->mask) {
+		r->ref.index = ref->slot;
+		r->ref.state = ref->state;
+		return 1;
+	}
+	found = shmkv__lookup(r->kv, k, &r->ref);
+	if (found == 0)
+		found = on_missing(r, k);
+	if (found == 1) {
+		ref->slot = r->ref.index;
+		ref->state = r->ref.state;
+	}
+	return found;
+}
+
+int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
+		   struct shmkv_op *op)
 {
 	struct run r = {.kv = kv, .op = op};
 	struct shmkv_key k;
-	int err = check_args(kv, key, klen, op);
+	int err = check_args(kv, ref, op);
 
 	if (err)
 		return err;
-	shmkv__key_init(kv, &k, key, klen);
+	k.bytes = ref->key;
+	k.len = (uint32_t)ref->len;
+	k.hash32 = ref->hash32;
+	k.home = ref->home & kv->mask;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
-		int found = shmkv__lookup(kv, &k, &r.ref);
+		int found = find(&r, ref, &k);
 
-		if (found == 0)
-			found = on_missing(&r, &k);
 		if (found == RELOOKUP)
 			continue;
 		if (found <= 0) {
@@ -349,9 +393,19 @@ int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
 		while (err == 1 && ++n < SHMKV_RETRY_MAX);
 		if (err != RELOOKUP && err != 1)
 			break;
+		ref->state = 0; /* the slot was recycled: probe again */
 		err = -EAGAIN;
 	}
 	if (r.block != 0)
 		shmkv__block_free(kv, r.block);
 	return err < 0 ? err : op->result;
+}
+
+int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
+	       struct shmkv_op *op)
+{
+	struct shmkv_keyref ref;
+	int err = shmkv_key_prepare(kv, &ref, key, klen);
+
+	return err ? err : shmkv__run_ref(kv, &ref, op);
 }

@@ -66,6 +66,9 @@ struct shmkv_op {
 /* Runs @op on @key. Return: op->result, or a negative errno. */
 int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
 	       struct shmkv_op *op);
+/* The same on a prepared key, whose cached slot it uses and updates. */
+int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
+		   struct shmkv_op *op);
 
 /* Fails with -ENOBUFS when the current value does not fit op->buf. */
 static inline int shmkv__need_copy(const struct shmkv_op *op,

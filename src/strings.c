@@ -84,9 +84,9 @@ static int set_deadline(unsigned flags, int64_t expire, int64_t *deadline)
 			       true, deadline);
 }
 
-int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
-	      size_t vlen, unsigned flags, int64_t expire,
-	      struct shmkv_value *old)
+int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		  size_t vlen, unsigned flags, int64_t expire,
+		  struct shmkv_value *old)
 {
 	struct set_ctx c = {.flags = flags, .old = old};
 	struct shmkv_op op = {.decide = set_decide, .ctx = &c};
@@ -100,19 +100,19 @@ int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		want_value(&op, old);
 	op.new_bytes = val;
 	op.new_len = vlen;
-	return shmkv__run(kv, key, klen, &op);
+	return shmkv__run_ref(kv, ref, &op);
 }
 
-int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		size_t vlen)
+int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		    size_t vlen)
 {
-	return shmkv_set(kv, key, klen, val, vlen, SHMKV_SET_NX, 0, NULL);
+	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
 }
 
-int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		 size_t vlen, struct shmkv_value *old)
+int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		     size_t vlen, struct shmkv_value *old)
 {
-	int r = shmkv_set(kv, key, klen, val, vlen, SHMKV_SET_GET, 0, old);
+	int r = shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
 
 	return r < 0 ? r : (r & SHMKV_SET_HAD_OLD) != 0;
 }
@@ -128,18 +128,13 @@ static int get_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_KEEP;
 }
 
-int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
-	      struct shmkv_value *out)
+int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
+		  struct shmkv_value *out)
 {
 	struct shmkv_op op = {.decide = get_decide, .ctx = out, .read_only = true};
 
 	want_value(&op, out);
-	return shmkv__run(kv, key, klen, &op);
-}
-
-int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
-{
-	return shmkv_get(kv, key, klen, NULL);
+	return shmkv__run_ref(kv, ref, &op);
 }
 
 /* GETDEL, DEL: delete what is there. */
@@ -153,18 +148,18 @@ static int del_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return cur->exists ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
 }
 
-int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
-		 struct shmkv_value *old)
+int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
+		     struct shmkv_value *old)
 {
 	struct shmkv_op op = {.decide = del_decide, .ctx = old};
 
 	want_value(&op, old);
-	return shmkv__run(kv, key, klen, &op);
+	return shmkv__run_ref(kv, ref, &op);
 }
 
-int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
+int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 {
-	return shmkv_getdel(kv, key, klen, NULL);
+	return shmkv_key_getdel(kv, ref, NULL);
 }
 
 static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
@@ -173,8 +168,8 @@ static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return op->result ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
 }
 
-int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		  size_t vlen)
+int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		      size_t vlen)
 {
 	/* cmp must be non-NULL to be compared, even for an empty value. */
 	struct shmkv_op op = {.decide = delifeq_decide,
@@ -183,7 +178,7 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
-	return shmkv__run(kv, key, klen, &op);
+	return shmkv__run_ref(kv, ref, &op);
 }
 
 struct incr_ctx {
@@ -213,8 +208,8 @@ static int incr_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_STORE;
 }
 
-int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result)
+int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
+		     int64_t *result)
 {
 	unsigned char digits[SHMKV_INT_STRLEN];
 	struct incr_ctx c = {.delta = delta, .result = result};
@@ -224,7 +219,7 @@ int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 			      .buf = digits,
 			      .cap = sizeof(digits)};
 
-	return shmkv__run(kv, key, klen, &op);
+	return shmkv__run_ref(kv, ref, &op);
 }
 
 int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
@@ -244,4 +239,69 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 	if (delta == INT64_MIN)
 		return -EOVERFLOW;
 	return shmkv_incrby(kv, key, klen, -delta, result);
+}
+
+/*
+ * The plain commands: each prepares a throw-away reference to its key.
+ * Argument errors about the key (NULL, too long) come first, as before.
+ */
+#define WITH_REF(kv, key, klen, call)                                         \
+	do {                                                                  \
+		struct shmkv_keyref ref_;                                     \
+		int err_ = shmkv_key_prepare(kv, &ref_, key, klen);           \
+		return err_ ? err_ : (call);                                  \
+	} while (0)
+
+int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+	      size_t vlen, unsigned flags, int64_t expire,
+	      struct shmkv_value *old)
+{
+	WITH_REF(kv, key, klen,
+		 shmkv_key_set(kv, &ref_, val, vlen, flags, expire, old));
+}
+
+int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		size_t vlen)
+{
+	WITH_REF(kv, key, klen, shmkv_key_setnx(kv, &ref_, val, vlen));
+}
+
+int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		 size_t vlen, struct shmkv_value *old)
+{
+	WITH_REF(kv, key, klen, shmkv_key_getset(kv, &ref_, val, vlen, old));
+}
+
+int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+	      struct shmkv_value *out)
+{
+	WITH_REF(kv, key, klen, shmkv_key_get(kv, &ref_, out));
+}
+
+int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
+{
+	WITH_REF(kv, key, klen, shmkv_key_get(kv, &ref_, NULL));
+}
+
+int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+		 struct shmkv_value *old)
+{
+	WITH_REF(kv, key, klen, shmkv_key_getdel(kv, &ref_, old));
+}
+
+int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
+{
+	WITH_REF(kv, key, klen, shmkv_key_getdel(kv, &ref_, NULL));
+}
+
+int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		  size_t vlen)
+{
+	WITH_REF(kv, key, klen, shmkv_key_delifeq(kv, &ref_, val, vlen));
+}
+
+int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result)
+{
+	WITH_REF(kv, key, klen, shmkv_key_incrby(kv, &ref_, delta, result));
 }
