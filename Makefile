@@ -60,6 +60,17 @@ endif
 # Tests and benchmarks find the programs they exec (workers, tools) here.
 PROG_CFLAGS := -DSHMKV_BUILD_DIR='"$(abspath $(BUILD))"'
 
+# shmctl's prompt uses libedit when its header is there (libedit-dev);
+# LIBEDIT=0 builds without it, LIBEDIT=1 insists.
+ifeq ($(origin LIBEDIT),undefined)
+LIBEDIT := $(shell echo '\#include <editline/readline.h>' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+endif
+ifeq ($(LIBEDIT),1)
+SHMCTL_CFLAGS := -DSHMCTL_WITH_LIBEDIT
+SHMCTL_LIBS := -ledit
+endif
+
 LIB_LIBS := -lpthread
 TOOL_LIBS := -lpthread -lm
 BENCH_LIBS := -lhiredis -lurcu-cds -lurcu -lurcu-common -lpthread -lm
@@ -131,7 +142,7 @@ ALL_OBJS := $(LIB_OBJS) $(SHMCTL_SRCS:%.c=$(BUILD)/obj/%.o) \
 # Binaries depend on the list of sources: a deleted source file relinks
 # them instead of leaving its code in the library.
 FLAGS_FILE := $(BUILD)/.flags
-FLAGS_NOW := $(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LIBS)
+FLAGS_NOW := $(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LIBS) $(SHMCTL_CFLAGS)
 SRCS_FILE := $(BUILD)/.sources
 SRCS_NOW := $(ALL_OBJS)
 NO_BUILD_GOALS := clean format format-check help deps uninstall
@@ -169,6 +180,8 @@ $(BUILD)/obj/%.o: %.c $(FLAGS_FILE)
 # internal headers ("table.h") and their helpers; benchmarks theirs.
 $(BUILD)/obj/tests/%.o: override CFLAGS += $(PROG_CFLAGS) -Itests -Isrc
 $(BUILD)/obj/bench/%.o: override CFLAGS += $(PROG_CFLAGS) -Ibench
+$(BUILD)/obj/tools/shmctl.o $(BUILD)/obj/tools/shmctl_%.o: \
+	override CFLAGS += $(SHMCTL_CFLAGS)
 
 $(LIB_A): $(LIB_OBJS) $(SRCS_FILE)
 	@mkdir -p $(@D)
@@ -196,7 +209,7 @@ $(call quiet,LINK,$@)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed \
 endef
 
 $(SHMCTL): $(SHMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_A) $(SRCS_FILE)
-	$(call link-prog,$^,$(TOOL_LIBS))
+	$(call link-prog,$^,$(SHMCTL_LIBS) $(TOOL_LIBS))
 
 $(BUILD)/shmkv-demo $(BUILD)/shmkv-demo-worker: $(BUILD)/%: \
 		$(BUILD)/obj/tools/%.o $(LIB_A) $(SRCS_FILE)
@@ -354,4 +367,6 @@ help:
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'
 	@echo '  format format-check clean'
 	@echo 'Variables: CFLAGS, LDFLAGS, LIBS, V=1, WERROR=1 (implied by CI=true),'
-	@echo '  SANITIZE=address,undefined|thread (builds into build-$$SANITIZE)'
+	@echo '  SANITIZE=address,undefined|thread (builds into build-$$SANITIZE;'
+	@echo '  Criterion itself cannot run under thread: Criterion issue #274),'
+	@echo '  LIBEDIT=0|1 (shmctl line editing; default: if libedit-dev is installed)'

@@ -10,15 +10,43 @@
 #include <errno.h>
 #include <string.h>
 
+#include "atomic.h"
 #include "engine.h"
 #include "expire.h"
 
-int shmkv__deadline(int64_t t, bool seconds, bool absolute, bool positive,
-		    int64_t *deadline)
+/* A larger disagreement than this between the clocks' current offset and
+ * the store's means the wall clock was stepped: re-sync. Below it (slew,
+ * the gap between two clock reads) the store's offset is kept, so one
+ * absolute time always maps to one deadline, in every process. */
+#define CLOCK_RESYNC_MS 50
+
+static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
+			    int64_t boot_now)
+{
+	int64_t *shared = &((struct shmkv_header_shm *)kv->base)->clock_offset_ms;
+	int64_t now_off = unix_now - boot_now;
+	/* Relaxed: the offset is a self-contained value, published by the
+	 * creator before the segment got its name. */
+	int64_t off = (int64_t)shmkv__load_relaxed((uint64_t *)shared);
+
+	if (off - now_off > CLOCK_RESYNC_MS || now_off - off > CLOCK_RESYNC_MS) {
+		/* Full barrier, and one winner: all agree on the new offset. */
+		if (!kv->readonly)
+			shmkv__cas_full((uint64_t *)shared, (uint64_t)off,
+					(uint64_t)now_off);
+		off = now_off;
+	}
+	return off;
+}
+
+int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
+		    bool positive, int64_t *deadline)
 {
 	int64_t unix_now, boot_now, ms = t;
 
 	/* The checks and their order are Redis 7's (t_string.c, expire.c). */
+	if (kv == NULL)
+		return -EINVAL;
 	if (positive && t <= 0)
 		return -EINVAL;
 	if (seconds) {
@@ -31,14 +59,18 @@ int shmkv__deadline(int64_t t, bool seconds, bool absolute, bool positive,
 	if (!absolute) {
 		if (ms > INT64_MAX - unix_now)
 			return -EINVAL;
-		ms += unix_now;
+		*deadline = ms <= 0 ? SHMKV__DEADLINE_PAST : boot_now + ms;
+		return 0;
 	}
+	/* Past or not is decided on the wall clock, as Redis does. */
 	if (ms <= unix_now) {
 		*deadline = SHMKV__DEADLINE_PAST;
 		return 0;
 	}
-	/* 0 < ms - unix_now, and boot_now < unix_now: no overflow. */
-	*deadline = boot_now + (ms - unix_now);
+	*deadline = ms - clock_offset(kv, unix_now, boot_now);
+	/* Within the re-sync tolerance of now: due, but not yet past. */
+	if (*deadline <= boot_now)
+		*deadline = boot_now + 1;
 	return 0;
 }
 
@@ -91,7 +123,7 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 	    ((flags & SHMKV_EXPIRE_NX) && cmp) ||
 	    ((flags & SHMKV_EXPIRE_GT) && (flags & SHMKV_EXPIRE_LT)))
 		return -EINVAL;
-	err = shmkv__deadline(t,
+	err = shmkv__deadline(kv, t,
 			      unit == SHMKV_EXPIRE_SEC ||
 				      unit == SHMKV_EXPIRE_AT_SEC,
 			      unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
@@ -194,7 +226,7 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
-		err = shmkv__deadline(t,
+		err = shmkv__deadline(kv, t,
 				      mode == SHMKV_GETEX_EX ||
 					      mode == SHMKV_GETEX_EXAT,
 				      mode >= SHMKV_GETEX_EXAT, true,

@@ -17,7 +17,8 @@
  * invalid); otherwise EXPIRE rules (any t, only overflow is invalid).
  * Return: 0, or -EINVAL where Redis says "invalid expire time".
  */
-int shmkv__deadline(int64_t t, bool seconds, bool absolute, bool positive,
-		    int64_t *deadline);
+struct shmkv;
+int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
+		    bool positive, int64_t *deadline);
 
 #endif

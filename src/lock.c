@@ -233,7 +233,9 @@ static int run(struct lock_op *lo,
 	lo->op.cap = sizeof(lo->buf);
 	shmkv__proc_self(&lo->me);
 	lo->now = shmkv__now_ms();
-	return shmkv__run(lo->lk->kv, lo->lk->key, lo->lk->key_len, &lo->op);
+	/* The handle may have been copied since it was prepared. */
+	lo->lk->ref.key = lo->lk->key;
+	return shmkv__run_ref(lo->lk->kv, &lo->lk->ref, &lo->op);
 }
 
 static int check_handle(const struct shmkv_lock *lk)
@@ -264,6 +266,11 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 	if (kv->value_max < sizeof(struct shmkv_lock_rec)) {
 		lk->key_len = 0;
 		return -E2BIG;
+	}
+	err = shmkv_key_prepare(kv, &lk->ref, lk->key, lk->key_len);
+	if (err) {
+		lk->key_len = 0;
+		return err;
 	}
 	lk->kv = kv;
 	lk->wait_index = shmkv__lock_wait_index(kv, lk->key, lk->key_len);
@@ -438,9 +445,15 @@ static int find_word(struct shmkv_lock *lk)
 	struct shmkv_key k;
 	uint64_t w;
 
-	shmkv__key_init(kv, &k, lk->key, lk->key_len);
-	if (shmkv__lookup(kv, &k, &ref) != 1)
-		return -ENOLCK;
+	/* The slot our last op used, if it is still that incarnation. */
+	ref.index = lk->ref.slot;
+	ref.state = lk->ref.state;
+	if (SLOT_STATE(ref.state) != SLOT_MEMBER || ref.index > kv->mask ||
+	    !shmkv__slot_still(kv, &ref)) {
+		shmkv__key_init(kv, &k, lk->key, lk->key_len);
+		if (shmkv__lookup(kv, &k, &ref) != 1)
+			return -ENOLCK;
+	}
 	/* Acquire: pairs with the CAS that published the block. */
 	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
 	if (VAL_KIND(w) != VAL_BLOCK ||

@@ -86,6 +86,7 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	h->page_table_offset = g->page_table_offset;
 	h->pages_offset = g->pages_offset;
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
+	h->clock_offset_ms = (int64_t)h->created_unix_ms - shmkv__now_ms();
 	h->creator_pid = shmkv__self_pid();
 	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
 	/* Release: whoever reads the magic reads every field above. A fresh

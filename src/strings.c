@@ -69,7 +69,8 @@ static int set_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	(SET_EXPIRY_FLAGS | SHMKV_SET_NX | SHMKV_SET_XX | SHMKV_SET_GET)
 
 /* SET's option rules, as Redis's parseExtendedStringArgumentsOrReply. */
-static int set_deadline(unsigned flags, int64_t expire, int64_t *deadline)
+static int set_deadline(struct shmkv *kv, unsigned flags, int64_t expire,
+			int64_t *deadline)
 {
 	unsigned ex = flags & SET_EXPIRY_FLAGS;
 
@@ -79,7 +80,8 @@ static int set_deadline(unsigned flags, int64_t expire, int64_t *deadline)
 		return -EINVAL;
 	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
 		return 0;
-	return shmkv__deadline(expire, ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
+	return shmkv__deadline(kv, expire,
+			       ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
 			       ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT,
 			       true, deadline);
 }
@@ -90,7 +92,7 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 {
 	struct set_ctx c = {.flags = flags, .old = old};
 	struct shmkv_op op = {.decide = set_decide, .ctx = &c};
-	int err = set_deadline(flags, expire, &c.deadline);
+	int err = set_deadline(kv, flags, expire, &c.deadline);
 
 	if (err)
 		return err;
