@@ -80,7 +80,8 @@ struct shmkv_config {
 	uint64_t value_memory; /**< bytes for value storage, split equally
 				    among the size classes; 0: slots*256, but
 				    at least 8 blocks per class */
-	uint32_t mode;	       /**< permission bits; 0: 0600 */
+	uint32_t mode;	       /**< permission bits; 0: 0600 (so 0000
+				    cannot be asked for: chmod afterwards) */
 };
 
 /** Fills @cfg with the defaults (every field 0 means "default"). */
@@ -151,7 +152,8 @@ int shmkv_unlink(const char *name);
 /** A sentence for any value returned by this library (0 or -errno). */
 const char *shmkv_strerror(int err);
 
-/** Geometry of an open store, as fixed at creation. */
+/** Geometry of an open store, as fixed at creation, and its current mode
+ * (read from the open segment, so right even after shmkv_unlink). */
 int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
 
 /*
@@ -414,6 +416,9 @@ struct shmkv_stats {
 	uint64_t live_keys;	/**< keys with a value (expired ones excluded) */
 	uint64_t volatile_keys; /**< live keys with a TTL */
 	uint64_t tombstones;	/**< slots holding a deleted key, reusable */
+	uint64_t expired;	/**< keys expired but not yet deleted (their
+				     value storage is freed on next touch or
+				     by shmkv_sweep) */
 	uint64_t pending;	/**< slots mid-insert or claimed */
 	uint64_t corrupt;	/**< slots whose words make no sense */
 	uint32_t longest_probe; /**< largest probe bound of any home slot */
@@ -428,6 +433,8 @@ struct shmkv_stats {
 		uint32_t used;	     /**< blocks allocated */
 	} cls[24];
 	uint64_t segment_bytes; /**< size of the mapped segment */
+	uint64_t created_unix_ms; /**< when the store was created */
+	uint32_t creator_pid;	  /**< who created it */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
@@ -436,9 +443,11 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 /**
  * shmkv_scan - visits live keys, as Redis SCAN: starts at @cursor (0 for a
  * new scan), calls @fn for each live key in up to @count slots, and returns
- * the next cursor in *@next (0 when the scan is complete). A key present
- * for the whole scan is visited at least once. @fn returns 0 to go on or
- * non-zero to stop (the scan then returns that value).
+ * the next cursor in *@next (0 when the scan is complete). Keys never move
+ * while present, so a key present for the whole scan is visited exactly
+ * once; one deleted and added again meanwhile may be visited twice or not
+ * at all (as with Redis SCAN). @fn returns 0 to go on or non-zero to stop
+ * (the scan then returns that value).
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
 int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,

@@ -166,6 +166,7 @@ struct shmkv_lock {
 	uint32_t flags;	     /* private state bits */
 	uint32_t key_len;
 	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
+	struct shmkv_keyref ref; /* key's slot, cached between operations */
 };
 
 /**

@@ -56,6 +56,7 @@ struct shmkv {
 	uint64_t hash_seed;
 	uint64_t value_memory;
 	bool readonly;
+	int fd; /* kept open: fstat gives the mode even after unlink */
 	uint32_t *page_table; /* in the segment: 0 free, else class + 1 */
 	unsigned char *pages;
 	uint32_t class_size[SHMKV_CLASSES_MAX];

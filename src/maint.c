@@ -186,8 +186,10 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 		return;
 	case SLOT_MEMBER:
 		v = member_value(kv, i, w, &deadline);
-		if (v == 0 || (deadline != 0 && deadline <= now))
+		if (v == 0)
 			st->tombstones++;
+		else if (deadline != 0 && deadline <= now)
+			st->expired++;
 		else if (deadline != 0)
 			st->live_keys++, st->volatile_keys++;
 		else
@@ -235,6 +237,11 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 	for (uint64_t i = 0; i <= kv->mask; i++)
 		stats_slot(kv, (uint32_t)i, now, st);
 	stats_values(kv, st);
+	/* Written once at creation, before the magic: plain reads. */
+	st->created_unix_ms = ((const struct shmkv_header_shm *)kv->base)
+				      ->created_unix_ms;
+	st->creator_pid = ((const struct shmkv_header_shm *)kv->base)
+				  ->creator_pid;
 	return 0;
 }
 

@@ -32,11 +32,12 @@ static void shm_path(char *buf, size_t cap, const char *name)
 }
 
 /* Fills the process-local handle from a validated geometry. */
-static void handle_init(struct shmkv *kv, unsigned char *base,
+static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 			const struct shmkv_geometry *g, uint64_t seed,
 			const char *name, bool readonly)
 {
 	memset(kv, 0, sizeof(*kv));
+	kv->fd = fd;
 	kv->base = base;
 	kv->size = g->segment_size;
 	kv->slots = base + g->slots_offset;
@@ -175,8 +176,7 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
 		goto out_unmap;
 	}
 	unlink(tmp);
-	close(fd);
-	handle_init(kv, base, &g, seed, name, false);
+	handle_init(kv, fd, base, &g, seed, name, false);
 	*out = kv;
 	return 0;
 
@@ -246,8 +246,9 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 		err = -ENOMEM;
 		goto out_close;
 	}
-	handle_init(kv, base, &g, seed, name, ro);
+	handle_init(kv, fd, base, &g, seed, name, ro);
 	*out = kv;
+	return 0;
 out_close:
 	close(fd);
 	return err;
@@ -275,6 +276,7 @@ void shmkv_close(shmkv_t *kv)
 	if (kv == NULL)
 		return;
 	munmap(kv->base, kv->size);
+	close(kv->fd);
 	free(kv);
 }
 
@@ -303,7 +305,6 @@ int shmkv_unlink(const char *name)
 int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 {
 	struct stat st;
-	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 
 	if (kv == NULL || cfg == NULL)
 		return -EINVAL;
@@ -313,7 +314,6 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 	cfg->value_max = kv->value_max;
 	cfg->probe_limit = kv->probe_limit;
 	cfg->value_memory = kv->value_memory;
-	shm_path(path, sizeof(path), kv->name);
-	cfg->mode = stat(path, &st) == 0 ? (st.st_mode & 0777) : 0;
+	cfg->mode = fstat(kv->fd, &st) == 0 ? (st.st_mode & 0777) : 0;
 	return 0;
 }

@@ -36,6 +36,7 @@ have_cmd redis-server || [ -x /usr/bin/redis-server ] || need redis-server
 have_cmd pkg-config || need pkg-config
 have_cmd tmux || need tmux
 have_cmd gnuplot || need gnuplot-nox
+have_header editline/readline.h || need libedit-dev
 
 if [ -z "$missing" ]; then
 	echo "deps: all present"

@@ -1,0 +1,293 @@
+/*
+ * mp_worker - a process for test_multiproc's SIGKILL tests to kill.
+ *
+ * usage: mp_worker NAME SEED ITERATIONS KEYS [READY_FD [MODE]]
+ *
+ * Runs ITERATIONS random SET/SETNX/GETSET/INCR/DEL/GET commands on the
+ * keys "w000".."w<KEYS-1>" of store NAME, with inline-integer and block
+ * values, a quarter of the SETs with a TTL of an hour (nothing expires
+ * during a test, but those keys hold a block). MODE "inserts" does only
+ * SET and DEL, half each, so that most SETs insert a key; the default,
+ * "mixed", does every command. Once the store is open, one byte is
+ * written to READY_FD (if given and not -1) and it is closed, so that the
+ * test can time its kill from when commands start. Every reply is checked
+ * against what the command may return, and every value read must be one
+ * some worker could have written: a canonical integer, or a self-checking
+ * string (see value_ok) that a torn or recycled block would fail.
+ *
+ * The test SIGKILLs it at random moments. If it exits by itself, the
+ * status says why: 0 all iterations done, 2 usage, 3 open failed, 4 a
+ * command returned what it must not, 5 a value read was never written.
+ * The cause goes to stderr.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shmkv.h"
+
+enum worker_exit {
+	EXIT_DONE = 0,
+	EXIT_USAGE = 2,
+	EXIT_OPEN = 3,
+	EXIT_REPLY = 4,
+	EXIT_VALUE = 5,
+};
+
+#define KEYS_MAX    1000
+#define TTL_SECONDS 3600
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Whether @s is a canonical decimal int64, as INCR leaves it. */
+static bool is_canonical_int(const char *s, size_t len)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (len == 0 || len > 20)
+		return false;
+	if (len == 1 && s[0] == '0')
+		return true;
+	if (s[0] == '-')
+		i = 1;
+	if (i >= len || s[i] < '1' || s[i] > '9')
+		return false;
+	for (; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' || v > UINT64_MAX / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return s[0] == '-' ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX;
+}
+
+/*
+ * "S<seq>:" then letters depending on seq and position, 16 + seq % 100
+ * bytes in all (so always more than 8: a block value). test_multiproc.c
+ * checks the same format.
+ */
+static size_t make_string(char *buf, uint32_t seq)
+{
+	size_t len = 16 + seq % 100;
+	size_t i = (size_t)sprintf(buf, "S%u:", seq);
+
+	for (; i < len; i++)
+		buf[i] = (char)('a' + (seq + i) % 26);
+	return len;
+}
+
+static bool value_ok(const char *v, size_t len)
+{
+	uint64_t seq = 0;
+	size_t i = 1;
+
+	if (is_canonical_int(v, len))
+		return true;
+	if (len < 3 || v[0] != 'S')
+		return false;
+	for (; i < len && v[i] >= '0' && v[i] <= '9' && i < 12; i++)
+		seq = seq * 10 + (uint64_t)(v[i] - '0');
+	if (i == 1 || i >= len || v[i] != ':' || seq > UINT32_MAX ||
+	    len != 16 + seq % 100)
+		return false;
+	for (size_t j = i + 1; j < len; j++)
+		if (v[j] != (char)('a' + (seq + j) % 26))
+			return false;
+	return true;
+}
+
+struct worker {
+	shmkv_t *kv;
+	uint64_t rng;
+	unsigned keys;
+	bool inserts_only;
+	unsigned long iter;
+	char key[16];
+	size_t klen;
+	char val[128];
+	size_t vlen;
+	char old[SHMKV_VALUE_MAX_DEFAULT];
+};
+
+static int bad_reply(const struct worker *w, const char *cmd, int rc)
+{
+	fprintf(stderr, "mp_worker: iteration %lu: %s %s returned %d (%s)\n",
+		w->iter, cmd, w->key, rc, shmkv_strerror(rc));
+	return EXIT_REPLY;
+}
+
+static int check_value(const struct worker *w, const char *cmd, size_t len)
+{
+	if (value_ok(w->old, len))
+		return EXIT_DONE;
+	fprintf(stderr,
+		"mp_worker: iteration %lu: %s %s read \"%.*s\", "
+		"which no worker wrote\n",
+		w->iter, cmd, w->key, (int)(len > 120 ? 120 : len), w->old);
+	return EXIT_VALUE;
+}
+
+/* Picks a key and a value: an integer or a self-checking string. */
+static void pick(struct worker *w)
+{
+	uint64_t r = rng_next(&w->rng);
+
+	w->klen = (size_t)sprintf(w->key, "w%03u", (unsigned)(r % w->keys));
+	r >>= 16;
+	if (r & 1)
+		w->vlen = (size_t)sprintf(w->val, "%d",
+					  (int)((r >> 1) % 200000) - 1000);
+	else
+		w->vlen = make_string(w->val, (uint32_t)(r >> 1));
+}
+
+static int do_set(struct worker *w, bool with_ttl)
+{
+	unsigned flags = with_ttl ? SHMKV_SET_EX : 0;
+	int rc = shmkv_set(w->kv, w->key, w->klen, w->val, w->vlen, flags,
+			   TTL_SECONDS, NULL);
+
+	return rc == 1 ? EXIT_DONE : bad_reply(w, "SET", rc);
+}
+
+static int do_setnx(struct worker *w)
+{
+	int rc = shmkv_setnx(w->kv, w->key, w->klen, w->val, w->vlen);
+
+	return rc == 0 || rc == 1 ? EXIT_DONE : bad_reply(w, "SETNX", rc);
+}
+
+static int do_getset(struct worker *w)
+{
+	struct shmkv_value o = { w->old, sizeof(w->old), 0 };
+	int rc = shmkv_getset(w->kv, w->key, w->klen, w->val, w->vlen, &o);
+
+	if (rc == 1)
+		return check_value(w, "GETSET", o.len);
+	return rc == 0 ? EXIT_DONE : bad_reply(w, "GETSET", rc);
+}
+
+static int do_get(struct worker *w)
+{
+	struct shmkv_value o = { w->old, sizeof(w->old), 0 };
+	int rc = shmkv_get(w->kv, w->key, w->klen, &o);
+
+	if (rc == 1)
+		return check_value(w, "GET", o.len);
+	return rc == 0 ? EXIT_DONE : bad_reply(w, "GET", rc);
+}
+
+static int do_incr(struct worker *w)
+{
+	int64_t n;
+	int rc = shmkv_incr(w->kv, w->key, w->klen, &n);
+
+	/* -EDOM: the key holds a string; values stay far from overflow. */
+	return rc == 0 || rc == -EDOM ? EXIT_DONE : bad_reply(w, "INCR", rc);
+}
+
+static int do_del(struct worker *w)
+{
+	int rc = shmkv_del(w->kv, w->key, w->klen);
+
+	return rc == 0 || rc == 1 ? EXIT_DONE : bad_reply(w, "DEL", rc);
+}
+
+static int step(struct worker *w)
+{
+	unsigned op = (unsigned)(rng_next(&w->rng) % 100);
+
+	pick(w);
+	if (w->inserts_only)
+		return op < 50 ? do_set(w, op < 10) : do_del(w);
+	/* A quarter are deletes, so that many of the writes insert a key
+	 * and a kill often lands in the middle of an insert. */
+	if (op < 18)
+		return do_set(w, false);
+	if (op < 25)
+		return do_set(w, true);
+	if (op < 35)
+		return do_setnx(w);
+	if (op < 47)
+		return do_getset(w);
+	if (op < 60)
+		return do_incr(w);
+	if (op < 85)
+		return do_del(w);
+	return do_get(w);
+}
+
+static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || end == s || *end || *out > max ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct worker *w,
+		      unsigned long *iters, int *ready_fd)
+{
+	unsigned long seed, keys, fd = (unsigned long)-1;
+
+	if (argc < 5 || argc > 7 || parse_ulong(argv[2], ULONG_MAX, &seed) ||
+	    parse_ulong(argv[3], ULONG_MAX, iters) ||
+	    parse_ulong(argv[4], KEYS_MAX, &keys) || keys == 0)
+		return -1;
+	if (argc > 5 && strcmp(argv[5], "-1") &&
+	    parse_ulong(argv[5], INT_MAX, &fd))
+		return -1;
+	if (argc > 6 && strcmp(argv[6], "mixed") && strcmp(argv[6], "inserts"))
+		return -1;
+	w->rng = seed;
+	w->keys = (unsigned)keys;
+	w->inserts_only = argc > 6 && !strcmp(argv[6], "inserts");
+	*ready_fd = (int)fd;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct worker w;
+	unsigned long iters;
+	int rc, ready_fd;
+
+	memset(&w, 0, sizeof(w));
+	if (parse_args(argc, argv, &w, &iters, &ready_fd)) {
+		fprintf(stderr,
+			"usage: mp_worker NAME SEED ITERATIONS KEYS "
+			"[READY_FD [mixed|inserts]] (1 <= KEYS <= %d)\n",
+			KEYS_MAX);
+		return EXIT_USAGE;
+	}
+	rc = shmkv_open(argv[1], 0, &w.kv);
+	if (rc) {
+		fprintf(stderr, "mp_worker: open %s: %s\n", argv[1],
+			shmkv_strerror(rc));
+		return EXIT_OPEN;
+	}
+	if (ready_fd >= 0) {
+		/* A test that stopped listening needs nothing more. */
+		ssize_t n = write(ready_fd, "r", 1);
+
+		(void)n;
+		close(ready_fd);
+	}
+	for (rc = EXIT_DONE; rc == EXIT_DONE && w.iter < iters; w.iter++)
+		rc = step(&w);
+	shmkv_close(w.kv);
+	return rc;
+}

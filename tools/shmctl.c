@@ -1,0 +1,233 @@
+/*
+ * shmctl.c - inspect and administer shmkv stores: the entry point.
+ *
+ *   shmctl [--raw] COMMAND [ARGS]...       a tool command (ls, info, ...)
+ *   shmctl [--raw] NAME [CMD [ARGS]...]    a Redis command on store NAME,
+ *                                          or the prompt when CMD is absent
+ *
+ * The global options are parsed up to the first operand; each command then
+ * parses its own with getopt_long (ctl_getopt), so every command has its
+ * own --help. Exit codes are the enum ctl_exit in shmctl.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmctl.h"
+
+struct ctl_options ctl_opt;
+
+static const struct ctl_cmd *const commands[] = {
+	&ctl_cmd_ls,	&ctl_cmd_create,  &ctl_cmd_destroy, &ctl_cmd_info,
+	&ctl_cmd_keys,	&ctl_cmd_scan,	  &ctl_cmd_dump,    &ctl_cmd_restore,
+	&ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,   &ctl_cmd_watch,
+	&ctl_cmd_locks,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char exit_codes[] =
+	"Exit status:\n"
+	"  0  success\n"
+	"  1  nil reply; 0 from a yes/no command (del, exists, setnx, expire\n"
+	"     family, persist, delifeq); ttl/pttl of a missing key (-2); a\n"
+	"     declined confirmation\n"
+	"  2  usage error (nothing was done)\n"
+	"  3  store error: missing, permission denied, not a shmkv store,\n"
+	"     corrupted, full, or an I/O error\n"
+	"  4  check found problems\n"
+	"  5  the command was refused with an error reply ((error) ...)\n"
+	"  6  malformed restore file\n";
+
+void ctl_err(const char *store, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("shmctl: ", stderr);
+	if (store != NULL)
+		fprintf(stderr, "%s: ", store);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int ctl_usage(const struct ctl_cmd *cmd, const char *fmt, ...)
+{
+	const char *name = cmd ? cmd->name : NULL;
+	va_list ap;
+
+	fprintf(stderr, "shmctl%s%s: ", name ? " " : "", name ? name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'shmctl%s%s --help' for more information.\n",
+		name ? " " : "", name ? name : "");
+	return CTL_USAGE;
+}
+
+int ctl_help(const struct ctl_cmd *cmd)
+{
+	printf("Usage: shmctl %s %s\n%c%s.\n", cmd->name, cmd->synopsis,
+	       toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
+	if (cmd->help != NULL && cmd->help[0] != '\0')
+		printf("\n%s", cmd->help);
+	printf("  -h, --help   show this help\n\n%s", exit_codes);
+	return CTL_OK;
+}
+
+int ctl_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts)
+{
+	int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+
+	if (c == 'h')
+		return CTL_GETOPT_EXIT + ctl_help(cmd);
+	if (c == '?' || c == ':') {
+		/* getopt_long has said what was wrong. */
+		fprintf(stderr,
+			"Try 'shmctl %s --help' for more information.\n",
+			cmd->name);
+		return CTL_GETOPT_EXIT + CTL_USAGE;
+	}
+	return c;
+}
+
+int ctl_operands(const struct ctl_cmd *cmd, int argc, int min, int max)
+{
+	if (argc < min)
+		return ctl_usage(cmd, "missing operand (usage: shmctl %s %s)",
+				 cmd->name, cmd->synopsis);
+	if (argc > max)
+		return ctl_usage(cmd, "too many operands (usage: shmctl %s %s)",
+				 cmd->name, cmd->synopsis);
+	return CTL_OK;
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: shmctl [--raw] COMMAND [ARGS]...\n"
+	      "       shmctl [--raw] NAME [REDIS-COMMAND [ARGS]...]\n"
+	      "Inspect and administer shmkv stores (POSIX shared memory "
+	      "in " CTL_SHM_DIR ").\n\nCommands:\n",
+	      f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i]->name,
+			commands[i]->summary);
+	fputs("  help     help on a command: shmctl help COMMAND\n\n"
+	      "Data commands run on store NAME with redis-cli's replies:\n"
+	      "  get set setnx getset getdel getex del exists expire pexpire\n"
+	      "  expireat pexpireat ttl pttl persist incr incrby decr decrby\n"
+	      "  delifeq ping, e.g. shmctl orders set k v NX PX 500.\n"
+	      "  shmctl NAME alone opens an interactive prompt.\n\n"
+	      "NAME is a store name with or without its slash (orders or\n"
+	      "/orders); a store named like a command needs the slash.\n\n"
+	      "Options:\n"
+	      "      --raw      print data replies as raw bytes, one per line\n"
+	      "  -h, --help     show this help\n"
+	      "  -V, --version  show the version\n\n",
+	      f);
+	fputs(exit_codes, f);
+	fputs("\nSee shmctl(1).\n", f);
+}
+
+static int version(void)
+{
+#ifdef SHMCTL_WITH_LIBEDIT
+	const char *editing = "libedit";
+#else
+	const char *editing = "none (built without libedit)";
+#endif
+	printf("shmctl %s (shmkv %s)\nline editing: %s\n", SHMKV_VERSION_STRING,
+	       SHMKV_VERSION_STRING, editing);
+	return CTL_OK;
+}
+
+static const struct ctl_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static int help_command(int argc, char **argv)
+{
+	const struct ctl_cmd *cmd;
+
+	if (argc < 2) {
+		usage(stdout);
+		return CTL_OK;
+	}
+	cmd = find_command(argv[1]);
+	if (cmd == NULL)
+		return ctl_usage(NULL, "no such command: '%s'", argv[1]);
+	return ctl_help(cmd);
+}
+
+/* Runs @cmd on its own argument vector: getopt restarts from it. */
+static int run_command(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	char prog[64];
+
+	/* getopt_long names argv[0] in its messages. */
+	snprintf(prog, sizeof(prog), "shmctl %s", cmd->name);
+	argv[0] = prog;
+	optind = 0; /* GNU: re-initialise for the new vector */
+	return cmd->run(cmd, argc, argv);
+}
+
+static int parse_global(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "raw", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	/* '+': stop at the first operand; the rest is the command's. */
+	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			ctl_opt.raw = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return CTL_GETOPT_EXIT + CTL_OK;
+		case 'V':
+			return CTL_GETOPT_EXIT + version();
+		default:
+			fputs("Try 'shmctl --help' for more information.\n",
+			      stderr);
+			return CTL_GETOPT_EXIT + CTL_USAGE;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const struct ctl_cmd *cmd;
+	int rc = parse_global(argc, argv);
+
+	if (rc >= CTL_GETOPT_EXIT)
+		return rc - CTL_GETOPT_EXIT;
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	if (strcmp(argv[0], "help") == 0)
+		return help_command(argc, argv);
+	cmd = find_command(argv[0]);
+	if (cmd != NULL)
+		return run_command(cmd, argc, argv);
+	return ctl_data_main(argc, argv);
+}

@@ -1,0 +1,203 @@
+/*
+ * shmctl.h - the pieces of shmctl shared between its files.
+ *
+ * shmctl.c parses the global options and dispatches; each shmctl_*.c file
+ * implements a group of commands (one struct ctl_cmd each) or a helper
+ * (names, parsing, escaping, JSON, globbing).
+ */
+#ifndef SHMCTL_H
+#define SHMCTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shmkv.h"
+
+/* Size classes shmkv_stats() can report (its cls[] array). */
+#define CTL_CLASSES                                                            \
+	(sizeof(((struct shmkv_stats *)0)->cls) /                              \
+	 sizeof(((struct shmkv_stats *)0)->cls[0]))
+
+/* Where POSIX shared-memory objects live on Linux. */
+#define CTL_SHM_DIR "/dev/shm"
+
+/*
+ * Exit codes, documented in --help and shmctl.1. Keep them stable: scripts
+ * depend on them.
+ */
+enum ctl_exit {
+	CTL_OK = 0,    /* done */
+	CTL_NIL = 1,   /* nil reply, 0 from a yes/no command, TTL -2,
+			   declined confirmation */
+	CTL_USAGE = 2, /* bad command line; nothing was done */
+	CTL_STORE = 3, /* store missing, unreadable, not a store, full, I/O */
+	CTL_CHECK = 4, /* check found problems */
+	CTL_REPLY = 5, /* the command was refused with an error reply */
+	CTL_INPUT = 6, /* malformed restore file */
+};
+
+/* One command of the tool: "shmctl NAME ARGS". */
+struct ctl_cmd {
+	const char *name;
+	const char *synopsis; /* what follows the name */
+	const char *summary;  /* one line for the command list */
+	const char *help;     /* options and details for NAME --help */
+	int (*run)(const struct ctl_cmd *cmd, int argc, char **argv);
+};
+
+/* Global options, set before the command runs. */
+struct ctl_options {
+	bool raw; /* --raw: data replies as raw bytes */
+};
+extern struct ctl_options ctl_opt;
+
+/* The commands, each defined in its group's file. */
+extern const struct ctl_cmd ctl_cmd_ls, ctl_cmd_create, ctl_cmd_destroy,
+	ctl_cmd_info, ctl_cmd_keys, ctl_cmd_scan, ctl_cmd_dump, ctl_cmd_restore,
+	ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep, ctl_cmd_watch,
+	ctl_cmd_locks;
+
+/*
+ * shmctl.c: messages and command-line plumbing.
+ */
+
+/* "shmctl: @store: <message>\n" on stderr (no store part if NULL). */
+void ctl_err(const char *store, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A usage error of @cmd: the message, a hint, and CTL_USAGE to return. */
+int ctl_usage(const struct ctl_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints @cmd's help on stdout; returns CTL_OK. */
+int ctl_help(const struct ctl_cmd *cmd);
+
+/* Options every command takes. */
+#define CTL_OPT_HELP                                                           \
+	{                                                                      \
+		"help", no_argument, NULL, 'h'                                 \
+	}
+#define CTL_OPT_JSON                                                           \
+	{                                                                      \
+		"json", no_argument, NULL, 'j'                                 \
+	}
+
+/*
+ * Runs getopt_long over @argv for @cmd. Returns the next option character,
+ * -1 at the end, or a CTL_* exit code + 1000 when the caller should return
+ * it (--help printed, or a usage error reported).
+ */
+#define CTL_GETOPT_EXIT 1000
+/* Returned by option helpers when the command is to go on. */
+#define CTL_CONTINUE (-1)
+int ctl_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts);
+/* Checks the count of operands left after the options. */
+int ctl_operands(const struct ctl_cmd *cmd, int argc, int min, int max);
+
+/*
+ * shmctl_util.c: store names, opening, numbers, escaping.
+ */
+
+/* "orders" or "/orders" into "/orders". Return: 0, or a negative errno. */
+int ctl_store_name(const char *arg, char name[SHMKV_NAME_MAX + 1]);
+/* Opens store @arg, reporting any failure on stderr.
+ * Return: CTL_OK, CTL_USAGE (bad name) or CTL_STORE. */
+int ctl_open(const char *arg, unsigned flags, shmkv_t **kv,
+	     char name[SHMKV_NAME_MAX + 1]);
+/* Reports a library error about @name and returns CTL_STORE. */
+int ctl_store_err(const char *name, const char *what, int err);
+
+/* Unsigned decimal with nothing after it. Return: 0 or -EINVAL/-ERANGE. */
+int ctl_parse_u64(const char *s, uint64_t *v);
+/* A byte count with an optional k, m, g (x1024) suffix, or "b". */
+int ctl_parse_size(const char *s, uint64_t *v);
+/* "1.5 MiB" into @buf. */
+const char *ctl_human_bytes(uint64_t n, char *buf, size_t cap);
+
+/* Writes @len bytes as a redis-cli quoted string: "a\x00\n". */
+void ctl_repr(FILE *f, const void *buf, size_t len);
+
+/* Colour escapes when stdout is a terminal (and NO_COLOR is unset). */
+const char *ctl_color(const char *sgr);
+#define CTL_RED	   "31"
+#define CTL_YELLOW "33"
+#define CTL_BOLD   "1"
+#define CTL_RESET  "0"
+
+/*
+ * shmctl_args.c: redis-cli's quoting ("a b", 'x', \x00) and globbing.
+ */
+struct ctl_args {
+	int argc;
+	char **argv; /* each NUL-terminated too, for printing */
+	size_t *len; /* binary-safe lengths */
+};
+/* Splits @line (@n bytes) into @a. Return: 0, -EINVAL (unbalanced quotes
+ * or a closing quote not followed by a space; *@at is the offset), or
+ * -ENOMEM. */
+int ctl_split(const char *line, size_t n, struct ctl_args *a, size_t *at);
+void ctl_args_free(struct ctl_args *a);
+
+/* Redis's glob (stringmatchlen): * ? [abc] [^a] [a-z] \x, binary-safe. */
+bool ctl_glob(const char *pat, size_t plen, const void *str, size_t slen);
+
+/*
+ * shmctl_json.c: a small streaming writer with a stable layout.
+ */
+#define CTL_JSON_DEPTH 8
+struct ctl_json {
+	FILE *f;
+	int depth;
+	bool first[CTL_JSON_DEPTH];
+};
+void cj_open(struct ctl_json *j, FILE *f);	  /* begins the top object */
+void cj_close(struct ctl_json *j);		  /* ends it, newline */
+void cj_obj(struct ctl_json *j, const char *key); /* key NULL in arrays */
+void cj_arr(struct ctl_json *j, const char *key);
+void cj_end(struct ctl_json *j, char closer); /* '}' or ']' */
+void cj_str(struct ctl_json *j, const char *key, const void *s, size_t len);
+void cj_cstr(struct ctl_json *j, const char *key, const char *s);
+void cj_u64(struct ctl_json *j, const char *key, uint64_t v);
+void cj_i64(struct ctl_json *j, const char *key, int64_t v);
+void cj_bool(struct ctl_json *j, const char *key, bool v);
+void cj_num(struct ctl_json *j, const char *key, double v);
+void cj_null(struct ctl_json *j, const char *key);
+
+/*
+ * shmctl_info.c: what info and watch show.
+ */
+struct ctl_info {
+	struct shmkv_config cfg;
+	struct shmkv_stats st;
+};
+/* Return: 0 or a negative errno. */
+int ctl_info_take(shmkv_t *kv, struct ctl_info *in);
+/* Share of slots holding a live key or an insert in progress. */
+double ctl_info_load(const struct shmkv_stats *st);
+/* Value storage in use, in bytes of blocks. */
+uint64_t ctl_info_used_bytes(const struct shmkv_stats *st);
+/* The warnings for @in, one line each. Return: how many (<= max). */
+#define CTL_WARN_LEN 160
+#define CTL_WARN_MAX (CTL_CLASSES + 4)
+int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
+		      int max);
+/* The per-class table, each line between @indent and @eol. */
+void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
+		      const char *eol);
+
+/*
+ * shmctl_data.c: Redis commands through shmkv_exec, and the prompt.
+ */
+/* Runs one command and prints its reply. Return: a CTL_* code. */
+int ctl_exec(shmkv_t *kv, const char *name, int argc, const char *const *argv,
+	     const size_t *len);
+/* "shmctl NAME CMD ARGS..." (argv[0] is the store) or, with no command,
+ * the interactive prompt (shmctl_repl.c). */
+int ctl_data_main(int argc, char **argv);
+int ctl_repl(shmkv_t *kv, const char *name);
+/* Is @cmd a command that never writes (may run on a read-only handle)? */
+bool ctl_cmd_is_read_only(const char *cmd, size_t len);
+
+#endif /* SHMCTL_H */

@@ -1,0 +1,275 @@
+/*
+ * shmctl_admin.c - "shmctl create" and "shmctl destroy".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "shmctl.h"
+
+/* Checks one numeric option against [lo, hi]; reports a usage error. */
+static int opt_number(const struct ctl_cmd *cmd, const char *opt,
+		      const char *arg, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	if (ctl_parse_size(arg, v) != 0 || *v < lo || *v > hi)
+		return ctl_usage(cmd,
+				 "--%s '%s': expected a number from %" PRIu64
+				 " to %" PRIu64 " (k, m, g suffixes allowed)",
+				 opt, arg, lo, hi);
+	return CTL_OK;
+}
+
+static int opt_mode(const struct ctl_cmd *cmd, const char *arg, uint32_t *mode)
+{
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(arg, &end, 8);
+	/* 0 means "the default, 0600" to shmkv_create(): not expressible. */
+	if (arg[0] < '0' || arg[0] > '7' || *end != '\0' || m > 0777 ||
+	    m == 0 || errno)
+		return ctl_usage(cmd,
+				 "--mode '%s': expected octal permission bits "
+				 "from 1 to 0777, e.g. 0660",
+				 arg);
+	*mode = (uint32_t)m;
+	return CTL_OK;
+}
+
+static int opt_slots(const struct ctl_cmd *cmd, const char *arg,
+		     uint32_t *slots)
+{
+	uint64_t v;
+
+	if (ctl_parse_size(arg, &v) != 0 || v < SHMKV_SLOTS_MIN ||
+	    v > SHMKV_SLOTS_MAX || (v & (v - 1)) != 0)
+		return ctl_usage(cmd,
+				 "--slots '%s': expected a power of two from "
+				 "%u to %u",
+				 arg, SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX);
+	*slots = (uint32_t)v;
+	return CTL_OK;
+}
+
+/* One create option into @cfg. Return: CTL_OK or a usage error. */
+static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
+		      struct shmkv_config *cfg)
+{
+	uint64_t v = 0;
+	int rc = CTL_OK;
+
+	switch (c) {
+	case 's':
+		return opt_slots(cmd, arg, &cfg->slots);
+	case 'k':
+		rc = opt_number(cmd, "key-max", arg, 1, SHMKV_KEY_MAX_LIMIT,
+				&v);
+		cfg->key_max = (uint32_t)v;
+		return rc;
+	case 'v':
+		rc = opt_number(cmd, "value-max", arg, 1, SHMKV_VALUE_MAX_LIMIT,
+				&v);
+		cfg->value_max = (uint32_t)v;
+		return rc;
+	case 'p':
+		rc = opt_number(cmd, "probe-limit", arg, 1, SHMKV_SLOTS_MAX,
+				&v);
+		cfg->probe_limit = (uint32_t)v;
+		return rc;
+	case 'm':
+		rc = opt_number(cmd, "memory", arg, 1, (uint64_t)1 << 42, &v);
+		cfg->value_memory = v;
+		return rc;
+	case 'M':
+		return opt_mode(cmd, arg, &cfg->mode);
+	default:
+		return CTL_USAGE;
+	}
+}
+
+static void print_created(const char *name, shmkv_t *kv)
+{
+	struct shmkv_config cfg;
+	char mem[32];
+
+	shmkv_get_config(kv, &cfg);
+	printf("created %s: %" PRIu32 " slots, key_max %" PRIu32
+	       ", value_max %" PRIu32 ", probe_limit %" PRIu32
+	       ", %s of value storage, mode %04o\n",
+	       name, cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
+	       ctl_human_bytes(cfg.value_memory, mem, sizeof(mem)),
+	       (unsigned)cfg.mode);
+}
+
+static int do_create(const struct ctl_cmd *cmd, const char *arg,
+		     struct shmkv_config *cfg)
+{
+	char name[SHMKV_NAME_MAX + 1];
+	shmkv_t *kv;
+	int err = ctl_store_name(arg, name);
+
+	if (err)
+		return ctl_usage(cmd, "invalid store name '%s'", arg);
+	err = shmkv_create(name, cfg, &kv);
+	if (err == -EINVAL)
+		/* Every field was range-checked above: what is left is the
+		 * value storage not fitting the geometry. */
+		return ctl_usage(
+			cmd,
+			"%s: --memory does not fit this geometry: too "
+			"small for one page of value storage (64 KiB, "
+			"or more for a large --value-max) or too large",
+			name);
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	print_created(name, kv);
+	shmkv_close(kv);
+	return CTL_OK;
+}
+
+static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "slots", required_argument, NULL, 's' },
+		{ "key-max", required_argument, NULL, 'k' },
+		{ "value-max", required_argument, NULL, 'v' },
+		{ "probe-limit", required_argument, NULL, 'p' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "mode", required_argument, NULL, 'M' },
+		CTL_OPT_HELP,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct shmkv_config cfg;
+	int c, rc;
+
+	shmkv_config_init(&cfg);
+	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:M:", opts)) != -1) {
+		if (c >= CTL_GETOPT_EXIT)
+			return c - CTL_GETOPT_EXIT;
+		rc = create_opt(cmd, c, optarg, &cfg);
+		if (rc != CTL_OK)
+			return rc;
+	}
+	rc = ctl_operands(cmd, argc - optind, 1, 1);
+	if (rc != CTL_OK)
+		return rc;
+	return do_create(cmd, argv[optind], &cfg);
+}
+
+const struct ctl_cmd ctl_cmd_create = {
+	.name = "create",
+	.synopsis = "NAME [--slots N] [--key-max B] [--value-max B] "
+		    "[--memory SIZE] [--probe-limit N] [--mode MODE]",
+	.summary = "create a store (exclusively: an existing NAME is an error)",
+	.help = "Options (sizes take k, m, g suffixes, powers of 1024):\n"
+		"  -s, --slots N        hash slots, a power of two "
+		"(default 65536)\n"
+		"  -k, --key-max B      longest key in bytes (default 64, "
+		"at most 4096)\n"
+		"  -v, --value-max B    longest value in bytes (default 1024, "
+		"at most 1m)\n"
+		"  -m, --memory SIZE    value storage, in pages of 64 KiB or\n"
+		"                       more (default 256 bytes per slot)\n"
+		"  -p, --probe-limit N  longest probe run (default 128)\n"
+		"  -M, --mode MODE      octal permission bits (default 0600); "
+		"the umask\n"
+		"                       does not apply\n",
+	.run = run_create,
+};
+
+/* Asks on the terminal. Return: true if the answer is y or yes. */
+static bool confirm(const char *name, const char *what)
+{
+	char answer[16];
+
+	fprintf(stderr, "destroy %s%s? [y/N] ", name, what);
+	fflush(stderr);
+	if (fgets(answer, sizeof(answer), stdin) == NULL)
+		return false;
+	answer[strcspn(answer, "\n")] = '\0';
+	return strcasecmp(answer, "y") == 0 || strcasecmp(answer, "yes") == 0;
+}
+
+/* Opens @name to say what is about to go. A store too damaged to open is
+ * still a store and may be destroyed; a missing or foreign one may not. */
+static int describe(const char *name, char *what, size_t cap)
+{
+	struct shmkv_stats st;
+	shmkv_t *kv;
+	int err = shmkv_open(name, SHMKV_OPEN_READONLY, &kv);
+
+	what[0] = '\0';
+	if (err == -EBADMSG || err == -EPROTONOSUPPORT) {
+		snprintf(what, cap, " (%s)", shmkv_strerror(err));
+		return CTL_OK;
+	}
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	if (shmkv_stats(kv, &st) == 0)
+		snprintf(what, cap, " (%" PRIu64 " keys)", st.live_keys);
+	shmkv_close(kv);
+	return CTL_OK;
+}
+
+static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
+{
+	char name[SHMKV_NAME_MAX + 1], what[96];
+	int err = ctl_store_name(arg, name);
+
+	if (err)
+		return ctl_usage(cmd, "invalid store name '%s'", arg);
+	err = describe(name, what, sizeof(what));
+	if (err != CTL_OK)
+		return err;
+	if (!force && !isatty(STDIN_FILENO)) {
+		ctl_err(name, "not destroyed: stdin is not a terminal to "
+			      "confirm on; use --force");
+		return CTL_USAGE;
+	}
+	if (!force && !confirm(name, what)) {
+		fprintf(stderr, "%s not destroyed\n", name);
+		return CTL_NIL;
+	}
+	err = shmkv_unlink(name);
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	printf("destroyed %s%s\n", name, what);
+	return CTL_OK;
+}
+
+static int run_destroy(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		CTL_OPT_HELP,
+		{ NULL, 0, NULL, 0 },
+	};
+	bool force = false;
+	int c, rc;
+
+	while ((c = ctl_getopt(cmd, argc, argv, "fh", opts)) != -1) {
+		if (c >= CTL_GETOPT_EXIT)
+			return c - CTL_GETOPT_EXIT;
+		force = true;
+	}
+	rc = ctl_operands(cmd, argc - optind, 1, 1);
+	if (rc != CTL_OK)
+		return rc;
+	return do_destroy(cmd, argv[optind], force);
+}
+
+const struct ctl_cmd ctl_cmd_destroy = {
+	.name = "destroy",
+	.synopsis = "NAME [--force]",
+	.summary = "remove a store's name (attached processes keep using it)",
+	.help = "Asks for confirmation when stdin is a terminal; otherwise\n"
+		"refuses (exit 2) unless --force is given. Only a file with\n"
+		"the shmkv magic is removed.\n\n"
+		"Options:\n"
+		"  -f, --force  do not ask\n",
+	.run = run_destroy,
+};

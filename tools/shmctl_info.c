@@ -1,0 +1,288 @@
+/*
+ * shmctl_info.c - "shmctl info": geometry, keys, slots, value storage per
+ * size class and warnings, from shmkv_get_config() and one shmkv_stats()
+ * pass (counts taken slot by slot, not an atomic snapshot).
+ *
+ * There are no operation counters: the store keeps none, because a shared
+ * counter bumped by every command would be the one cache line every
+ * process writes. info says so rather than showing numbers it cannot have.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "shmctl.h"
+
+/* Thresholds of the warnings (documented in shmctl.1). */
+#define WARN_TABLE_LOAD 0.75
+#define WARN_CLASS_USED 0.90
+
+int ctl_info_take(shmkv_t *kv, struct ctl_info *in)
+{
+	int err = shmkv_get_config(kv, &in->cfg);
+
+	return err ? err : shmkv_stats(kv, &in->st);
+}
+
+double ctl_info_load(const struct shmkv_stats *st)
+{
+	return st->slots ? (double)(st->live_keys + st->pending) /
+				   (double)st->slots
+			 : 0;
+}
+
+uint64_t ctl_info_used_bytes(const struct shmkv_stats *st)
+{
+	uint64_t n = 0;
+
+	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+		n += (uint64_t)st->cls[c].used * st->cls[c].block_size;
+	return n;
+}
+
+static double class_used(const struct shmkv_stats *st, uint32_t c)
+{
+	return st->cls[c].blocks
+		       ? (double)st->cls[c].used / (double)st->cls[c].blocks
+		       : 0;
+}
+
+int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
+		      int max)
+{
+	const struct shmkv_stats *st = &in->st;
+	int n = 0;
+
+	if (n < max && ctl_info_load(st) > WARN_TABLE_LOAD)
+		snprintf(w[n++], CTL_WARN_LEN,
+			 "table %.0f%% full (over 75%%): new keys may fail "
+			 "with 'table full'",
+			 100 * ctl_info_load(st));
+	/* A class with free pages left grows into them: only a full class
+	 * that cannot grow is a problem. */
+	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+		if (n < max && st->pages_free == 0 &&
+		    class_used(st, c) > WARN_CLASS_USED)
+			snprintf(w[n++], CTL_WARN_LEN,
+				 "size class %u (%u-byte blocks) %.0f%% used "
+				 "(over 90%%) and no free page left",
+				 c, st->cls[c].block_size,
+				 100 * class_used(st, c));
+	if (n < max && st->corrupt > 0)
+		snprintf(w[n++], CTL_WARN_LEN,
+			 "%" PRIu64 " corrupt slots: run shmctl check",
+			 st->corrupt);
+	if (n < max && st->pending > 0)
+		snprintf(w[n++], CTL_WARN_LEN,
+			 "%" PRIu64 " slots pending (claimed or mid-insert): "
+			 "if no writer is running, run shmctl recover",
+			 st->pending);
+	if (n < max && in->cfg.probe_limit > 0 &&
+	    st->longest_probe >= in->cfg.probe_limit)
+		snprintf(w[n++], CTL_WARN_LEN,
+			 "a probe run reached the probe limit (%" PRIu32 ")",
+			 in->cfg.probe_limit);
+	return n;
+}
+
+void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
+		      const char *eol)
+{
+	printf("%s%5s %7s %6s %10s %10s %10s %6s%s", indent, "CLASS", "BLOCK",
+	       "PAGES", "BLOCKS", "USED", "FREE", "USED%", eol);
+	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+		printf("%s%5u %7u %6u %10u %10u %10u %5.1f%%%s", indent, c,
+		       st->cls[c].block_size, st->cls[c].pages,
+		       st->cls[c].blocks, st->cls[c].used,
+		       st->cls[c].blocks - st->cls[c].used,
+		       100 * class_used(st, c), eol);
+}
+
+/* Owner of the segment file (uid and name), or false if unknown. */
+static bool file_owner(const char *name, uid_t *uid, char *who, size_t cap)
+{
+	char path[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	struct passwd *pw;
+	struct stat sb;
+
+	snprintf(path, sizeof(path), CTL_SHM_DIR "%s", name);
+	if (stat(path, &sb) != 0)
+		return false;
+	*uid = sb.st_uid;
+	pw = getpwuid(sb.st_uid);
+	snprintf(who, cap, "%s", pw ? pw->pw_name : "?");
+	return true;
+}
+
+static void print_warnings(const struct ctl_info *in)
+{
+	char w[CTL_WARN_MAX][CTL_WARN_LEN];
+	int n = ctl_info_warnings(in, w, CTL_WARN_MAX);
+
+	if (n == 0)
+		printf("  warnings  none\n");
+	for (int i = 0; i < n; i++)
+		printf("  %s  %s%s%s\n", i == 0 ? "warnings" : "        ",
+		       ctl_color(CTL_YELLOW), w[i], ctl_color(CTL_RESET));
+}
+
+static void print_human(const char *name, const struct ctl_info *in)
+{
+	const struct shmkv_config *cfg = &in->cfg;
+	const struct shmkv_stats *st = &in->st;
+	char size[32], mem[32], used[32], page[32], who[64] = "?";
+	uid_t uid = 0;
+
+	file_owner(name, &uid, who, sizeof(who));
+	printf("%s%s%s\n", ctl_color(CTL_BOLD), name, ctl_color(CTL_RESET));
+	printf("  segment   %s (%" PRIu64 " bytes), mode %04o, owner %s "
+	       "(uid %u)\n",
+	       ctl_human_bytes(st->segment_bytes, size, sizeof(size)),
+	       st->segment_bytes, (unsigned)cfg->mode, who, (unsigned)uid);
+	printf("  geometry  %" PRIu32 " slots, key_max %" PRIu32
+	       ", value_max %" PRIu32 ", probe_limit %" PRIu32 "\n",
+	       cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit);
+	printf("  keys      %" PRIu64 " live, %" PRIu64 " with a TTL\n",
+	       st->live_keys, st->volatile_keys);
+	printf("  slots     %" PRIu64 " tombstones, %" PRIu64 " expired "
+	       "(not yet deleted), %" PRIu64 " pending, %" PRIu64 " corrupt\n",
+	       st->tombstones, st->expired, st->pending, st->corrupt);
+	printf("  load      %.1f%% (live + pending / slots), longest probe "
+	       "%" PRIu32 " of %" PRIu32 "\n",
+	       100 * ctl_info_load(st), st->longest_probe, cfg->probe_limit);
+	printf("  memory    %s of %s value storage used\n",
+	       ctl_human_bytes(ctl_info_used_bytes(st), used, sizeof(used)),
+	       ctl_human_bytes(cfg->value_memory, mem, sizeof(mem)));
+	printf("  pages     %" PRIu32 " of %s: %" PRIu32 " given to %" PRIu32
+	       " size classes, %" PRIu32 " free\n\n",
+	       st->pages, ctl_human_bytes(st->page_size, page, sizeof(page)),
+	       st->pages - st->pages_free, st->classes, st->pages_free);
+	ctl_info_classes(st, "  ", "\n");
+	putchar('\n');
+	print_warnings(in);
+}
+
+static void json_classes(struct ctl_json *j, const struct shmkv_stats *st)
+{
+	cj_arr(j, "classes");
+	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++) {
+		cj_obj(j, NULL);
+		cj_u64(j, "class", c);
+		cj_u64(j, "block_size", st->cls[c].block_size);
+		cj_u64(j, "pages", st->cls[c].pages);
+		cj_u64(j, "blocks", st->cls[c].blocks);
+		cj_u64(j, "used", st->cls[c].used);
+		cj_u64(j, "free", st->cls[c].blocks - st->cls[c].used);
+		cj_end(j, '}');
+	}
+	cj_end(j, ']');
+}
+
+static void json_counts(struct ctl_json *j, const struct ctl_info *in)
+{
+	const struct shmkv_stats *st = &in->st;
+
+	cj_obj(j, "config");
+	cj_u64(j, "slots", in->cfg.slots);
+	cj_u64(j, "key_max", in->cfg.key_max);
+	cj_u64(j, "value_max", in->cfg.value_max);
+	cj_u64(j, "probe_limit", in->cfg.probe_limit);
+	cj_u64(j, "value_memory", in->cfg.value_memory);
+	cj_end(j, '}');
+	cj_obj(j, "keys");
+	cj_u64(j, "live", st->live_keys);
+	cj_u64(j, "volatile", st->volatile_keys);
+	cj_end(j, '}');
+	cj_obj(j, "slots");
+	cj_u64(j, "total", st->slots);
+	cj_u64(j, "tombstones", st->tombstones);
+	cj_u64(j, "expired", st->expired);
+	cj_u64(j, "pending", st->pending);
+	cj_u64(j, "corrupt", st->corrupt);
+	cj_u64(j, "longest_probe", st->longest_probe);
+	cj_num(j, "load_factor", ctl_info_load(st));
+	cj_end(j, '}');
+}
+
+static void print_json(const char *name, const struct ctl_info *in)
+{
+	char w[CTL_WARN_MAX][CTL_WARN_LEN], mode[8], who[64] = "?";
+	int n = ctl_info_warnings(in, w, CTL_WARN_MAX);
+	struct ctl_json j;
+	uid_t uid = 0;
+
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)in->cfg.mode);
+	file_owner(name, &uid, who, sizeof(who));
+	cj_open(&j, stdout);
+	cj_cstr(&j, "name", name);
+	cj_u64(&j, "segment_bytes", in->st.segment_bytes);
+	cj_cstr(&j, "mode", mode);
+	cj_cstr(&j, "owner", who);
+	cj_u64(&j, "uid", uid);
+	json_counts(&j, in);
+	cj_u64(&j, "value_bytes_used", ctl_info_used_bytes(&in->st));
+	cj_obj(&j, "pages");
+	cj_u64(&j, "size", in->st.page_size);
+	cj_u64(&j, "total", in->st.pages);
+	cj_u64(&j, "free", in->st.pages_free);
+	cj_end(&j, '}');
+	json_classes(&j, &in->st);
+	cj_arr(&j, "warnings");
+	for (int i = 0; i < n; i++)
+		cj_cstr(&j, NULL, w[i]);
+	cj_end(&j, ']');
+	cj_close(&j);
+}
+
+static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CTL_OPT_JSON,
+		CTL_OPT_HELP,
+		{ NULL, 0, NULL, 0 },
+	};
+	char name[SHMKV_NAME_MAX + 1];
+	struct ctl_info in;
+	bool json = false;
+	shmkv_t *kv;
+	int c, err;
+
+	while ((c = ctl_getopt(cmd, argc, argv, "hj", opts)) != -1) {
+		if (c >= CTL_GETOPT_EXIT)
+			return c - CTL_GETOPT_EXIT;
+		json = true;
+	}
+	c = ctl_operands(cmd, argc - optind, 1, 1);
+	if (c == CTL_OK)
+		c = ctl_open(argv[optind], SHMKV_OPEN_READONLY, &kv, name);
+	if (c != CTL_OK)
+		return c;
+	err = ctl_info_take(kv, &in);
+	shmkv_close(kv);
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	if (json)
+		print_json(name, &in);
+	else
+		print_human(name, &in);
+	return CTL_OK;
+}
+
+const struct ctl_cmd ctl_cmd_info = {
+	.name = "info",
+	.synopsis = "NAME [--json]",
+	.summary = "geometry, keys, slots, memory per size class, warnings",
+	.help = "Counts come from one pass over the store while it runs, not\n"
+		"an atomic snapshot. Value storage is a pool of pages, each\n"
+		"given to a size class when the class first needs room.\n"
+		"Warnings: table over 75% full (live keys and pending slots),\n"
+		"a size class over 90% used with no free page left, corrupt\n"
+		"or pending slots, a probe run at the probe limit. The store\n"
+		"keeps no operation counters (they would be a shared\n"
+		"contention point), so none are shown.\n\n"
+		"Options:\n"
+		"  -j, --json   one JSON object (schema in shmctl(1))\n",
+	.run = run_info,
+};

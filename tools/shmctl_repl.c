@@ -1,0 +1,170 @@
+/*
+ * shmctl_repl.c - "shmctl NAME": the interactive prompt.
+ *
+ * On a terminal: prompt "/name> ", line editing and history through
+ * libedit when built with SHMCTL_WITH_LIBEDIT (history in
+ * $SHMCTL_HISTFILE, default ~/.shmctl_history; an empty value disables
+ * it). Lines are split as redis-cli splits them ("a b", 'x', \x00) and run
+ * as data commands; quit, exit or Ctrl-D leave.
+ *
+ * Not on a terminal, commands are read one per line from stdin without a
+ * prompt, so "shmctl NAME < script" replays a script; the exit code is
+ * CTL_STORE if any command failed with a store error, else CTL_OK.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#ifdef SHMCTL_WITH_LIBEDIT
+#include <editline/readline.h>
+#endif
+
+#include "shmctl.h"
+
+#define HISTORY_MAX 1000
+
+struct repl {
+	shmkv_t *kv;
+	const char *name;
+	bool tty;
+	bool quit;
+	char prompt[SHMKV_NAME_MAX + 4];
+	char *history; /* file, or NULL */
+};
+
+static char *history_file(void)
+{
+	const char *env = getenv("SHMCTL_HISTFILE");
+	const char *home = getenv("HOME");
+	char *path = NULL;
+
+	if (env != NULL)
+		return env[0] ? strdup(env) : NULL;
+	if (home == NULL || home[0] == '\0')
+		return NULL;
+	if (asprintf(&path, "%s/.shmctl_history", home) < 0)
+		return NULL;
+	return path;
+}
+
+static void history_begin(struct repl *r)
+{
+#ifdef SHMCTL_WITH_LIBEDIT
+	using_history();
+	stifle_history(HISTORY_MAX);
+	if (r->history != NULL)
+		read_history(r->history);
+#else
+	(void)r;
+#endif
+}
+
+static void history_add(struct repl *r, const char *line)
+{
+#ifdef SHMCTL_WITH_LIBEDIT
+	if (r->tty && line[0] != '\0') {
+		add_history(line);
+		if (r->history != NULL)
+			write_history(r->history);
+	}
+#else
+	(void)r, (void)line;
+#endif
+}
+
+/* The next line without its newline (malloc'd), or NULL at the end. */
+static char *read_line(struct repl *r, size_t *len)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+#ifdef SHMCTL_WITH_LIBEDIT
+	if (r->tty) {
+		line = readline(r->prompt);
+		*len = line ? strlen(line) : 0;
+		return line;
+	}
+#endif
+	if (r->tty) {
+		fputs(r->prompt, stdout);
+		fflush(stdout);
+	}
+	n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	*len = (size_t)n;
+	return line;
+}
+
+static void repl_help(void)
+{
+	puts("Type a command as in redis-cli: get k, set k \"a value\" PX "
+	     "500,\n"
+	     "incr n, ttl k... Quotes: \"a b\" with \\n \\t \\xHH escapes, 'a "
+	     "b'"
+	     " literal.\nquit or exit (or Ctrl-D) leaves; clear clears the "
+	     "screen.");
+}
+
+static bool is_word(const struct ctl_args *a, const char *w)
+{
+	return a->len[0] == strlen(w) && strcasecmp(a->argv[0], w) == 0;
+}
+
+/* Runs one line. Return: a CTL_* code (CTL_USAGE for a bad line). */
+static int run_line(struct repl *r, const char *line, size_t len)
+{
+	struct ctl_args a;
+	size_t at = 0;
+	int rc = CTL_OK;
+
+	if (ctl_split(line, len, &a, &at) != 0) {
+		/* redis-cli's words for an unbalanced quote. */
+		puts("Invalid argument(s)");
+		return CTL_USAGE;
+	}
+	if (a.argc == 0)
+		return CTL_OK;
+	if (is_word(&a, "quit") || is_word(&a, "exit"))
+		r->quit = true;
+	else if (is_word(&a, "help"))
+		repl_help();
+	else if (is_word(&a, "clear"))
+		fputs(r->tty ? "\033[H\033[2J" : "", stdout);
+	else
+		rc = ctl_exec(r->kv, r->name, a.argc,
+			      (const char *const *)a.argv, a.len);
+	ctl_args_free(&a);
+	return rc;
+}
+
+int ctl_repl(shmkv_t *kv, const char *name)
+{
+	struct repl r = { .kv = kv, .name = name };
+	int worst = CTL_OK;
+	char *line;
+	size_t len;
+
+	r.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	snprintf(r.prompt, sizeof(r.prompt), "%s> ", name);
+	r.history = r.tty ? history_file() : NULL;
+	if (r.tty)
+		history_begin(&r);
+	while (!r.quit && (line = read_line(&r, &len)) != NULL) {
+		history_add(&r, line);
+		if (run_line(&r, line, len) == CTL_STORE)
+			worst = CTL_STORE;
+		free(line);
+	}
+	if (r.tty && !r.quit)
+		putchar('\n'); /* Ctrl-D left the cursor after the prompt */
+	free(r.history);
+	return r.tty ? CTL_OK : worst;
+}
