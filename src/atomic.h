@@ -92,6 +92,12 @@ static inline uint32_t shmkv__cas32_full(uint32_t *p, uint32_t old,
 	return uatomic_cmpxchg(p, old, new);
 }
 
+/* Full-barrier fetch-and-add on a 32-bit word; returns the new value. */
+static inline uint32_t shmkv__add32_full(uint32_t *p, uint32_t d)
+{
+	return uatomic_add_return(p, d);
+}
+
 /*
  * Read fence between the loads of a seqlock-style read: the copy of a value
  * block must complete before its generation is checked again.

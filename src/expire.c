@@ -18,7 +18,7 @@
  * the store's means the wall clock was stepped: re-sync. Below it (slew,
  * the gap between two clock reads) the store's offset is kept, so one
  * absolute time always maps to one deadline, in every process. */
-#define CLOCK_RESYNC_MS 50
+#define CLOCK_RESYNC_MS 5
 
 static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 			    int64_t boot_now)

@@ -89,7 +89,30 @@ uint64_t shmkv__hash(const void *key, size_t len, uint64_t seed);
 
 /* proc.c: who we are, whether another process is alive, what time it is */
 uint32_t shmkv__self_pid(void);
+/* Is @pid a live process? No for no such pid and for a zombie (it has
+ * exited; only its parent's wait() is missing). A stopped one is alive. */
 bool shmkv__pid_alive(uint32_t pid);
+/*
+ * Process identity. The pair (pid, start time) names one process for the
+ * life of the system: a reused pid comes with a later start time.
+ */
+struct shmkv_proc_id {
+	uint32_t pid;
+	uint64_t start;
+};
+
+/* This process (the start time is read from /proc once per process, and
+ * again in a child after fork). */
+void shmkv__proc_self(struct shmkv_proc_id *me);
+
+/*
+ * Is the process named by (@pid, @start) gone? True if no such pid, the
+ * pid is a zombie, or it now names a process with another start time.
+ * Costs a read of /proc/<pid>/stat (kill(pid, 0) if that is unreadable).
+ * A stopped process is alive.
+ */
+bool shmkv__proc_dead(uint32_t pid, uint64_t start);
+
 int64_t shmkv__now_ms(void);
 int64_t shmkv__unix_ms(void);
 

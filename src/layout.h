@@ -62,7 +62,7 @@ struct shmkv_header_shm {
 	uint32_t reserved1;
 	/* Unix ms minus CLOCK_BOOTTIME ms, shared so that every process maps
 	 * an absolute time to the same deadline; re-synced (CAS) only when
-	 * the wall clock has been stepped (see expire.c). */
+	 * the wall clock has moved more than 5 ms (see expire.c). */
 	int64_t clock_offset_ms;
 	uint32_t class_size[SHMKV_CLASSES_MAX]; /* block bytes, header included */
 	/* Futex words for lock waiters: a lock name hashes to one of them.

@@ -48,27 +48,6 @@ int shmkv__lock_rec_parse(const void *bytes, size_t len,
 			  struct shmkv_lock_rec *rec);
 
 /*
- * Process identity. The pair (pid, start time) names one process for the
- * life of the system: a reused pid comes with a later start time.
- */
-struct shmkv_proc_id {
-	uint32_t pid;
-	uint64_t start;
-};
-
-/* This process (the start time is read from /proc once per process, and
- * again in a child after fork). */
-void shmkv__proc_self(struct shmkv_proc_id *me);
-
-/*
- * Is the process named by (@pid, @start) gone? True if no such pid, the
- * pid is a zombie, or it now names a process with another start time.
- * Costs a read of /proc/<pid>/stat (kill(pid, 0) if that is unreadable).
- * A stopped process is alive.
- */
-bool shmkv__proc_dead(uint32_t pid, uint64_t start);
-
-/*
  * Lock keys: "lock." + @name into @key (capacity SHMKV_LOCK_PREFIX_LEN +
  * SHMKV_LOCK_NAME_MAX + 1, NUL-terminated).
  * Return: 0 and *@klen, -EINVAL (NULL or empty name), -ENAMETOOLONG.

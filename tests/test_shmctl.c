@@ -383,7 +383,7 @@ Test(shmctl_admin, create_makes_the_requested_store_from_a_name_without_slash)
 	cr_assert_eq(st.st_mode & 0777, 0640);
 	r = RUN("create", name);
 	assert_code(r, 3);
-	assert_has(r.err, "store already exists");
+	assert_has(r.err, "already exists");
 }
 
 Test(shmctl_admin, destroy_refuses_without_force_when_stdin_is_not_a_terminal)
