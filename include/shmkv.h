@@ -45,9 +45,9 @@
 extern "C" {
 #endif
 
-#define SHMKV_VERSION_MAJOR 0
-#define SHMKV_VERSION_MINOR 1
-#define SHMKV_VERSION_PATCH 0
+#define SHMKV_VERSION_MAJOR  0
+#define SHMKV_VERSION_MINOR  1
+#define SHMKV_VERSION_PATCH  0
 #define SHMKV_VERSION_STRING "0.1.0"
 
 /** Name of the store used by the demo and by shmctl when none is given. */
@@ -56,15 +56,15 @@ extern "C" {
 #define SHMKV_NAME_MAX 200
 
 /* Geometry limits, checked by shmkv_create() and again on every attach. */
-#define SHMKV_SLOTS_MIN 16u
-#define SHMKV_SLOTS_MAX (1u << 28)
-#define SHMKV_SLOTS_DEFAULT 65536u
-#define SHMKV_KEY_MAX_LIMIT 4096u
-#define SHMKV_KEY_MAX_DEFAULT 64u
-#define SHMKV_VALUE_MAX_LIMIT (1u << 20)
-#define SHMKV_VALUE_MAX_DEFAULT 1024u
+#define SHMKV_SLOTS_MIN		  16u
+#define SHMKV_SLOTS_MAX		  (1u << 28)
+#define SHMKV_SLOTS_DEFAULT	  65536u
+#define SHMKV_KEY_MAX_LIMIT	  4096u
+#define SHMKV_KEY_MAX_DEFAULT	  64u
+#define SHMKV_VALUE_MAX_LIMIT	  (1u << 20)
+#define SHMKV_VALUE_MAX_DEFAULT	  1024u
 #define SHMKV_PROBE_LIMIT_DEFAULT 128u
-#define SHMKV_MODE_DEFAULT 0600u
+#define SHMKV_MODE_DEFAULT	  0600u
 /** Consecutive lost races after which a command gives up with -EAGAIN. */
 #define SHMKV_RETRY_MAX 100000u
 
@@ -242,8 +242,7 @@ enum shmkv_getex_mode {
  * key with a bad time, which shmkv_exec() reproduces).
  */
 int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
-		enum shmkv_getex_mode mode, int64_t t,
-		struct shmkv_value *out);
+		enum shmkv_getex_mode mode, int64_t t, struct shmkv_value *out);
 
 /** DEL: 1 if the key existed and was deleted, 0 if not. */
 int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
@@ -261,10 +260,10 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 
 /* Units and conditions for shmkv_expire(). */
 enum shmkv_expire_unit {
-	SHMKV_EXPIRE_SEC = 0,	 /**< EXPIRE: seconds from now */
-	SHMKV_EXPIRE_MSEC,	 /**< PEXPIRE: milliseconds from now */
-	SHMKV_EXPIRE_AT_SEC,	 /**< EXPIREAT: Unix time, seconds */
-	SHMKV_EXPIRE_AT_MSEC,	 /**< PEXPIREAT: Unix time, milliseconds */
+	SHMKV_EXPIRE_SEC = 0, /**< EXPIRE: seconds from now */
+	SHMKV_EXPIRE_MSEC,    /**< PEXPIRE: milliseconds from now */
+	SHMKV_EXPIRE_AT_SEC,  /**< EXPIREAT: Unix time, seconds */
+	SHMKV_EXPIRE_AT_MSEC, /**< PEXPIREAT: Unix time, milliseconds */
 };
 enum shmkv_expire_flags {
 	SHMKV_EXPIRE_NX = 1 << 0, /**< only if the key has no TTL */
@@ -377,11 +376,11 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
 
 /** What shmkv_recover() found and repaired. */
 struct shmkv_recover_report {
-	uint64_t stale_claims;	   /**< slots claimed by dead processes */
-	uint64_t stuck_inserts;	   /**< inserts a dead process left pending */
-	uint64_t collided;	   /**< losing duplicate inserts returned */
-	uint64_t dead_slots;	   /**< deletes completed for dead processes */
-	uint64_t leaked_blocks;	   /**< value storage returned to the pool */
+	uint64_t stale_claims;	/**< slots claimed by dead processes */
+	uint64_t stuck_inserts; /**< inserts a dead process left pending */
+	uint64_t collided;	/**< losing duplicate inserts returned */
+	uint64_t dead_slots;	/**< deletes completed for dead processes */
+	uint64_t leaked_blocks; /**< value storage returned to the pool */
 };
 
 /**
@@ -412,8 +411,8 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
 
 /** Counts taken by one pass over the store (not a snapshot). */
 struct shmkv_stats {
-	uint64_t slots;		/**< total slots */
-	uint64_t live_keys;	/**< keys with a value (expired ones excluded) */
+	uint64_t slots;	    /**< total slots */
+	uint64_t live_keys; /**< keys with a value (expired ones excluded) */
 	uint64_t volatile_keys; /**< live keys with a TTL */
 	uint64_t tombstones;	/**< slots holding a deleted key, reusable */
 	uint64_t expired;	/**< keys expired but not yet deleted (their
@@ -432,7 +431,7 @@ struct shmkv_stats {
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
 	} cls[24];
-	uint64_t segment_bytes; /**< size of the mapped segment */
+	uint64_t segment_bytes;	  /**< size of the mapped segment */
 	uint64_t created_unix_ms; /**< when the store was created */
 	uint32_t creator_pid;	  /**< who created it */
 };
@@ -450,8 +449,8 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
  * (the scan then returns that value).
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
-int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
-	       shmkv_scan_fn fn, void *arg, uint64_t *next);
+int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
+	       void *arg, uint64_t *next);
 
 /*
  * Redis-style command interface: what shmctl, the differential test and
@@ -459,11 +458,11 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
  * same replies, error texts included.
  */
 enum shmkv_reply_type {
-	SHMKV_REPLY_STATUS = 1,	 /**< "+OK" */
-	SHMKV_REPLY_ERROR,	 /**< "-ERR ..." : str holds "ERR ..." */
-	SHMKV_REPLY_INTEGER,	 /**< ":n" */
-	SHMKV_REPLY_NIL,	 /**< "$-1" */
-	SHMKV_REPLY_BULK,	 /**< "$n" : str, len */
+	SHMKV_REPLY_STATUS = 1, /**< "+OK" */
+	SHMKV_REPLY_ERROR,	/**< "-ERR ..." : str holds "ERR ..." */
+	SHMKV_REPLY_INTEGER,	/**< ":n" */
+	SHMKV_REPLY_NIL,	/**< "$-1" */
+	SHMKV_REPLY_BULK,	/**< "$n" : str, len */
 };
 
 /** A reply; str is owned by the reply and freed by shmkv_reply_free(). */

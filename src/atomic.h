@@ -80,8 +80,7 @@ static inline void shmkv__store_release(uint64_t *p, uint64_t v)
 }
 
 /* Full-barrier compare-and-swap; returns the value found at @p. */
-static inline uint64_t shmkv__cas_full(uint64_t *p, uint64_t old,
-				       uint64_t new)
+static inline uint64_t shmkv__cas_full(uint64_t *p, uint64_t old, uint64_t new)
 {
 	return uatomic_cmpxchg(p, old, new);
 }

@@ -78,8 +78,10 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 	unsigned char *base = kv->pages + (size_t)page * kv->page_size;
 
 	for (uint32_t i = 0; i < kv->class_blocks[cls]; i++) {
-		struct shmkv_block_shm *b = (struct shmkv_block_shm *)(
-			base + (size_t)i * kv->class_size[cls]);
+		struct shmkv_block_shm *b =
+			(struct shmkv_block_shm *)(base +
+						   (size_t)i *
+							   kv->class_size[cls]);
 		/* Relaxed: only a filter; the CAS below decides. */
 		uint64_t tag = shmkv__load_relaxed(&b->tag);
 
@@ -251,8 +253,8 @@ int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 }
 
 /* Compares a block with @val under the same protocol as shmkv__block_read. */
-int shmkv__block_equals(const struct shmkv *kv, uint64_t ref,
-			const void *val, size_t vlen, bool *equal)
+int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
+			size_t vlen, bool *equal)
 {
 	struct shmkv_block_shm *b = shmkv__block(kv, ref);
 	uint32_t gen = VAL_BLOCK_GEN(ref);

@@ -58,7 +58,8 @@ static void read_int(struct run *r, int64_t v, struct shmkv_cur *cur)
 		cur->bytes = op->buf;
 	}
 	if (op->cmp)
-		cur->equal = op->cmp_len == n && memcmp(op->cmp, digits, n) == 0;
+		cur->equal = op->cmp_len == n &&
+			     memcmp(op->cmp, digits, n) == 0;
 }
 
 /* Return: 0, SHMKV__STALE, -EBADMSG. */
@@ -75,7 +76,8 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 		return err;
 	/* A second consistent read of the same immutable generation. */
 	if (op->cmp) {
-		err = shmkv__block_equals(r->kv, v, op->cmp, op->cmp_len, &equal);
+		err = shmkv__block_equals(r->kv, v, op->cmp, op->cmp_len,
+					  &equal);
 		if (err)
 			return err;
 	}
@@ -197,10 +199,11 @@ static bool new_is_inline(struct run *r)
 	if (r->new_inline == INLINE_UNKNOWN)
 		r->new_inline = shmkv__string2ll(op->new_bytes, op->new_len,
 						 &r->new_inline_val) &&
-					r->new_inline_val >= VAL_INT_MIN &&
-					r->new_inline_val <= VAL_INT_MAX
-				? INLINE_YES
-				: INLINE_NO;
+						r->new_inline_val >=
+							VAL_INT_MIN &&
+						r->new_inline_val <= VAL_INT_MAX
+					? INLINE_YES
+					: INLINE_NO;
 	return r->new_inline == INLINE_YES;
 }
 
@@ -368,7 +371,7 @@ static int find(struct run *r, struct shmkv_keyref *ref,
 int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op)
 {
-	struct run r = {.kv = kv, .op = op};
+	struct run r = { .kv = kv, .op = op };
 	struct shmkv_key k;
 	int err = check_args(kv, ref, op);
 

@@ -19,13 +19,13 @@
 
 /* The key's current value, as decide() sees it. */
 struct shmkv_cur {
-	bool exists;	      /* holds a value that has not expired */
-	bool is_int;	      /* the value is an inline integer: ival */
-	bool equal;	      /* value == op->cmp (when op->cmp is set) */
+	bool exists; /* holds a value that has not expired */
+	bool is_int; /* the value is an inline integer: ival */
+	bool equal;  /* value == op->cmp (when op->cmp is set) */
 	int64_t ival;
-	int64_t deadline_ms;  /* CLOCK_BOOTTIME ms; 0: no TTL */
-	int64_t now_ms;	      /* CLOCK_BOOTTIME ms when the value was read */
-	size_t len;	      /* the value's length in bytes */
+	int64_t deadline_ms; /* CLOCK_BOOTTIME ms; 0: no TTL */
+	int64_t now_ms;	     /* CLOCK_BOOTTIME ms when the value was read */
+	size_t len;	     /* the value's length in bytes */
 	const unsigned char *bytes; /* op->buf, when op->want_bytes */
 };
 
@@ -75,7 +75,7 @@ static inline int shmkv__need_copy(const struct shmkv_op *op,
 				   const struct shmkv_cur *cur)
 {
 	return op->want_bytes && cur->exists && cur->len > op->cap ? -ENOBUFS
-								     : 0;
+								   : 0;
 }
 
 #endif /* SHMKV_ENGINE_H */

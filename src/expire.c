@@ -23,13 +23,15 @@
 static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 			    int64_t boot_now)
 {
-	int64_t *shared = &((struct shmkv_header_shm *)kv->base)->clock_offset_ms;
+	int64_t *shared =
+		&((struct shmkv_header_shm *)kv->base)->clock_offset_ms;
 	int64_t now_off = unix_now - boot_now;
 	/* Relaxed: the offset is a self-contained value, published by the
 	 * creator before the segment got its name. */
 	int64_t off = (int64_t)shmkv__load_relaxed((uint64_t *)shared);
 
-	if (off - now_off > CLOCK_RESYNC_MS || now_off - off > CLOCK_RESYNC_MS) {
+	if (off - now_off > CLOCK_RESYNC_MS ||
+	    now_off - off > CLOCK_RESYNC_MS) {
 		/* Full barrier, and one winner: all agree on the new offset. */
 		if (!kv->readonly)
 			shmkv__cas_full((uint64_t *)shared, (uint64_t)off,
@@ -89,9 +91,11 @@ static bool expire_allowed(unsigned flags, const struct shmkv_cur *cur,
 		return false;
 	if ((flags & SHMKV_EXPIRE_XX) && !has_ttl)
 		return false;
-	if ((flags & SHMKV_EXPIRE_GT) && (!has_ttl || deadline <= cur->deadline_ms))
+	if ((flags & SHMKV_EXPIRE_GT) &&
+	    (!has_ttl || deadline <= cur->deadline_ms))
 		return false;
-	if ((flags & SHMKV_EXPIRE_LT) && has_ttl && deadline >= cur->deadline_ms)
+	if ((flags & SHMKV_EXPIRE_LT) && has_ttl &&
+	    deadline >= cur->deadline_ms)
 		return false;
 	return true;
 }
@@ -113,20 +117,19 @@ static int expire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 		 enum shmkv_expire_unit unit, unsigned flags)
 {
-	struct expire_ctx c = {.flags = flags};
-	struct shmkv_op op = {.decide = expire_decide, .ctx = &c};
-	unsigned cmp = flags & (SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT |
-				SHMKV_EXPIRE_LT);
+	struct expire_ctx c = { .flags = flags };
+	struct shmkv_op op = { .decide = expire_decide, .ctx = &c };
+	unsigned cmp = flags &
+		       (SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT | SHMKV_EXPIRE_LT);
 	int err;
 
 	if ((unsigned)unit > SHMKV_EXPIRE_AT_MSEC || (flags & ~0xfu) ||
 	    ((flags & SHMKV_EXPIRE_NX) && cmp) ||
 	    ((flags & SHMKV_EXPIRE_GT) && (flags & SHMKV_EXPIRE_LT)))
 		return -EINVAL;
-	err = shmkv__deadline(kv, t,
-			      unit == SHMKV_EXPIRE_SEC ||
-				      unit == SHMKV_EXPIRE_AT_SEC,
-			      unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
+	err = shmkv__deadline(
+		kv, t, unit == SHMKV_EXPIRE_SEC || unit == SHMKV_EXPIRE_AT_SEC,
+		unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
 	if (err)
 		return err;
 	return shmkv__run(kv, key, klen, &op);
@@ -150,7 +153,9 @@ static int pttl_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 
 int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms)
 {
-	struct shmkv_op op = {.decide = pttl_decide, .ctx = ms, .read_only = true};
+	struct shmkv_op op = { .decide = pttl_decide,
+			       .ctx = ms,
+			       .read_only = true };
 
 	if (ms == NULL)
 		return -EINVAL;
@@ -184,7 +189,7 @@ static int persist_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 
 int shmkv_persist(shmkv_t *kv, const void *key, size_t klen)
 {
-	struct shmkv_op op = {.decide = persist_decide};
+	struct shmkv_op op = { .decide = persist_decide };
 
 	return shmkv__run(kv, key, klen, &op);
 }
@@ -216,21 +221,19 @@ static int getex_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 }
 
 int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
-		enum shmkv_getex_mode mode, int64_t t,
-		struct shmkv_value *out)
+		enum shmkv_getex_mode mode, int64_t t, struct shmkv_value *out)
 {
-	struct getex_ctx c = {.mode = mode, .out = out};
-	struct shmkv_op op = {.decide = getex_decide, .ctx = &c};
+	struct getex_ctx c = { .mode = mode, .out = out };
+	struct shmkv_op op = { .decide = getex_decide, .ctx = &c };
 	int err = 0;
 
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
-		err = shmkv__deadline(kv, t,
-				      mode == SHMKV_GETEX_EX ||
-					      mode == SHMKV_GETEX_EXAT,
-				      mode >= SHMKV_GETEX_EXAT, true,
-				      &c.deadline);
+		err = shmkv__deadline(
+			kv, t,
+			mode == SHMKV_GETEX_EX || mode == SHMKV_GETEX_EXAT,
+			mode >= SHMKV_GETEX_EXAT, true, &c.deadline);
 	if (err)
 		return err;
 	op.read_only = mode == SHMKV_GETEX_KEEP;

@@ -68,8 +68,10 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 {
 	g->slot_count = cfg->slots ? cfg->slots : SHMKV_SLOTS_DEFAULT;
 	g->key_max = cfg->key_max ? cfg->key_max : SHMKV_KEY_MAX_DEFAULT;
-	g->value_max = cfg->value_max ? cfg->value_max : SHMKV_VALUE_MAX_DEFAULT;
-	if (g->slot_count < SHMKV_SLOTS_MIN || g->slot_count > SHMKV_SLOTS_MAX ||
+	g->value_max = cfg->value_max ? cfg->value_max
+				      : SHMKV_VALUE_MAX_DEFAULT;
+	if (g->slot_count < SHMKV_SLOTS_MIN ||
+	    g->slot_count > SHMKV_SLOTS_MAX ||
 	    (g->slot_count & (g->slot_count - 1)) != 0)
 		return -EINVAL;
 	if (g->key_max > SHMKV_KEY_MAX_LIMIT ||
@@ -105,12 +107,14 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 	g->units_per_page = g->page_size / SHMKV_BLOCK_MIN;
 	/* The largest value must fit somewhere, or value_max is a lie. */
 	if (g->value_memory / g->page_size == 0 ||
-	    g->value_memory / g->page_size * g->units_per_page > SHMKV_UNITS_MAX)
+	    g->value_memory / g->page_size * g->units_per_page >
+		    SHMKV_UNITS_MAX)
 		return -EINVAL;
 	g->page_count = (uint32_t)(g->value_memory / g->page_size);
 	g->page_table_offset = offset;
 	g->pages_offset = round_up(offset + (uint64_t)g->page_count * 4, 4096);
-	g->segment_size = g->pages_offset + (uint64_t)g->page_count * g->page_size;
+	g->segment_size = g->pages_offset +
+			  (uint64_t)g->page_count * g->page_size;
 	return 0;
 }
 
@@ -124,8 +128,8 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	err = resolve_defaults(cfg, g);
 	if (err)
 		return err;
-	g->slot_size = (uint32_t)round_up(sizeof(struct shmkv_slot_shm) +
-					  g->key_max, 32);
+	g->slot_size = (uint32_t)round_up(
+		sizeof(struct shmkv_slot_shm) + g->key_max, 32);
 	g->slots_offset = SHMKV_HEADER_SIZE;
 	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
 	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));
@@ -137,7 +141,8 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 static bool geometry_equal(const struct shmkv_header_shm *h,
 			   const struct shmkv_geometry *g)
 {
-	if (h->slot_size != g->slot_size || h->slots_offset != g->slots_offset ||
+	if (h->slot_size != g->slot_size ||
+	    h->slots_offset != g->slots_offset ||
 	    h->class_count != g->class_count ||
 	    h->segment_size != g->segment_size ||
 	    h->probe_limit != g->probe_limit || h->page_size != g->page_size ||
@@ -155,8 +160,8 @@ static bool geometry_equal(const struct shmkv_header_shm *h,
  * Return: 0, -EPROTO (not a store), -EPROTONOSUPPORT (other layout or
  * build), -EBADMSG (corrupted header or truncated file).
  */
-int shmkv__header_validate(const struct shmkv_header_shm *h,
-			   uint64_t file_size, struct shmkv_geometry *g)
+int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
+			   struct shmkv_geometry *g)
 {
 	struct shmkv_config cfg;
 

@@ -80,8 +80,8 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 /* geometry.c */
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 				struct shmkv_geometry *g);
-int shmkv__header_validate(const struct shmkv_header_shm *h,
-			   uint64_t file_size, struct shmkv_geometry *g);
+int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
+			   struct shmkv_geometry *g);
 int shmkv__name_validate(const char *name);
 
 /* hash.c */
@@ -167,7 +167,7 @@ struct shmkv_block_view {
 #define SHMKV__STALE 1 /* the block changed under us: reload the value word */
 int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 		      size_t cap, struct shmkv_block_view *view);
-int shmkv__block_equals(const struct shmkv *kv, uint64_t ref,
-			const void *val, size_t vlen, bool *equal);
+int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
+			size_t vlen, bool *equal);
 
 #endif /* SHMKV_INTERNAL_H */

@@ -19,8 +19,8 @@
 #define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
 /* Bumped on any change to the structs or encodings below. */
 #define SHMKV_LAYOUT_VERSION 1u
-#define SHMKV_HEADER_SIZE 4096u
-#define SHMKV_CLASSES_MAX 24u
+#define SHMKV_HEADER_SIZE    4096u
+#define SHMKV_CLASSES_MAX    24u
 /* Smallest value block; each class doubles it, the last fits value_max. */
 #define SHMKV_BLOCK_MIN 32u
 /* Value storage comes in pages of at least this size, each given to one
@@ -64,7 +64,8 @@ struct shmkv_header_shm {
 	 * an absolute time to the same deadline; re-synced (CAS) only when
 	 * the wall clock has moved more than 5 ms (see expire.c). */
 	int64_t clock_offset_ms;
-	uint32_t class_size[SHMKV_CLASSES_MAX]; /* block bytes, header included */
+	uint32_t class_size
+		[SHMKV_CLASSES_MAX]; /* block bytes, header included */
 	/* Futex words for lock waiters: a lock name hashes to one of them.
 	 * The only words of the header written after creation. */
 	uint32_t lock_wait[SHMKV_LOCK_WAIT_WORDS];
@@ -109,11 +110,11 @@ enum shmkv_slot_state {
 	SLOT_MEMBER = 3,
 	SLOT_COLLIDED = 4,
 };
-#define SLOT_STATE(w) ((unsigned)((w) & 7u))
-#define SLOT_PID(w) ((uint32_t)(((w) >> 3) & 0x1fffffffu))
+#define SLOT_STATE(w)	((unsigned)((w)&7u))
+#define SLOT_PID(w)	((uint32_t)(((w) >> 3) & 0x1fffffffu))
 #define SLOT_VERSION(w) ((uint32_t)((w) >> 32))
-#define SLOT_WORD(state, pid, version)                                        \
-	((uint64_t)(state) | ((uint64_t)((pid) & 0x1fffffffu) << 3) |         \
+#define SLOT_WORD(state, pid, version)                                         \
+	((uint64_t)(state) | ((uint64_t)((pid)&0x1fffffffu) << 3) |            \
 	 ((uint64_t)(version) << 32))
 
 /*
@@ -133,25 +134,25 @@ enum shmkv_slot_state {
  */
 #define VAL_KIND(w) ((unsigned)((w) >> 62))
 enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
-#define VAL_NONE_WORD(version, dead)                                          \
+#define VAL_NONE_WORD(version, dead)                                           \
 	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
-#define VAL_FRESH_BIT ((uint64_t)1 << 33)
-#define VAL_IS_FRESH(w) (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
-#define VAL_IS_DEAD(w) (VAL_KIND(w) == VAL_NONE && ((w) & 1u))
+#define VAL_FRESH_BIT	    ((uint64_t)1 << 33)
+#define VAL_IS_FRESH(w)	    (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
+#define VAL_IS_DEAD(w)	    (VAL_KIND(w) == VAL_NONE && ((w)&1u))
 #define VAL_NONE_VERSION(w) ((uint32_t)((w) >> 1))
-#define VAL_INT_MIN (-((int64_t)1 << 47))
-#define VAL_INT_MAX (((int64_t)1 << 47) - 1)
-#define VAL_INT_WORD(version, i)                                              \
-	(((uint64_t)VAL_INT << 62) | ((uint64_t)((version) & 0x3fffu) << 48) | \
-	 ((uint64_t)(i) & 0xffffffffffffULL))
+#define VAL_INT_MIN	    (-((int64_t)1 << 47))
+#define VAL_INT_MAX	    (((int64_t)1 << 47) - 1)
+#define VAL_INT_WORD(version, i)                                               \
+	(((uint64_t)VAL_INT << 62) | ((uint64_t)((version)&0x3fffu) << 48) |   \
+	 ((uint64_t)(i)&0xffffffffffffULL))
 #define VAL_INT_TAG(w) ((uint32_t)(((w) >> 48) & 0x3fffu))
 /* Sign-extend the low 48 bits. */
 #define VAL_INT_VALUE(w) ((int64_t)((w) << 16) >> 16)
-#define VAL_BLOCK_WORD(unit, gen)                                             \
+#define VAL_BLOCK_WORD(unit, gen)                                              \
 	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(unit) << 32) |              \
 	 (uint64_t)(gen))
 #define VAL_BLOCK_UNIT(w) ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
-#define VAL_BLOCK_GEN(w) ((uint32_t)(w))
+#define VAL_BLOCK_GEN(w)  ((uint32_t)(w))
 
 /*
  * A value block. tag bits 0 USED, 1-31 pid of the process that allocated it
@@ -168,17 +169,17 @@ struct shmkv_block_shm {
 	unsigned char data[];
 };
 _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
-#define BLK_USED(t) ((unsigned)((t) & 1u))
-#define BLK_PID(t) ((uint32_t)(((t) >> 1) & 0x7fffffffu))
-#define BLK_GEN(t) ((uint32_t)((t) >> 32))
-#define BLK_TAG(gen, pid, used)                                               \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((pid) & 0x7fffffffu) << 1) |    \
+#define BLK_USED(t) ((unsigned)((t)&1u))
+#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x7fffffffu))
+#define BLK_GEN(t)  ((uint32_t)((t) >> 32))
+#define BLK_TAG(gen, pid, used)                                                \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x7fffffffu) << 1) |      \
 	 (uint64_t)((used) ? 1 : 0))
 
 /* The format word: a build whose structs differ is refused at attach. */
-#define SHMKV_LAYOUT_FORMAT                                                   \
+#define SHMKV_LAYOUT_FORMAT                                                    \
 	((SHMKV_LAYOUT_VERSION << 24) |                                        \
-	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                    \
+	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                     \
 	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | 2u)
 
 #endif /* SHMKV_LAYOUT_H */

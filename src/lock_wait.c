@@ -39,15 +39,17 @@ void shmkv__lock_wait_enter(struct shmkv *kv, uint32_t idx)
 {
 	/* Full barrier: the waiter's half of the Dekker pair; the count is
 	 * visible before our next load of the word and of the lock. */
-	shmkv__add32_full(&header(kv)->lock_waiters[idx % SHMKV_LOCK_WAIT_WORDS], 1);
+	shmkv__add32_full(
+		&header(kv)->lock_waiters[idx % SHMKV_LOCK_WAIT_WORDS], 1);
 }
 
 void shmkv__lock_wait_leave(struct shmkv *kv, uint32_t idx)
 {
 	/* Full barrier (CAS): not needed for correctness, a waker that
 	 * still counts us only makes a wasted FUTEX_WAKE. */
-	shmkv__add32_full(&header(kv)->lock_waiters[idx % SHMKV_LOCK_WAIT_WORDS],
-		   UINT32_MAX);
+	shmkv__add32_full(
+		&header(kv)->lock_waiters[idx % SHMKV_LOCK_WAIT_WORDS],
+		UINT32_MAX);
 }
 
 uint32_t shmkv__lock_wait_seq(const struct shmkv *kv, uint32_t idx)

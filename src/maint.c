@@ -44,7 +44,8 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		return -EROFS;
 	slots = (uint64_t)kv->mask + 1;
 	now = shmkv__now_ms();
-	for (i = *cursor % slots; max_slots > 0 && i < slots; i++, max_slots--) {
+	for (i = *cursor % slots; max_slots > 0 && i < slots;
+	     i++, max_slots--) {
 		struct shmkv_slot_shm *s = shmkv__slot(kv, (uint32_t)i);
 		uint64_t w = shmkv__load_acquire(&s->state);
 		uint64_t v;
@@ -72,7 +73,8 @@ static int recover_slots(struct shmkv *kv, struct shmkv_recover_report *rep)
 
 	for (uint64_t i = 0; i <= kv->mask; i++) {
 		/* Acquire: pairs with the CAS that set the state. */
-		uint64_t w = shmkv__load_acquire(&shmkv__slot(kv, (uint32_t)i)->state);
+		uint64_t w = shmkv__load_acquire(
+			&shmkv__slot(kv, (uint32_t)i)->state);
 		unsigned st = SLOT_STATE(w);
 
 		if (st == SLOT_EMPTY ||
@@ -121,7 +123,8 @@ static int recover_block(struct shmkv *kv, uint32_t unit)
 	if (block_referenced(kv, b, ref)) {
 		/* Published by a process that died before confirming. */
 		if (pid != 0)
-			shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), 0, 1));
+			shmkv__cas_full(&b->tag, tag,
+					BLK_TAG(BLK_GEN(tag), 0, 1));
 		return 0;
 	}
 	shmkv__block_free(kv, ref);
@@ -220,7 +223,8 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
 			/* Relaxed: a count, not a snapshot. */
 			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
-				(uint64_t *)(base + (size_t)i * kv->class_size[c])));
+				(uint64_t *)(base +
+					     (size_t)i * kv->class_size[c])));
 	}
 }
 
@@ -238,10 +242,10 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 		stats_slot(kv, (uint32_t)i, now, st);
 	stats_values(kv, st);
 	/* Written once at creation, before the magic: plain reads. */
-	st->created_unix_ms = ((const struct shmkv_header_shm *)kv->base)
-				      ->created_unix_ms;
-	st->creator_pid = ((const struct shmkv_header_shm *)kv->base)
-				  ->creator_pid;
+	st->created_unix_ms =
+		((const struct shmkv_header_shm *)kv->base)->created_unix_ms;
+	st->creator_pid =
+		((const struct shmkv_header_shm *)kv->base)->creator_pid;
 	return 0;
 }
 
@@ -269,8 +273,8 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	return shmkv__load_relaxed(&s->state) == w ? (int)len : -1;
 }
 
-int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
-	       shmkv_scan_fn fn, void *arg, uint64_t *next)
+int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
+	       void *arg, uint64_t *next)
 {
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 	uint64_t slots, i;

@@ -140,8 +140,8 @@ static int check_create_args(const char *name, const struct shmkv_config *cfg,
 int shmkv_create(const char *name, const struct shmkv_config *cfg,
 		 shmkv_t **out)
 {
-	char tmp[sizeof(SHMKV_SHM_DIR) + 64], path[sizeof(SHMKV_SHM_DIR) +
-						  SHMKV_NAME_MAX + 1];
+	char tmp[sizeof(SHMKV_SHM_DIR) + 64],
+		path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	struct shmkv_geometry g;
 	unsigned char *base = NULL;
 	struct shmkv *kv;
@@ -161,7 +161,8 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
 	snprintf(tmp, sizeof(tmp), "%s/.shmkv-new-%u-%016llx", SHMKV_SHM_DIR,
 		 shmkv__self_pid(), (unsigned long long)seed);
 	shm_path(path, sizeof(path), name);
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0) {
 		err = -errno;
 		goto out_free;
@@ -234,8 +235,8 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 	err = header_check(fd, &g, &seed);
 	if (err)
 		goto out_close;
-	base = mmap(NULL, g.segment_size, ro ? PROT_READ : PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
+	base = mmap(NULL, g.segment_size,
+		    ro ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		err = -errno;
 		goto out_close;

@@ -62,10 +62,10 @@ static int set_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_STORE;
 }
 
-#define SET_EXPIRY_FLAGS                                                      \
+#define SET_EXPIRY_FLAGS                                                       \
 	(SHMKV_SET_EX | SHMKV_SET_PX | SHMKV_SET_EXAT | SHMKV_SET_PXAT |       \
 	 SHMKV_SET_KEEPTTL)
-#define SET_ALL_FLAGS                                                         \
+#define SET_ALL_FLAGS                                                          \
 	(SET_EXPIRY_FLAGS | SHMKV_SET_NX | SHMKV_SET_XX | SHMKV_SET_GET)
 
 /* SET's option rules, as Redis's parseExtendedStringArgumentsOrReply. */
@@ -80,18 +80,17 @@ static int set_deadline(struct shmkv *kv, unsigned flags, int64_t expire,
 		return -EINVAL;
 	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
 		return 0;
-	return shmkv__deadline(kv, expire,
-			       ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
-			       ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT,
-			       true, deadline);
+	return shmkv__deadline(
+		kv, expire, ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
+		ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT, true, deadline);
 }
 
 int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		  size_t vlen, unsigned flags, int64_t expire,
 		  struct shmkv_value *old)
 {
-	struct set_ctx c = {.flags = flags, .old = old};
-	struct shmkv_op op = {.decide = set_decide, .ctx = &c};
+	struct set_ctx c = { .flags = flags, .old = old };
+	struct shmkv_op op = { .decide = set_decide, .ctx = &c };
 	int err = set_deadline(kv, flags, expire, &c.deadline);
 
 	if (err)
@@ -133,7 +132,9 @@ static int get_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 		  struct shmkv_value *out)
 {
-	struct shmkv_op op = {.decide = get_decide, .ctx = out, .read_only = true};
+	struct shmkv_op op = { .decide = get_decide,
+			       .ctx = out,
+			       .read_only = true };
 
 	want_value(&op, out);
 	return shmkv__run_ref(kv, ref, &op);
@@ -153,7 +154,7 @@ static int del_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
 		     struct shmkv_value *old)
 {
-	struct shmkv_op op = {.decide = del_decide, .ctx = old};
+	struct shmkv_op op = { .decide = del_decide, .ctx = old };
 
 	want_value(&op, old);
 	return shmkv__run_ref(kv, ref, &op);
@@ -174,9 +175,9 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		      size_t vlen)
 {
 	/* cmp must be non-NULL to be compared, even for an empty value. */
-	struct shmkv_op op = {.decide = delifeq_decide,
-			      .cmp = val ? val : "",
-			      .cmp_len = vlen};
+	struct shmkv_op op = { .decide = delifeq_decide,
+			       .cmp = val ? val : "",
+			       .cmp_len = vlen };
 
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
@@ -214,12 +215,12 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
 		     int64_t *result)
 {
 	unsigned char digits[SHMKV_INT_STRLEN];
-	struct incr_ctx c = {.delta = delta, .result = result};
-	struct shmkv_op op = {.decide = incr_decide,
-			      .ctx = &c,
-			      .want_bytes = true,
-			      .buf = digits,
-			      .cap = sizeof(digits)};
+	struct incr_ctx c = { .delta = delta, .result = result };
+	struct shmkv_op op = { .decide = incr_decide,
+			       .ctx = &c,
+			       .want_bytes = true,
+			       .buf = digits,
+			       .cap = sizeof(digits) };
 
 	return shmkv__run_ref(kv, ref, &op);
 }
@@ -247,11 +248,11 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
  * The plain commands: each prepares a throw-away reference to its key.
  * Argument errors about the key (NULL, too long) come first, as before.
  */
-#define WITH_REF(kv, key, klen, call)                                         \
-	do {                                                                  \
-		struct shmkv_keyref ref_;                                     \
-		int err_ = shmkv_key_prepare(kv, &ref_, key, klen);           \
-		return err_ ? err_ : (call);                                  \
+#define WITH_REF(kv, key, klen, call)                                          \
+	do {                                                                   \
+		struct shmkv_keyref ref_;                                      \
+		int err_ = shmkv_key_prepare(kv, &ref_, key, klen);            \
+		return err_ ? err_ : (call);                                   \
 	} while (0)
 
 int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,

@@ -37,7 +37,7 @@
 #define NO_WORD (~(uint64_t)0)
 
 #define IN_SET(state, mask) (((mask) >> (state)) & 1u)
-#define LIVE_KEY_STATES ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
+#define LIVE_KEY_STATES	    ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
 
 void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
 		     const void *key, size_t len)
@@ -196,13 +196,14 @@ again:
 			i = j, wi = wj, di = d;
 			goto again;
 		}
-		seen = shmkv__cas_full(&shmkv__slot(kv, j)->state, wj,
-				       SLOT_WORD(SLOT_COLLIDED, 0,
-						 SLOT_VERSION(wj)));
+		seen = shmkv__cas_full(
+			&shmkv__slot(kv, j)->state, wj,
+			SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wj)));
 		if (seen != wj && ++retries < SLOT_READ_RETRIES)
 			d--; /* it changed (perhaps to MEMBER): look again */
 	}
-	shmkv__cas_full(state_i, wi, SLOT_WORD(SLOT_MEMBER, 0, SLOT_VERSION(wi)));
+	shmkv__cas_full(state_i, wi,
+			SLOT_WORD(SLOT_MEMBER, 0, SLOT_VERSION(wi)));
 	return 0;
 }
 

@@ -37,9 +37,9 @@ Test(keyref, commands_on_a_prepared_key_behave_as_the_plain_ones)
 	tu_assert_missing_str(tu_kv, "lock.foo");
 	tu_assert_ok(shmkv_key_incrby(tu_kv, &ref, 5, &n));
 	cr_assert_eq(n, 5);
-	tu_assert_rc(shmkv_key_set(tu_kv, &ref, LIT("x"), SHMKV_SET_PX, 60000,
-				   NULL),
-		     1);
+	tu_assert_rc(
+		shmkv_key_set(tu_kv, &ref, LIT("x"), SHMKV_SET_PX, 60000, NULL),
+		1);
 	tu_assert_pttl_in(tu_kv, LIT("lock.foo"), 1, 60000);
 	tu_assert_rc(shmkv_key_getdel(tu_kv, &ref, &v), 1);
 	tu_assert_value_str(v, "x");
@@ -97,8 +97,7 @@ Test(keyref, a_reference_prepared_for_another_handle_is_einval)
 	shmkv_t *other = tu_open(tu_name, 0);
 	struct shmkv_keyref ref = prepared("k");
 
-	tu_assert_rc(shmkv_key_set(other, &ref, LIT("v"), 0, 0, NULL),
-		     -EINVAL);
+	tu_assert_rc(shmkv_key_set(other, &ref, LIT("v"), 0, 0, NULL), -EINVAL);
 	tu_assert_rc(shmkv_key_get(other, &ref, NULL), -EINVAL);
 	tu_assert_missing_str(tu_kv, "k");
 	shmkv_close(other);

@@ -243,9 +243,9 @@ Test(table, small_values_spill_into_larger_classes_when_pages_run_out)
 
 	cr_assert_gt(fit, 1);
 	tu_assert_rc(shmkv_del(kv, k, tu_fmt(k, sizeof(k), "big", 0)), 1);
-	tu_assert_rc(shmkv_set(kv, LIT("small"), LIT("a small string"), 0, 0,
-			       NULL),
-		     1);
+	tu_assert_rc(
+		shmkv_set(kv, LIT("small"), LIT("a small string"), 0, 0, NULL),
+		1);
 	tu_assert_get_str(kv, "small", "a small string");
 }
 
