@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "engine.h"
+#include "fault.h"
 #include "intconv.h"
 
 #define RELOOKUP 2 /* the slot was recycled: find the key again */
@@ -231,13 +232,18 @@ static bool commit(struct run *r, uint64_t old, uint64_t nv)
 {
 	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
 
+	if (VAL_KIND(nv) == VAL_BLOCK)
+		SHMKV_CRASH_POINT("block_unpublished");
 	/* Full barrier: publishes the new block's content with the word and
 	 * is the command's linearization point. */
 	if (shmkv__cas_full(word, old, nv) != old)
 		return false;
-	if (VAL_KIND(old) == VAL_BLOCK)
+	if (VAL_KIND(old) == VAL_BLOCK) {
+		SHMKV_CRASH_POINT("old_block_unfreed");
 		shmkv__block_free(r->kv, old);
+	}
 	if (VAL_KIND(nv) == VAL_BLOCK) {
+		SHMKV_CRASH_POINT("block_unconfirmed");
 		shmkv__block_confirm(r->kv, nv);
 		r->block = 0;
 	}

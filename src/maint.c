@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "internal.h"
 
 /* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
@@ -58,6 +59,7 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		/* Full barrier: the same CAS a lazy expiry does. */
 		if (shmkv__cas_full(&s->value, v,
 				    VAL_NONE_WORD(SLOT_VERSION(w), 0)) == v) {
+			SHMKV_CRASH_POINT("swept_unfreed");
 			shmkv__block_free(kv, v);
 			expired++;
 		}

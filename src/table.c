@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "internal.h"
 
 /* Re-reads of one slot whose state keeps changing under a compare. */
@@ -193,6 +194,7 @@ again:
 		}
 		if (d < di) { /* an earlier insert of the key wins: help it */
 			shmkv__cas_full(state_i, wi, collided_i);
+			SHMKV_CRASH_POINT("yielded");
 			i = j, wi = wj, di = d;
 			goto again;
 		}
@@ -249,6 +251,7 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
 	 * fail, or follows it and fails itself. */
 	if (v != dead && shmkv__cas_full(&s->value, v, dead) != v)
 		return NO_WORD;
+	SHMKV_CRASH_POINT("value_dead");
 	return give_back(kv, idx, w);
 }
 
@@ -301,6 +304,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 	uint64_t inserting = SLOT_WORD(SLOT_INSERTING, 0, ver);
 	uint64_t w;
 
+	SHMKV_CRASH_POINT("slot_claimed");
 	/* Relaxed stores: published by the full-barrier CAS to INSERTING. */
 	uatomic_set(&s->hash, k->hash32);
 	uatomic_set(&s->key_len, k->len);
@@ -308,8 +312,10 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		memcpy(s->key, k->bytes, k->len);
 	shmkv__store_relaxed(&s->value, VAL_NONE_WORD(ver, 0) | VAL_FRESH_BIT);
 	raise_bound(kv, k->home, d + 1);
+	SHMKV_CRASH_POINT("key_written");
 	if (shmkv__cas_full(&s->state, busy, inserting) != busy)
 		return 0; /* our claim was recycled (pid confusion): retry */
+	SHMKV_CRASH_POINT("inserting");
 	int err = assist_key(kv, k, idx, inserting, d);
 	if (err)
 		return err;
@@ -320,8 +326,10 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		ref->state = w;
 		return 1;
 	}
-	if (SLOT_STATE(w) == SLOT_COLLIDED && SLOT_VERSION(w) == ver)
+	if (SLOT_STATE(w) == SLOT_COLLIDED && SLOT_VERSION(w) == ver) {
+		SHMKV_CRASH_POINT("collided");
 		give_back(kv, idx, w);
+	}
 	return 0;
 }
 
