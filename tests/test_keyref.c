@@ -8,6 +8,10 @@
  */
 #include "helpers/testutil.h"
 
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 TestSuite(keyref, .init = tu_setup, .fini = tu_teardown);
 
 static struct shmkv_keyref prepared(const char *key)
@@ -117,4 +121,100 @@ Test(keyref, preparing_a_bad_key_fails_clearly)
 	tu_assert_rc(shmkv_key_set(tu_kv, &ref, LIT("empty key"), 0, 0, NULL),
 		     1);
 	tu_assert_get(tu_kv, "", 0, LIT("empty key"));
+}
+
+/*
+ * The race the reference's validation exists for, with real processes:
+ * two processes write through prepared keys (deleting them often, so
+ * their slots become tombstones) while two others churn 40 keys through a
+ * 16-slot table, recycling those tombstones. Every value names its key
+ * ("<key>=<n>"), so a write that landed in a slot recycled for another key
+ * shows up as a key holding another key's value. Children report through
+ * their exit status; the parent asserts.
+ */
+
+#define RACE_OPS 200000
+
+static bool value_names_key(const char *val, size_t vlen, const char *key,
+			    size_t klen)
+{
+	return vlen > klen && memcmp(val, key, klen) == 0 && val[klen] == '=';
+}
+
+static int race_check_one(shmkv_t *kv, unsigned seed)
+{
+	char key[16], buf[128];
+	struct shmkv_value v = { buf, sizeof(buf), 0 };
+	size_t kl = seed & 1 ? tu_fmt(key, sizeof(key), "c", seed % 40)
+			     : tu_fmt(key, sizeof(key), "hot", seed % 2);
+	int rc = shmkv_get(kv, key, kl, &v);
+
+	return rc == 1 && !value_names_key(buf, v.len, key, kl);
+}
+
+static int race_child(const char *name, int idx)
+{
+	shmkv_t *kv = NULL;
+	struct shmkv_keyref ref;
+	char key[16], val[64];
+	size_t kl = tu_fmt(key, sizeof(key), "hot", idx % 2);
+	unsigned seed = (unsigned)getpid(), bad = 0;
+
+	if (shmkv_open(name, 0, &kv) != 0 ||
+	    shmkv_key_prepare(kv, &ref, key, kl) != 0)
+		return 2;
+	for (int i = 0; i < RACE_OPS; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (idx < 2) {
+			int vl = snprintf(val, sizeof(val), "%s=%d%s", key, i,
+					  i & 1 ? "-long-enough-for-a-block"
+						: "");
+			int rc = shmkv_key_set(kv, &ref, val, (size_t)vl, 0, 0,
+					       NULL);
+
+			bad += rc < 0 && rc != -ENOSPC;
+			if (i % 3 == 0)
+				bad += shmkv_key_del(kv, &ref) < 0;
+		} else {
+			char k2[16];
+			size_t k2l = tu_fmt(k2, sizeof(k2), "c",
+					    (seed >> 8) % 40);
+			int vl = snprintf(val, sizeof(val), "%s=%d", k2, i);
+			int rc = seed & 0x10000
+					 ? shmkv_set(kv, k2, k2l, val,
+						     (size_t)vl, 0, 0, NULL)
+					 : shmkv_del(kv, k2, k2l);
+
+			bad += rc < 0 && rc != -ENOSPC;
+		}
+		bad += race_check_one(kv, seed >> 4);
+	}
+	shmkv_close(kv);
+	return bad ? 1 : 0;
+}
+
+Test(keyref, writes_never_land_in_a_slot_recycled_by_another_process)
+{
+	struct shmkv_config cfg = tu_config(16, 16, 64, 0);
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = tu_create(&cfg, name);
+	pid_t pids[4];
+	int status, failed = 0;
+
+	for (int i = 0; i < 4; i++) {
+		pids[i] = fork();
+		cr_assert_geq(pids[i], 0, "fork");
+		if (pids[i] == 0)
+			_exit(race_child(name, i));
+	}
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	}
+	cr_assert_eq(failed, 0,
+		     "%d of 4 processes saw a foreign value or an "
+		     "error",
+		     failed);
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(name));
 }
