@@ -180,6 +180,8 @@ _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
 #define SHMKV_LAYOUT_FORMAT                                                    \
 	((SHMKV_LAYOUT_VERSION << 24) |                                        \
 	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                     \
-	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | 2u)
+	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | SHMKV_HASH_VERSION)
+/* Bumped when the key hash (hash.c) changes: keys would not be found. */
+#define SHMKV_HASH_VERSION 3u
 
 #endif /* SHMKV_LAYOUT_H */
