@@ -366,3 +366,79 @@ Test(incr, reaches_int64_min_from_a_twenty_byte_value)
 	tu_assert_get_str(tu_kv, "k", "-9223372036854775808");
 	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
 }
+
+/*
+ * The integer parser against a reference built from libc: a string is a
+ * Redis integer iff strtoll takes all of it without overflow and printing
+ * the result gives the same bytes back (canonical form). Random strings
+ * are biased towards digits and towards printed 64-bit values with one
+ * byte changed, so the 8-digits-at-a-time path and its fallbacks are hit.
+ */
+#include "../src/intconv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static int reference_string2ll(const char *s, size_t len, int64_t *out)
+{
+	char buf[32], back[32], *end;
+	long long v;
+
+	if (len == 0 || len >= sizeof(buf) || memchr(s, '\0', len))
+		return 0;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || *end ||
+	    (size_t)snprintf(back, sizeof(back), "%lld", v) != len ||
+	    memcmp(back, buf, len))
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static size_t random_candidate(uint64_t *x, char *buf, size_t cap)
+{
+	static const char odd[] = "0123456789-+ a";
+	size_t len = xorshift(x) % 22;
+
+	if (xorshift(x) % 3 == 0) {
+		long long v = (long long)xorshift(x) >> (xorshift(x) % 64);
+
+		len = (size_t)snprintf(buf, cap, "%lld", v);
+		if (xorshift(x) % 5 == 0)
+			buf[xorshift(x) % len] = odd[xorshift(x) % 14];
+		return len;
+	}
+	for (size_t i = 0; i < len; i++)
+		buf[i] = xorshift(x) % 10 == 0 ? odd[xorshift(x) % 14]
+					       : (char)('0' + xorshift(x) % 10);
+	return len;
+}
+
+Test(incr, the_parser_agrees_with_a_libc_reference_on_random_strings)
+{
+	uint64_t x = 88172645463325252ULL;
+	char buf[32];
+
+	for (int i = 0; i < 2000000; i++) {
+		size_t len = random_candidate(&x, buf, sizeof(buf));
+		int64_t got = 0, want = 0;
+		int rg = shmkv__string2ll(buf, len, &got);
+		int rw = reference_string2ll(buf, len, &want);
+
+		cr_assert(rg == rw && (!rg || got == want),
+			  "\"%.*s\": parser %d/%lld, reference %d/%lld",
+			  (int)len, buf, rg, (long long)got, rw,
+			  (long long)want);
+	}
+}
