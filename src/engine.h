@@ -70,6 +70,29 @@ int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
 int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op);
 
+/*
+ * Prepared-key fast path, for commands that can decide from the value
+ * word alone (inline integers and NONE): load the word of the remembered
+ * slot if it is still the key's, and CAS it. Anything else (blocks, TTLs,
+ * a stale reference, a read-only handle) goes through shmkv__run_ref().
+ */
+bool shmkv__fast_load(const struct shmkv *kv, const struct shmkv_keyref *ref,
+		      uint64_t *word);
+bool shmkv__fast_cas(const struct shmkv *kv, const struct shmkv_keyref *ref,
+		     uint64_t old, uint64_t nv);
+
+/* The value word's kind for the fast path, in the slot version @ver. */
+static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)
+{
+	return VAL_KIND(w) == VAL_INT && VAL_INT_TAG(w) == (ver & 0x3fffu);
+}
+
+static inline bool shmkv__word_is_none(uint64_t w, uint32_t ver)
+{
+	return VAL_KIND(w) == VAL_NONE && !VAL_IS_DEAD(w) &&
+	       VAL_NONE_VERSION(w) == ver;
+}
+
 /* Fails with -ENOBUFS when the current value does not fit op->buf. */
 static inline int shmkv__need_copy(const struct shmkv_op *op,
 				   const struct shmkv_cur *cur)

@@ -107,6 +107,23 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		    size_t vlen)
 {
+	uint64_t w;
+	int64_t i;
+
+	/* Fast path: an inline integer (never with a TTL) exists; a NONE
+	 * takes an inline integer in one CAS. */
+	if ((val != NULL || vlen == 0) && shmkv__fast_load(kv, ref, &w) &&
+	    vlen <= kv->value_max) {
+		uint32_t ver = SLOT_VERSION(ref->state);
+
+		if (shmkv__word_is_int(w, ver))
+			return 0;
+		if (shmkv__word_is_none(w, ver) &&
+		    shmkv__string2ll(val, vlen, &i) && i >= VAL_INT_MIN &&
+		    i <= VAL_INT_MAX &&
+		    shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
+			return 1;
+	}
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
 }
 
@@ -162,6 +179,19 @@ int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
 
 int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 {
+	uint64_t w;
+
+	/* Fast path: NONE is nothing to delete; an inline integer goes in
+	 * one CAS (it holds no value storage to free). */
+	if (shmkv__fast_load(kv, ref, &w)) {
+		uint32_t ver = SLOT_VERSION(ref->state);
+
+		if (shmkv__word_is_none(w, ver))
+			return 0;
+		if (shmkv__word_is_int(w, ver) &&
+		    shmkv__fast_cas(kv, ref, w, VAL_NONE_WORD(ver, 0)))
+			return 1;
+	}
 	return shmkv_key_getdel(kv, ref, NULL);
 }
 

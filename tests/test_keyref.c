@@ -218,3 +218,139 @@ Test(keyref, writes_never_land_in_a_slot_recycled_by_another_process)
 	shmkv_close(kv);
 	tu_assert_ok(shmkv_unlink(name));
 }
+
+/* The fast path (inline integers and absent values on a remembered slot)
+ * must keep every rule of the general one. */
+Test(keyref, the_fast_path_keeps_the_argument_and_handle_rules)
+{
+	struct shmkv_config cfg = tu_config(64, 16, 4, 0);
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = tu_create(&cfg, name), *ro;
+	struct shmkv_keyref ref, roref;
+
+	tu_assert_ok(shmkv_key_prepare(kv, &ref, LIT("k")));
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("12")), 1);
+	/* value_max 4: a longer integer is too long, even if the key exists */
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("123456")), -E2BIG);
+	tu_assert_rc(shmkv_key_del(kv, &ref), 1);
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("123456")), -E2BIG);
+	tu_assert_missing_str(kv, "k");
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, NULL, 3), -EINVAL);
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("7")), 1);
+	/* A read-only handle refuses writes whatever the key holds. */
+	ro = tu_open(name, SHMKV_OPEN_READONLY);
+	tu_assert_ok(shmkv_key_prepare(ro, &roref, LIT("k")));
+	tu_assert_rc(shmkv_key_get(ro, &roref, NULL), 1);
+	tu_assert_rc(shmkv_key_setnx(ro, &roref, LIT("8")), -EROFS);
+	tu_assert_rc(shmkv_key_del(ro, &roref), -EROFS);
+	tu_assert_get_str(kv, "k", "7");
+	/* A non-integer goes through the general path and still works. */
+	tu_assert_rc(shmkv_key_del(kv, &ref), 1);
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("abc")), 1);
+	tu_assert_rc(shmkv_key_setnx(kv, &ref, LIT("9")), 0);
+	tu_assert_rc(shmkv_key_del(kv, &ref), 1);
+	tu_assert_rc(shmkv_key_del(kv, &ref), 0);
+	shmkv_close(ro);
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(name));
+}
+
+/*
+ * A SETNX/DEL lock through prepared keys with integer values: the fast
+ * path under contention. Two processes per key take the lock, mark a
+ * shared in-section flag (which must have been clear), unmark it and
+ * release; one more process churns other keys through the small table so
+ * that released locks' slots get recycled under the references.
+ */
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#define LOCK_ROUNDS 20000
+
+struct lock_area {
+	_Atomic int inside[2];
+	_Atomic long overlaps;
+	_Atomic long grants;
+};
+
+static int lock_child(const char *name, int idx, struct lock_area *a)
+{
+	shmkv_t *kv = NULL;
+	struct shmkv_keyref ref;
+	char key[16], val[24];
+	size_t kl = tu_fmt(key, sizeof(key), "lock.", idx % 2);
+	int vl = snprintf(val, sizeof(val), "%d", getpid());
+
+	if (shmkv_open(name, 0, &kv) != 0 ||
+	    shmkv_key_prepare(kv, &ref, key, kl) != 0)
+		return 2;
+	for (long got = 0, spins = 0; got < LOCK_ROUNDS && spins < 1L << 25;
+	     spins++) {
+		int rc = shmkv_key_setnx(kv, &ref, val, (size_t)vl);
+
+		if (rc < 0 && rc != -ENOSPC)
+			return 3;
+		if (rc != 1)
+			continue;
+		if (atomic_fetch_add(&a->inside[idx % 2], 1) != 0)
+			atomic_fetch_add(&a->overlaps, 1);
+		atomic_fetch_sub(&a->inside[idx % 2], 1);
+		atomic_fetch_add(&a->grants, 1);
+		if (shmkv_key_del(kv, &ref) != 1)
+			return 4;
+		got++;
+	}
+	shmkv_close(kv);
+	return 0;
+}
+
+static int churn_child(const char *name, struct lock_area *a)
+{
+	shmkv_t *kv = NULL;
+	char key[16];
+
+	if (shmkv_open(name, 0, &kv) != 0)
+		return 2;
+	for (unsigned i = 0;
+	     atomic_load(&a->grants) < 4L * LOCK_ROUNDS && i < 1u << 26; i++) {
+		size_t kl = tu_fmt(key, sizeof(key), "churn", i % 40);
+
+		if (i & 1)
+			shmkv_set(kv, key, kl, LIT("1"), 0, 0, NULL);
+		else
+			shmkv_del(kv, key, kl);
+	}
+	shmkv_close(kv);
+	return 0;
+}
+
+Test(keyref, a_setnx_lock_on_prepared_keys_excludes_under_contention)
+{
+	struct shmkv_config cfg = tu_config(16, 16, 64, 0);
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = tu_create(&cfg, name);
+	struct lock_area *a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[5];
+	int status, failed = 0;
+
+	cr_assert_neq(a, MAP_FAILED);
+	for (int i = 0; i < 5; i++) {
+		pids[i] = fork();
+		cr_assert_geq(pids[i], 0, "fork");
+		if (pids[i] == 0)
+			_exit(i < 4 ? lock_child(name, i, a)
+				    : churn_child(name, a));
+	}
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	}
+	cr_assert_eq(failed, 0, "%d of 5 processes failed", failed);
+	cr_assert_eq(atomic_load(&a->overlaps), 0, "%ld overlapping holders",
+		     atomic_load(&a->overlaps));
+	cr_assert_eq(atomic_load(&a->grants), 4L * LOCK_ROUNDS);
+	munmap(a, sizeof(*a));
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(name));
+}
