@@ -108,7 +108,9 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 		 * incarnation's: another version can only be corruption. */
 		if (VAL_NONE_VERSION(v) != ver)
 			return -EBADMSG;
-		return VAL_IS_DEAD(v) ? RELOOKUP : 0;
+		/* DEAD: the key is gone and the slot half given back. A
+		 * read-only handle cannot finish that: absent is the answer. */
+		return VAL_IS_DEAD(v) && !r->kv->readonly ? RELOOKUP : 0;
 	case VAL_INT:
 		if (VAL_INT_TAG(v) != (ver & 0x3fffu))
 			return -EBADMSG;
@@ -272,6 +274,12 @@ static int attempt(struct run *r)
 	if (!shmkv__slot_still(r->kv, &r->ref))
 		return RELOOKUP;
 	err = read_current(r, old, &cur);
+	if (err == RELOOKUP) {
+		/* Finish the give-back for whoever started it: it may be
+		 * descheduled or dead, and nobody may wait for it. */
+		shmkv__slot_reclaim(r->kv, r->ref.index, r->ref.state, false);
+		return RELOOKUP;
+	}
 	if (err == SHMKV__STALE)
 		/* Relaxed: only asks whether the word moved. A stale block
 		 * under an unchanged word is corruption, not a race. */

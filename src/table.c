@@ -399,8 +399,9 @@ int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 	case SLOT_COLLIDED:
 		return give_back(kv, idx, w) != NO_WORD;
 	case SLOT_MEMBER:
-		return VAL_IS_DEAD(shmkv__load_acquire(
-			       &shmkv__slot(kv, idx)->value)) &&
+		/* Acquire: pairs with the CAS that made the value DEAD. */
+		return shmkv__load_acquire(&shmkv__slot(kv, idx)->value) ==
+			       VAL_NONE_WORD(SLOT_VERSION(w), 1) &&
 		       give_back(kv, idx, w) != NO_WORD;
 	default:
 		return 0;

@@ -262,6 +262,7 @@ Test(keyref, the_fast_path_keeps_the_argument_and_handle_rules)
  * release; one more process churns other keys through the small table so
  * that released locks' slots get recycled under the references.
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 
@@ -290,8 +291,10 @@ static int lock_child(const char *name, int idx, struct lock_area *a)
 
 		if (rc < 0 && rc != -ENOSPC)
 			return 3;
-		if (rc != 1)
+		if (rc != 1) {
+			sched_yield(); /* the holder may be waiting for a core */
 			continue;
+		}
 		if (atomic_fetch_add(&a->inside[idx % 2], 1) != 0)
 			atomic_fetch_add(&a->overlaps, 1);
 		atomic_fetch_sub(&a->inside[idx % 2], 1);
