@@ -264,9 +264,10 @@ Test(keyref, the_fast_path_keeps_the_argument_and_handle_rules)
  */
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <sys/mman.h>
 
-#define LOCK_ROUNDS 20000
+#define LOCK_ROUNDS 10000
 
 struct lock_area {
 	_Atomic int inside[2];
@@ -285,14 +286,19 @@ static int lock_child(const char *name, int idx, struct lock_area *a)
 	if (shmkv_open(name, 0, &kv) != 0 ||
 	    shmkv_key_prepare(kv, &ref, key, kl) != 0)
 		return 2;
-	for (long got = 0, spins = 0; got < LOCK_ROUNDS && spins < 1L << 25;
+	for (long got = 0, spins = 0; got < LOCK_ROUNDS && spins < 1L << 24;
 	     spins++) {
 		int rc = shmkv_key_setnx(kv, &ref, val, (size_t)vl);
 
 		if (rc < 0 && rc != -ENOSPC)
 			return 3;
 		if (rc != 1) {
-			sched_yield(); /* the holder may be waiting for a core */
+			/* The holder may be waiting for a core: on a loaded
+			 * machine spinning alone can starve it for seconds. */
+			if (spins % 64 == 63)
+				nanosleep(&(struct timespec){ 0, 1000 }, NULL);
+			else
+				sched_yield();
 			continue;
 		}
 		if (atomic_fetch_add(&a->inside[idx % 2], 1) != 0)

@@ -1,0 +1,133 @@
+/*
+ * test_mp_demo.c - the demo: separate processes counting under the SETNX
+ * lock pattern lose no update, break the lock a dead holder left, and
+ * remove their store at the end.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers/mp.h"
+#include "helpers/testutil.h"
+
+#define DEMO_WORKERS 4
+#define DEMO_CYCLES  3000
+
+/* @prog (a file in the build directory) into @buf; asserts it exists.
+ * The Makefile names the directory; else it is the one above ours. */
+static void build_path(char *buf, size_t cap, const char *prog)
+{
+#ifdef SHMKV_BUILD_DIR
+	int n = snprintf(buf, cap, "%s/%s", SHMKV_BUILD_DIR, prog);
+#else
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int n = -1;
+
+	if (len > 0) {
+		exe[len] = '\0';
+		n = snprintf(buf, cap, "%s/../%s", dirname(exe), prog);
+	}
+#endif
+	cr_assert(n > 0 && (size_t)n < cap, "path of %s too long", prog);
+	cr_assert_eq(access(buf, X_OK), 0, "no program %s: %s", buf,
+		     strerror(errno));
+}
+
+/* Runs @argv to completion; returns its wait status. */
+static int run_prog(char *const argv[])
+{
+	int st = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return st;
+}
+
+TestSuite(mp_demo, .fini = tu_teardown);
+
+Test(mp_demo, keeps_every_update_and_removes_its_store)
+{
+	char path[PATH_MAX], name[TU_NAME_CAP], w[16], c[16];
+	char *argv[] = { path, "--name",   name, "--workers",
+			 w,    "--cycles", c,	 NULL };
+	shmkv_t *kv = NULL;
+	int st;
+
+	build_path(path, sizeof(path), "shmkv-demo");
+	tu_make_name(name, NULL);
+	snprintf(w, sizeof(w), "%d", DEMO_WORKERS);
+	snprintf(c, sizeof(c), "%d", DEMO_CYCLES);
+	st = run_prog(argv);
+	cr_assert(mp_status_ok(st), "shmkv-demo: wait status %#x", st);
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+}
+
+/* Starts the demo's workers on @name; returns how many failed. */
+static int demo_workers_run(const char *name, shmkv_t *kv)
+{
+	char path[PATH_MAX], c[16], n[TU_NAME_CAP];
+	char *argv[] = { path, n, c, "1000", NULL };
+	pid_t pid[DEMO_WORKERS];
+	int failed = 0;
+
+	build_path(path, sizeof(path), "shmkv-demo-worker");
+	snprintf(n, sizeof(n), "%s", name);
+	snprintf(c, sizeof(c), "%d", DEMO_CYCLES);
+	fflush(NULL);
+	for (int i = 0; i < DEMO_WORKERS; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			execv(path, argv);
+			_exit(127);
+		}
+	}
+	tu_assert_rc(shmkv_set(kv, "demo.start", 10, "1", 1, 0, 0, NULL), 1);
+	for (int i = 0; i < DEMO_WORKERS; i++) {
+		int st = 0;
+
+		if (pid[i] < 0) {
+			failed++;
+			continue;
+		}
+		while (waitpid(pid[i], &st, 0) < 0 && errno == EINTR)
+			;
+		failed += !mp_status_ok(st);
+	}
+	return failed;
+}
+
+Test(mp_demo, workers_break_a_lock_a_dead_holder_left)
+{
+	char name[TU_NAME_CAP], lock[32], val[32], want[32];
+	shmkv_t *kv = mp_create_store(name, 1024, 0);
+	size_t ll, vl,
+		wl = (size_t)sprintf(want, "%d", DEMO_WORKERS * DEMO_CYCLES);
+
+	/* The lock of a holder that died 5 s after its timeout: no worker
+	 * can SETNX it, so one must break it with GETSET. */
+	ll = (size_t)sprintf(lock, "%lld", (long long)(tu_now_ms() - 5000));
+	tu_assert_rc(shmkv_set(kv, "lock.counter", 12, lock, ll, 0, 0, NULL),
+		     1);
+	cr_assert_eq(demo_workers_run(name, kv), 0, "a demo worker failed");
+	tu_assert_rc(mp_get_str(kv, "counter", val, sizeof(val), &vl), 1);
+	cr_assert(vl == wl && !memcmp(val, want, wl),
+		  "counter is %.*s, expected %s", (int)vl, val, want);
+	tu_assert_rc(mp_get_str(kv, "demo.breaks", val, sizeof(val), &vl), 1);
+	cr_assert(vl > 0 && val[0] >= '1' && val[0] <= '9',
+		  "demo.breaks is %.*s: no one broke the dead lock", (int)vl,
+		  val);
+	shmkv_close(kv);
+}

@@ -1,0 +1,210 @@
+/*
+ * test_shmctl_dump.c - shmctl dump and restore: binary keys, values and
+ * TTLs round-trip into a new store, the documented format, and malformed
+ * files refused by line without changing anything.
+ */
+#include "helpers/shmctl_run.h"
+#include "helpers/testutil.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+TestSuite(shmctl_dump, .init = tu_setup, .fini = ctl_teardown);
+
+/*
+ * dump and restore.
+ */
+
+struct item {
+	const char *k;
+	size_t kl;
+	const char *v;
+	size_t vl;
+	int64_t px;
+};
+
+#define ITEM(k, v, px)                                                         \
+	{                                                                      \
+		(k), sizeof(k) - 1, (v), sizeof(v) - 1, (px)                   \
+	}
+static const struct item items[] = {
+	ITEM("plain", "value", 0),
+	ITEM("nul\0key", "v\0al\n", 0),
+	ITEM("nl\nkey\xff", "\xff\xfe\x01", 0),
+	ITEM("quote\"\\", "tab\t\r\a\b'", 0),
+	ITEM("empty", "", 0),
+	ITEM("", "empty key", 0),
+	ITEM("int", "12345", 0),
+	ITEM("neg", "-42", 0),
+	ITEM("ttl", "expires\0later", 600000),
+	ITEM("ttlint", "7", 600000),
+};
+#define NITEMS (sizeof(items) / sizeof(items[0]))
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static void assert_same_geometry(shmkv_t *a, shmkv_t *b)
+{
+	struct shmkv_config x = tu_get_config(a), y = tu_get_config(b);
+
+	cr_assert_eq(x.slots, y.slots);
+	cr_assert_eq(x.key_max, y.key_max);
+	cr_assert_eq(x.value_max, y.value_max);
+	cr_assert_eq(x.probe_limit, y.probe_limit);
+	cr_assert_eq(x.value_memory, y.value_memory);
+	cr_assert_eq(x.mode, y.mode);
+}
+
+static void assert_holds_items(shmkv_t *kv)
+{
+	struct shmkv_stats st;
+
+	for (size_t i = 0; i < NITEMS; i++) {
+		const struct item *it = &items[i];
+		int64_t ms = 0;
+
+		tu_assert_get(kv, it->k, it->kl, it->v, it->vl);
+		tu_assert_ok(shmkv_pttl(kv, it->k, it->kl, &ms));
+		if (it->px)
+			cr_assert(ms > 0 && ms <= it->px, "item %zu: %" PRId64,
+				  i, ms);
+		else
+			cr_assert_eq(ms, -1, "item %zu: %" PRId64, i, ms);
+	}
+	tu_assert_ok(shmkv_stats(kv, &st));
+	cr_assert_eq(st.live_keys, NITEMS);
+}
+
+Test(shmctl_dump, round_trips_binary_keys_values_and_ttls_to_a_new_store)
+{
+	struct shmkv_config cfg = tu_config(256, 32, 2000, 1 << 20);
+	char path[64], copy[TU_NAME_CAP];
+	shmkv_t *kv;
+	struct run r;
+
+	cfg.mode = 0640;
+	ctl_recreate(&cfg);
+	for (size_t i = 0; i < NITEMS; i++)
+		ctl_set_kv(items[i].k, items[i].kl, items[i].v, items[i].vl,
+			   items[i].px);
+	ctl_temp_path(path, sizeof(path));
+	r = RUN("dump", tu_name, "--output", path);
+	assert_reply(r, 0, "");
+	tu_make_name(copy, "copy");
+	r = RUN("restore", copy, path);
+	unlink(path);
+	assert_code(r, 0);
+	assert_has(r.out, "restored 10 keys into ");
+	assert_has(r.out, "(created)");
+	kv = tu_open(copy, 0);
+	assert_same_geometry(tu_kv, kv);
+	assert_holds_items(kv);
+	shmkv_close(kv);
+}
+
+Test(shmctl_dump, writes_the_documented_format_to_stdout)
+{
+	struct shmkv_config cfg = tu_get_config(tu_kv);
+	char head[256];
+	struct run r;
+
+	SET("a", "1");
+	ctl_set_kv(LIT("b\n"), LIT("x\0"), 0);
+	r = RUN("dump", tu_name);
+	snprintf(head, sizeof(head),
+		 "SHMKV-DUMP 1 slots=1024 key_max=64 value_max=1024 "
+		 "probe_limit=128 value_memory=%" PRIu64 " mode=0600\n",
+		 cfg.value_memory);
+	assert_code(r, 0);
+	cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
+	assert_has(r.out, "\n\"a\" \"1\" -1\n");
+	assert_has(r.out, "\n\"b\\n\" \"x\\x00\" -1\n");
+	assert_has(r.out, "\nEND 2\n");
+	cr_assert_eq(ctl_count_lines(r.out), 4);
+}
+
+#define HEADER                                                                 \
+	"SHMKV-DUMP 1 slots=64 key_max=64 value_max=64 probe_limit=64 "        \
+	"value_memory=65536 mode=0600\n"
+
+Test(shmctl_dump, restore_from_stdin_into_an_existing_store_keeps_its_keys)
+{
+	char want[TU_NAME_CAP + 64];
+	struct run r;
+
+	SET("keep", "me");
+	r = RUN_STDIN(HEADER "\"new\" \"v\\x00\" 50000\nEND 1\n", "restore",
+		      tu_name + 1, "-");
+	snprintf(want, sizeof(want), "restored 1 keys into %s\n", tu_name);
+	assert_reply(r, 0, want);
+	tu_assert_get_str(tu_kv, "keep", "me");
+	tu_assert_get(tu_kv, LIT("new"), LIT("v\0"));
+	tu_assert_pttl_in(tu_kv, LIT("new"), 1, 50000);
+}
+
+Test(shmctl_dump, restore_refuses_a_malformed_file_by_line_and_changes_nothing)
+{
+	static const char *const cases[][2] = {
+		{ "", ":1: empty file" },
+		{ "hello\n", ":1: not a shmkv dump" },
+		{ "SHMKV-DUMP 2 slots=64\n", ":1: unsupported dump format" },
+		{ "SHMKV-DUMP 1 slots=64 colour=red\n",
+		  ":1: malformed header" },
+		{ HEADER "\"a\" \"b\"\nEND 1\n", ":2: expected" },
+		{ HEADER "\"a\" \"b\" -1\n\"c\" \"d -1\nEND 2\n",
+		  ":3: malformed quoting" },
+		{ HEADER "\"a\"x \"b\" -1\nEND 1\n", ":2: malformed quoting" },
+		{ HEADER "\"a\" \"b\" 0\nEND 1\n", ":2: PTTL must be" },
+		{ HEADER "\"a\" \"b\" -1\n", ":3: no END line" },
+		{ HEADER "\"a\" \"b\" -1\nEND 5\n", ":3: END count" },
+		{ HEADER "END 0\n\"a\" \"b\" -1\n", ":3: text after the END" },
+		{ HEADER "\""
+			 "0123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789\" \"b\" -1\n"
+			 "END 1\n",
+		  ":2: key or value longer" },
+	};
+	struct tu_snap *snap = tu_snap_take(tu_kv);
+	char path[64], fresh[TU_NAME_CAP], want[128];
+
+	tu_make_name(fresh, "fresh");
+	ctl_temp_path(path, sizeof(path));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_file(path, cases[i][0]);
+		snprintf(want, sizeof(want), "shmctl: %s%s", path, cases[i][1]);
+		struct run a = RUN("restore", fresh, path);
+		struct run b = RUN("restore", tu_name, path);
+
+		unlink(path);
+		assert_code(a, 6);
+		assert_has(a.err, want);
+		assert_code(b, 6);
+		cr_assert(!ctl_shm_exists(fresh), "case %zu created the store",
+			  i);
+	}
+	tu_assert_unchanged(tu_kv, snap);
+}
+
+Test(shmctl_dump,
+     restore_refuses_keys_too_long_for_the_store_and_writes_nothing)
+{
+	struct shmkv_config cfg = tu_config(64, 8, 64, 0);
+	struct run r;
+
+	ctl_recreate(&cfg);
+	r = RUN_STDIN(HEADER "\"short\" \"v\" -1\n\"a-much-longer-key\" \"v\" "
+			     "-1\nEND 2\n",
+		      "restore", tu_name, "-");
+	assert_code(r, 6);
+	assert_has(r.err, "(stdin):3: key or value longer than ");
+	tu_assert_missing_str(tu_kv, "short");
+}

@@ -1,0 +1,143 @@
+/*
+ * test_shmctl_maint.c - shmctl check, recover, sweep and locks, on clean
+ * stores and on stores damaged by hand (a dead process's claim, a
+ * malformed value word).
+ */
+#include "helpers/shmctl_run.h"
+#include "helpers/testutil.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "shmkv_lock.h"
+
+TestSuite(shmctl_maint, .init = tu_setup, .fini = ctl_teardown);
+
+/*
+ * check, recover, sweep, locks.
+ */
+
+static struct shmkv_slot_shm *slot_of(const char *key)
+{
+	struct shmkv_slot_ref ref;
+	struct shmkv_key k;
+
+	shmkv__key_init(tu_kv, &k, key, strlen(key));
+	tu_assert_rc(shmkv__lookup(tu_kv, &k, &ref), 1);
+	return shmkv__slot(tu_kv, ref.index);
+}
+
+/* Marks an empty slot claimed by a process that is gone. */
+static void plant_dead_claim(void)
+{
+	pid_t pid = ctl_dead_pid();
+
+	for (uint32_t i = 0; i <= tu_kv->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(tu_kv, i);
+
+		if (s->state == 0) {
+			s->state = SLOT_WORD(SLOT_BUSY, pid, 0);
+			return;
+		}
+	}
+	cr_assert_fail("no empty slot");
+}
+
+Test(shmctl_maint, check_passes_a_clean_store)
+{
+	char want[TU_NAME_CAP + 80];
+	struct run r;
+
+	tu_populate(tu_kv, 50);
+	r = RUN("check", tu_name);
+	snprintf(want, sizeof(want), "%s: 0 problems found\n", tu_name);
+	assert_reply(r, 0, want);
+	r = RUN("check", "--json", tu_name);
+	snprintf(want, sizeof(want),
+		 "{\"name\":\"%s\",\"problems\":[],\"count\":0,"
+		 "\"clean\":true}\n",
+		 tu_name);
+	assert_reply(r, 0, want);
+}
+
+Test(shmctl_maint, check_reports_a_corrupted_store_and_exits_4)
+{
+	struct run r;
+
+	tu_populate(tu_kv, 50);
+	SET("n", "12"); /* an inline integer: no block to leak */
+	slot_of("n")->value = (uint64_t)3 << 62;
+	r = RUN("check", tu_name);
+	assert_code(r, 4);
+	assert_has(r.out, ": malformed value word 0xc000000000000000\n");
+	assert_has(r.out, ": 1 problem found\n");
+	r = RUN("check", "--json", tu_name);
+	assert_code(r, 4);
+	assert_has(r.out, "malformed value word");
+	assert_has(r.out, "\"count\":1,\"clean\":false}\n");
+}
+
+Test(shmctl_maint, recover_repairs_what_check_reports)
+{
+	struct run r;
+
+	plant_dead_claim();
+	r = RUN("check", tu_name);
+	assert_code(r, 4);
+	assert_has(r.out, "which is dead");
+	r = RUN("recover", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, ": 1 repair\n");
+	assert_has(r.out, "stale claims            1");
+	r = RUN("check", tu_name);
+	assert_code(r, 0);
+	r = RUN("recover", "--json", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "\"repairs\":0,\"stale_claims\":0,");
+}
+
+Test(shmctl_maint, sweep_deletes_the_expired_keys)
+{
+	char want[TU_NAME_CAP + 64];
+	struct run r;
+
+	ctl_set_kv(LIT("e1"), LIT("v"), 1);
+	ctl_set_kv(LIT("e2"), LIT("v"), 1);
+	ctl_set_kv(LIT("e3"), LIT("12"), 1);
+	SET("stays", "v");
+	tu_sleep_ms(20);
+	r = RUN("sweep", tu_name);
+	snprintf(want, sizeof(want), "%s: 3 expired keys deleted\n", tu_name);
+	assert_reply(r, 0, want);
+	r = RUN("sweep", "--json", tu_name);
+	assert_has(r.out, "\"expired\":0}");
+	tu_assert_get_str(tu_kv, "stays", "v");
+}
+
+Test(shmctl_maint, locks_lists_a_held_lock_with_its_holder)
+{
+	char want[TU_NAME_CAP + 160];
+	struct shmkv_lock lk;
+	struct run r;
+
+	r = RUN("locks", tu_name);
+	snprintf(want, sizeof(want), "%s: no locks\n", tu_name);
+	assert_reply(r, 0, want);
+	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "job"));
+	cr_assert_geq(shmkv_lock_try(&lk, 600000), 0);
+	r = RUN("locks", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "LOCK");
+	assert_has(r.out, "\njob ");
+	snprintf(want, sizeof(want),
+		 "{\"lock\":\"job\",\"state\":\"held\",\"held\":true,"
+		 "\"alive\":true,\"pid\":%d,\"token\":1,",
+		 (int)getpid());
+	r = RUN("locks", "--json", tu_name);
+	assert_has(r.out, want);
+	assert_has(r.out, "\"count\":1}\n");
+	tu_assert_ok(shmkv_lock_release(&lk));
+	r = RUN("locks", tu_name);
+	assert_has(r.out, " free ");
+}
