@@ -274,6 +274,12 @@ static void check_value(struct check *c, const struct slot_view *sv)
 			       "slot %u: empty value word of version %u in a "
 			       "slot of version %u",
 			       sv->index, VAL_NONE_VERSION(sv->value), ver);
+		else if (VAL_IS_DEAD(sv->value) && value_unchanged(c, sv))
+			report(c,
+			       "slot %u: half given back (value DEAD): a "
+			       "process stopped while recycling it (the next "
+			       "write to the key or recover finishes it)",
+			       sv->index);
 		return;
 	case VAL_INT:
 		if (VAL_INT_TAG(sv->value) != (ver & 0x3fffu))

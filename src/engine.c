@@ -179,6 +179,7 @@ static int store_from_old(struct run *r, uint64_t old,
 {
 	struct shmkv_block_view view;
 	struct shmkv_block_shm *b;
+	int64_t iv;
 	int err;
 
 	if (cur->is_int)
@@ -191,6 +192,13 @@ static int store_from_old(struct run *r, uint64_t old,
 				shmkv__block_capacity(r->kv, r->block), &view);
 	if (err)
 		return err;
+	/* Without a TTL, an integer goes back inline, as SET would store it
+	 * (PERSIST of "123" must not keep a block). Our block is unpublished:
+	 * its bytes are stable, and run's end frees it. */
+	if (r->op->new_deadline_ms == 0 &&
+	    shmkv__string2ll((const char *)b->data, view.len, &iv) &&
+	    iv >= VAL_INT_MIN && iv <= VAL_INT_MAX)
+		return store_int(r, iv, 0, nv);
 	*nv = seal_block(r, view.len, r->op->new_deadline_ms);
 	return 0;
 }

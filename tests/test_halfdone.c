@@ -82,3 +82,12 @@ Test(halfdone, recovery_finishes_a_half_recycled_slot)
 	cr_assert_eq(rep.dead_slots, 1);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 }
+
+Test(halfdone, check_reports_a_half_recycled_slot_until_it_is_finished)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	leave_half_recycled(tu_kv, "k");
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("w"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}

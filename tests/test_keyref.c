@@ -267,7 +267,7 @@ Test(keyref, the_fast_path_keeps_the_argument_and_handle_rules)
 #include <time.h>
 #include <sys/mman.h>
 
-#define LOCK_ROUNDS 10000
+#define LOCK_ROUNDS 3000
 
 struct lock_area {
 	_Atomic int inside[2];
@@ -286,7 +286,7 @@ static int lock_child(const char *name, int idx, struct lock_area *a)
 	if (shmkv_open(name, 0, &kv) != 0 ||
 	    shmkv_key_prepare(kv, &ref, key, kl) != 0)
 		return 2;
-	for (long got = 0, spins = 0; got < LOCK_ROUNDS && spins < 1L << 24;
+	for (long got = 0, spins = 0; got < LOCK_ROUNDS && spins < 1L << 27;
 	     spins++) {
 		int rc = shmkv_key_setnx(kv, &ref, val, (size_t)vl);
 

@@ -301,3 +301,22 @@ Test(sweep, frees_the_slots_of_what_it_deletes)
 		cr_assert_eq(live_keys_now(), 0);
 	}
 }
+
+/* PERSIST of a small integer stores it inline again, as SET would: no
+ * value storage stays taken (the torture's accounting rule). */
+Test(persist, an_integer_without_ttl_goes_back_inline)
+{
+	struct shmkv_stats st;
+	uint64_t used = 0;
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("123"), SHMKV_SET_EX, 100, NULL),
+		1);
+	tu_assert_rc(shmkv_persist(tu_kv, LIT("k")), 1);
+	tu_assert_get_str(tu_kv, "k", "123");
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	for (uint32_t c = 0; c < st.classes; c++)
+		used += st.cls[c].used;
+	cr_assert_eq(used, 0, "%llu blocks still used after PERSIST",
+		     (unsigned long long)used);
+}

@@ -1,0 +1,108 @@
+/*
+ * crash_worker - a process for test_crashpoints to arm and watch die.
+ *
+ * usage: crash_worker NAME MODE PREFIX START COUNT
+ *
+ *   int    SET PREFIX<i> to "<i>" (an inline integer)  for i in
+ *   block  SET PREFIX<i> to crash_block_value(i)       [START, START+COUNT)
+ *   sweep  one full shmkv_sweep pass (PREFIX, START, COUNT ignored)
+ *
+ * The test runs it with SHMKV_CRASH_AT and SHMKV_CRASH_AFTER in its
+ * environment on a build with crash points, so it is meant to die of
+ * SIGKILL on the way. Exit status otherwise: 0 every command done (the
+ * crash point was never reached), 2 usage, 3 open failed, 4 a command
+ * returned something else than it must (the cause goes to stderr).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmkv.h"
+
+/* Must match test_crashpoints.c: 40 bytes, never a number. */
+static size_t block_value(char *buf, const char *prefix, unsigned long i)
+{
+	int n = snprintf(buf, 64, "blk-%s%lu-", prefix, i);
+	size_t len = n < 0 ? 0 : (size_t)n;
+
+	while (len < 40)
+		buf[len++] = 'x';
+	return len;
+}
+
+static int run_sets(shmkv_t *kv, const char *mode, const char *prefix,
+		    unsigned long start, unsigned long count)
+{
+	char key[64], val[64];
+
+	for (unsigned long i = start; i < start + count; i++) {
+		size_t kl = (size_t)snprintf(key, sizeof(key), "%s%lu", prefix,
+					     i);
+		size_t vl = strcmp(mode, "int") == 0
+				    ? (size_t)snprintf(val, sizeof(val), "%lu",
+						       i)
+				    : block_value(val, prefix, i);
+		int rc = shmkv_set(kv, key, kl, val, vl, 0, 0, NULL);
+
+		if (rc != 1) {
+			fprintf(stderr, "crash_worker: SET %s: %s\n", key,
+				shmkv_strerror(rc));
+			return 4;
+		}
+	}
+	return 0;
+}
+
+static int run_sweep(shmkv_t *kv)
+{
+	uint64_t cursor = 0;
+	int rc;
+
+	/* One pass: the cursor wraps to 0 at its end. */
+	do
+		rc = shmkv_sweep(kv, &cursor, 64);
+	while (rc >= 0 && cursor != 0);
+	if (rc < 0)
+		fprintf(stderr, "crash_worker: sweep: %s\n",
+			shmkv_strerror(rc));
+	return rc < 0 ? 4 : 0;
+}
+
+static int parse_ul(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || end == s || *end || *out > INT_MAX ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long start, count;
+	shmkv_t *kv;
+	int rc;
+
+	if (argc != 6 || parse_ul(argv[4], &start) ||
+	    parse_ul(argv[5], &count) ||
+	    (strcmp(argv[2], "int") && strcmp(argv[2], "block") &&
+	     strcmp(argv[2], "sweep"))) {
+		fprintf(stderr, "usage: crash_worker NAME int|block|sweep "
+				"PREFIX START COUNT\n");
+		return 2;
+	}
+	rc = shmkv_open(argv[1], 0, &kv);
+	if (rc) {
+		fprintf(stderr, "crash_worker: open %s: %s\n", argv[1],
+			shmkv_strerror(rc));
+		return 3;
+	}
+	if (strcmp(argv[2], "sweep") == 0)
+		rc = run_sweep(kv);
+	else
+		rc = run_sets(kv, argv[2], argv[3], start, count);
+	shmkv_close(kv);
+	return rc;
+}
