@@ -63,7 +63,7 @@ extern "C" {
 #define SHMKV_KEY_MAX_DEFAULT	  64u
 #define SHMKV_VALUE_MAX_LIMIT	  (1u << 20)
 #define SHMKV_VALUE_MAX_DEFAULT	  1024u
-#define SHMKV_PROBE_LIMIT_DEFAULT 128u
+#define SHMKV_PROBE_LIMIT_DEFAULT 1024u
 #define SHMKV_MODE_DEFAULT	  0600u
 /** Consecutive lost races after which a command gives up with -EAGAIN. */
 #define SHMKV_RETRY_MAX 100000u
@@ -76,7 +76,7 @@ struct shmkv_config {
 	uint32_t slots;	       /**< hash slots, a power of two; 0: default */
 	uint32_t key_max;      /**< longest key in bytes; 0: default 64 */
 	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
-	uint32_t probe_limit;  /**< longest probe run; 0: default (128) */
+	uint32_t probe_limit;  /**< longest probe run; 0: default (1024) */
 	uint64_t value_memory; /**< bytes for value storage, split equally
 				    among the size classes; 0: slots*256, but
 				    at least 8 blocks per class */

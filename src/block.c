@@ -76,8 +76,16 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 			 uint32_t pid, uint64_t *ref)
 {
 	unsigned char *base = kv->pages + (size_t)page * kv->page_size;
+	uint32_t count = kv->class_blocks[cls];
+	/* Start where this process last allocated or freed in this page: a
+	 * class runs nearly full, and a scan from block 0 would walk past
+	 * every used block to find the one just freed. Relaxed: hints. */
+	uint32_t start = uatomic_read(&kv->alloc_page[cls]) == page + 1
+				 ? uatomic_read(&kv->alloc_index[cls]) % count
+				 : 0;
 
-	for (uint32_t i = 0; i < kv->class_blocks[cls]; i++) {
+	for (uint32_t n = 0; n < count; n++) {
+		uint32_t i = (start + n) % count;
 		struct shmkv_block_shm *b =
 			(struct shmkv_block_shm *)(base +
 						   (size_t)i *
@@ -92,13 +100,41 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 		if (shmkv__cas_full(&b->tag, tag,
 				    BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
 			continue;
-		/* Relaxed: a process-local hint, maybe shared by threads. */
+		/* Relaxed: process-local hints, maybe shared by threads. */
 		uatomic_set(&kv->alloc_page[cls], page + 1);
+		uatomic_set(&kv->alloc_index[cls], i + 1);
 		*ref = VAL_BLOCK_WORD(page * kv->units_per_page + i,
 				      BLK_GEN(tag));
 		return 0;
 	}
 	return -ENOMEM;
+}
+
+/*
+ * May @cls take a free page? A class with no page yet always may; one that
+ * has pages may only if free pages remain for every class still without
+ * one. So the first values of any size always find room, whatever order
+ * values arrive in (a store restored from a dump in another order must not
+ * fail). Counted with one pass over the page table: claims are rare (once
+ * per page of values).
+ */
+static bool may_claim(const struct shmkv *kv, uint32_t cls)
+{
+	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0, needy = 0;
+
+	for (uint32_t page = 0; page < kv->page_count; page++) {
+		uint32_t c = shmkv__page_class(kv, page);
+
+		if (c == SHMKV__NO_CLASS)
+			free_pages++;
+		else
+			has[c] = 1;
+	}
+	if (!has[cls])
+		return free_pages > 0;
+	for (uint32_t c = 0; c < kv->class_count; c++)
+		needy += !has[c];
+	return free_pages > needy;
 }
 
 /* Claims a free page for @cls. Return: the page, or UINT32_MAX. */
@@ -107,6 +143,8 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 	/* Relaxed: a hint, as above. */
 	uint32_t start = uatomic_read(&kv->claim_hint);
 
+	if (!may_claim(kv, cls))
+		return UINT32_MAX;
 	for (uint32_t n = 0; n < kv->page_count; n++) {
 		uint32_t page = (start + n) % kv->page_count;
 
@@ -169,7 +207,8 @@ int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
  */
 void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	uint64_t tag;
 
@@ -184,8 +223,15 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 		 * re-checks the generation after its copy and sees gen+1. */
 		uint64_t seen = shmkv__cas_full(&b->tag, tag,
 						BLK_TAG(gen + 1, 0, 0));
-		if (seen == tag)
+		if (seen == tag) {
+			/* Relaxed hints: our next allocation of this class
+			 * starts at the block we just freed. */
+			uatomic_set(&kv->alloc_page[cls],
+				    unit / kv->units_per_page + 1);
+			uatomic_set(&kv->alloc_index[cls],
+				    unit % kv->units_per_page);
 			return;
+		}
 		tag = seen;
 	}
 }

@@ -105,8 +105,9 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 	g->class_count = n;
 	g->page_size = page_size_for(g->value_max);
 	g->units_per_page = g->page_size / SHMKV_BLOCK_MIN;
-	/* The largest value must fit somewhere, or value_max is a lie. */
-	if (g->value_memory / g->page_size == 0 ||
+	/* Every class must be able to get a page (block.c keeps one in
+	 * reserve for each class that has none), or value_max is a lie. */
+	if (g->value_memory / g->page_size < n ||
 	    g->value_memory / g->page_size * g->units_per_page >
 		    SHMKV_UNITS_MAX)
 		return -EINVAL;

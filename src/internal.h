@@ -65,6 +65,7 @@ struct shmkv {
 	 * the page each class last allocated from, and where to look for a
 	 * free page. */
 	uint32_t alloc_page[SHMKV_CLASSES_MAX];
+	uint32_t alloc_index[SHMKV_CLASSES_MAX]; /* where in that page */
 	uint32_t claim_hint;
 	char name[SHMKV_NAME_MAX + 1];
 };

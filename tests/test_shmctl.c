@@ -341,7 +341,7 @@ Test(shmctl_info, json_follows_the_documented_schema)
 	r = RUN("info", "--json", tu_name);
 	assert_code(r, 0);
 	assert_has(r.out, "\"config\":{\"slots\":1024,\"key_max\":64,"
-			  "\"value_max\":1024,\"probe_limit\":128,"
+			  "\"value_max\":1024,\"probe_limit\":1024,"
 			  "\"value_memory\":");
 	assert_has(r.out, "\"keys\":{\"live\":2,\"volatile\":1}");
 	assert_has(r.out, "\"slots\":{\"total\":1024,\"tombstones\":0,"
@@ -370,7 +370,9 @@ Test(shmctl_info, warns_about_a_table_over_75_percent_full)
 /* One page of value storage, given to the class of 100-byte values. */
 Test(shmctl_info, warns_about_a_full_size_class_with_no_page_left)
 {
-	struct shmkv_config cfg = tu_config(1024, 16, 100, 64 << 10);
+	/* 3 classes, 3 pages: the 128-byte class gets one, two stay
+	 * reserved for the classes that have none. */
+	struct shmkv_config cfg = tu_config(1024, 16, 100, 192 << 10);
 	char k[16], *big = tu_fill(100, 'v');
 	struct run r;
 
@@ -379,9 +381,9 @@ Test(shmctl_info, warns_about_a_full_size_class_with_no_page_left)
 		ctl_set_kv(k, tu_fmt(k, sizeof(k), "k", i), big, 100, 0);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
-	assert_has(r.out, "1 of 64.0 KiB: 1 given to 3 size classes, 0 free");
+	assert_has(r.out, "3 of 64.0 KiB: 1 given to 3 size classes, 2 free");
 	assert_has(r.out, "(128-byte blocks) 92% used (over 90%) and no free "
-			  "page left");
+			  "page left to it");
 	assert_lacks(r.out, "table ");
 }
 

@@ -49,6 +49,16 @@ static double class_used(const struct shmkv_stats *st, uint32_t c)
 		       : 0;
 }
 
+/* Free pages the library keeps, one for each class that has no page. */
+static uint32_t pages_reserved(const struct shmkv_stats *st)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+		n += st->cls[c].pages == 0;
+	return n;
+}
+
 int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 		      int max)
 {
@@ -60,14 +70,15 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 			 "table %.0f%% full (over 75%%): new keys may fail "
 			 "with 'table full'",
 			 100 * ctl_info_load(st));
-	/* A class with free pages left grows into them: only a full class
-	 * that cannot grow is a problem. */
+	/* A class grows into free pages, except the ones kept for classes
+	 * that have none yet: only a full class that cannot grow is a
+	 * problem. */
 	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
-		if (n < max && st->pages_free == 0 &&
+		if (n < max && st->pages_free <= pages_reserved(st) &&
 		    class_used(st, c) > WARN_CLASS_USED)
 			snprintf(w[n++], CTL_WARN_LEN,
 				 "size class %u (%u-byte blocks) %.0f%% used "
-				 "(over 90%%) and no free page left",
+				 "(over 90%%) and no free page left to it",
 				 c, st->cls[c].block_size,
 				 100 * class_used(st, c));
 	if (n < max && st->corrupt > 0)
