@@ -1,18 +1,21 @@
 #!/bin/sh
-# bench/run.sh - runs the benchmark suite and prints its tables.
+# bench/run.sh - runs the benchmark suite: tables on stdout, CSV and logs
+# under the results directory, PNG plots (when gnuplot is installed) and
+# the README's Performance section (bench/README.md) regenerated from them.
 #
-#   bench/run.sh            full run; CSV to bench/results/<name>.csv
-#   QUICK=1 bench/run.sh    smoke run (seconds); CSV to $BUILD/bench/quick/,
-#                           so the committed results are never overwritten
+#   bench/run.sh            full run (~5 minutes on 2 cores); results to
+#                           bench/results/, the section to bench/README.md
+#   QUICK=1 bench/run.sh    smoke run (seconds); everything goes under
+#                           $BUILD/bench/quick/, so the committed results
+#                           are never overwritten
 #   BUILD=dir               where the Makefile put bench/<program> (build)
-#   SANITIZE=...            (set by make) a sanitized build's CSV goes to
+#   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           every built bench_* program
+#                           core table scale lock
 #   RUNS=N                  timed runs per figure (each program's default)
 #
-# Every bench program takes --quick and --csv PATH (see bench/bench.h) and
-# prints its table on stdout; only the CSV files are kept as results.
+# Every bench program takes --quick, --runs N and --csv PATH (bench.h).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,31 +30,26 @@ quick=${QUICK:-0}
 if [ "$quick" != 0 ] && [ -n "$quick" ]; then
 	flags=--quick
 	outdir=$bindir/quick
+	readme=$outdir/README.md
 elif [ -n "${SANITIZE:-}" ]; then
-	# Sanitized figures are not results: keep them out of bench/results.
+	# Sanitized figures are not results: keep them out of bench/.
 	flags=
 	outdir=$bindir/results
+	readme=$outdir/README.md
 else
 	flags=
 	outdir=$root/bench/results
+	readme=$root/bench/README.md
 fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-
-benches=${BENCHES:-}
-if [ -z "$benches" ]; then
-	for prog in "$bindir"/bench_*; do
-		[ -x "$prog" ] || continue
-		benches="$benches ${prog##*/bench_}"
-	done
-fi
-if [ -z "$benches" ]; then
-	echo "bench/run.sh: no bench programs in $bindir; run make first" >&2
-	exit 1
-fi
+benches=${BENCHES:-core table scale lock}
 
 mkdir -p "$outdir"
+started=$(date +%s)
+echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)," \
+	"load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$outdir/run.txt"
 status=0
 for name in $benches; do
 	prog=$bindir/bench_$name
@@ -61,13 +59,43 @@ for name in $benches; do
 		continue
 	fi
 	echo "== bench_$name${flags:+ $flags}"
+	t0=$(date +%s)
+	# The table goes to the terminal and to a log beside the CSV; the
+	# program's exit status comes back through a file (POSIX sh has no
+	# pipefail).
 	# shellcheck disable=SC2086 # $flags: options without blanks inside
-	if ! "$prog" $flags --csv "$outdir/$name.csv"; then
+	{
+		rc=0
+		"$prog" $flags --csv "$outdir/$name.csv" || rc=$?
+		echo $rc >"$outdir/.rc"
+	} | tee "$outdir/$name.txt"
+	if [ "$(cat "$outdir/.rc")" != 0 ]; then
 		echo "bench/run.sh: bench_$name failed" >&2
 		status=1
 		continue
 	fi
-	echo "(csv: ${outdir#"$root"/}/$name.csv)"
+	echo "(bench_$name: $(($(date +%s) - t0)) s;" \
+		"csv: ${outdir#"$root"/}/$name.csv)" | tee -a "$outdir/run.txt"
 	echo
 done
+rm -f "$outdir/.rc"
+echo "# finished after $(($(date +%s) - started)) s, load average" \
+	"$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$outdir/run.txt"
+
+if command -v gnuplot >/dev/null 2>&1; then
+	if gnuplot -e "dir='$outdir'; src='$root/bench'" "$root/bench/plot.gp"; then
+		echo "plots:" "$outdir"/*.png
+	else
+		echo "bench/run.sh: gnuplot failed" >&2
+		status=1
+	fi
+else
+	echo "bench/run.sh: gnuplot not installed: no plots" \
+		"(apt-get install gnuplot-nox)" >&2
+fi
+if [ $status -eq 0 ]; then
+	sh "$root/bench/report.sh" "$outdir" >"$readme.tmp"
+	mv "$readme.tmp" "$readme"
+	echo "section: ${readme#"$root"/}"
+fi
 exit $status

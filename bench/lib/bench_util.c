@@ -1,10 +1,12 @@
 /*
- * bench_util.c - timing, statistics, machine description and CSV output
- * shared by the bench programs (see bench.h).
+ * bench_util.c - clock, statistics, machine description, CSV output and
+ * the command line shared by the bench programs (see bench.h).
  */
-#include "../bench.h"
+#include "bench.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -16,6 +18,14 @@ uint64_t bench_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -63,6 +73,19 @@ void bench_stats_compute(double *samples, unsigned n, uint64_t ops_per_run,
 	st->p75 = quantile(samples, n, 0.75);
 	st->runs = n;
 	st->ops_per_run = ops_per_run;
+}
+
+double bench_median(const double *v, unsigned n)
+{
+	double tmp[BENCH_RUNS_MAX];
+
+	if (n == 0)
+		return 0;
+	if (n > BENCH_RUNS_MAX)
+		n = BENCH_RUNS_MAX;
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(tmp[0]), cmp_double);
+	return quantile(tmp, n, 0.5);
 }
 
 double bench_stats_spread(const struct bench_stats *st)
@@ -141,6 +164,45 @@ static void describe_compiler(struct bench_machine *m)
 #endif
 }
 
+/* A "Key: N kB" line of /proc/meminfo in MiB, or -1. */
+static long meminfo_mib(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, strlen(key)) == 0) {
+			kb = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb / 1024;
+}
+
+double bench_loadavg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+void bench_progress(unsigned done, unsigned total)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\r# round %u/%u done%s", done, total,
+		done == total ? "\n" : "");
+}
+
 void bench_machine_describe(struct bench_machine *m)
 {
 	struct utsname u;
@@ -153,6 +215,8 @@ void bench_machine_describe(struct bench_machine *m)
 	m->cores_online = sysconf(_SC_NPROCESSORS_ONLN);
 	m->cores_conf = sysconf(_SC_NPROCESSORS_CONF);
 	m->page_size = sysconf(_SC_PAGESIZE);
+	m->mem_mib = meminfo_mib("MemTotal:");
+	m->avail_mib = meminfo_mib("MemAvailable:");
 	if (uname(&u) == 0)
 		snprintf(m->kernel, sizeof(m->kernel), "%s %s %s", u.sysname,
 			 u.release, u.machine);
@@ -178,16 +242,19 @@ void bench_machine_print(FILE *f, const struct bench_machine *m)
 		m->cores_conf);
 	fprintf(f, "# kernel: %s, page size %ld B, clocksource %s\n", m->kernel,
 		m->page_size, m->clocksource);
+	fprintf(f, "# memory: %ld MiB, %ld MiB available\n", m->mem_mib,
+		m->avail_mib);
 	fprintf(f, "# date: %s, load average %s\n", m->date, m->loadavg);
 	fprintf(f, "# compiler: %s%s\n", m->compiler,
 		m->optimized ? ", optimized"
 			     : ", NOT OPTIMIZED (figures meaningless)");
 }
 
-int bench_csv_open(struct bench_csv *csv, const char *path)
+int bench_csv_open(struct bench_csv *csv, const char *path, const char *columns)
 {
 	size_t len = strlen(path);
 
+	csv->f = NULL;
 	if (len == 0 || len >= sizeof(csv->path))
 		return -ENAMETOOLONG;
 	memcpy(csv->path, path, len + 1);
@@ -195,18 +262,21 @@ int bench_csv_open(struct bench_csv *csv, const char *path)
 	csv->f = fopen(csv->tmp, "w");
 	if (!csv->f)
 		return -errno;
-	fprintf(csv->f, "name,median_ns,min_ns,max_ns,runs,ops_per_run\n");
+	fprintf(csv->f, "%s\n", columns);
 	return 0;
 }
 
-int bench_csv_row(struct bench_csv *csv, const char *name,
-		  const struct bench_stats *st)
+int bench_csv_row(struct bench_csv *csv, const char *fmt, ...)
 {
-	int n = fprintf(csv->f, "%s,%.2f,%.2f,%.2f,%u,%llu\n", name, st->median,
-			st->min, st->max, st->runs,
-			(unsigned long long)st->ops_per_run);
+	va_list ap;
+	int n;
 
-	return n < 0 ? -EIO : 0;
+	va_start(ap, fmt);
+	n = vfprintf(csv->f, fmt, ap);
+	va_end(ap);
+	if (n < 0 || fputc('\n', csv->f) == EOF)
+		return -EIO;
+	return 0;
 }
 
 int bench_csv_close(struct bench_csv *csv)
@@ -230,8 +300,119 @@ int bench_csv_close(struct bench_csv *csv)
 
 void bench_csv_abort(struct bench_csv *csv)
 {
-	if (csv->f)
-		fclose(csv->f);
+	if (!csv->f)
+		return;
+	fclose(csv->f);
 	csv->f = NULL;
 	unlink(csv->tmp);
+}
+
+/*
+ * Command line.
+ */
+
+static void usage(FILE *f, const char *argv0, const char *summary,
+		  const struct bench_extra_opt *extra, unsigned nextra)
+{
+	fprintf(f,
+		"usage: %s [--quick] [--runs N] [--csv PATH]%s\n%s\n"
+		"  --quick     a smoke run of a few seconds (figures not "
+		"meaningful)\n"
+		"  --runs N    timed runs per figure, 1..%u\n"
+		"  --csv PATH  also write the figures as CSV\n",
+		argv0, nextra ? " [options]" : "", summary, BENCH_RUNS_MAX);
+	for (unsigned i = 0; i < nextra; i++)
+		fprintf(f, "  --%s N  %s (%u..%u)\n", extra[i].name,
+			extra[i].help, extra[i].min, extra[i].max);
+	fprintf(f, "  --help, --version\n");
+}
+
+/* Parses @arg as an unsigned in [@min, @max]. Return: 0 or -1. */
+static int parse_uint(const char *arg, unsigned min, unsigned max,
+		      unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || n < min || n > max)
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
+enum { OPT_QUICK = 256, OPT_RUNS, OPT_CSV, OPT_HELP, OPT_VERSION, OPT_X };
+#define EXTRA_MAX 8
+
+static void build_longopts(struct option *lo, const struct bench_extra_opt *x,
+			   unsigned nx)
+{
+	static const struct option base[] = {
+		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "runs", required_argument, NULL, OPT_RUNS },
+		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
+	};
+	unsigned n = sizeof(base) / sizeof(base[0]);
+
+	memcpy(lo, base, sizeof(base));
+	for (unsigned i = 0; i < nx; i++)
+		lo[n + i] = (struct option){ x[i].name, required_argument, NULL,
+					     OPT_X + (int)i };
+	memset(&lo[n + nx], 0, sizeof(lo[0]));
+}
+
+static void bad_value(const char *argv0, const char *opt, const char *arg,
+		      unsigned min, unsigned max)
+{
+	fprintf(stderr, "%s: --%s wants %u..%u, got '%s'\n", argv0, opt, min,
+		max, arg);
+	exit(2);
+}
+
+void bench_opts_parse(int argc, char **argv, const char *summary,
+		      const struct bench_extra_opt *extra, unsigned nextra,
+		      struct bench_opts *o)
+{
+	struct option lo[5 + EXTRA_MAX + 1];
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	if (nextra > EXTRA_MAX)
+		nextra = EXTRA_MAX;
+	build_longopts(lo, extra, nextra);
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (opt == OPT_QUICK) {
+			o->quick = 1;
+		} else if (opt == OPT_RUNS) {
+			if (parse_uint(optarg, 1, BENCH_RUNS_MAX, &o->runs))
+				bad_value(argv[0], "runs", optarg, 1,
+					  BENCH_RUNS_MAX);
+		} else if (opt == OPT_CSV) {
+			o->csv = optarg;
+		} else if (opt == OPT_HELP) {
+			usage(stdout, argv[0], summary, extra, nextra);
+			exit(0);
+		} else if (opt == OPT_VERSION) {
+			printf("%s (shmkv %s)\n", argv[0],
+			       SHMKV_VERSION_STRING);
+			exit(0);
+		} else if (opt >= OPT_X && opt < OPT_X + (int)nextra) {
+			const struct bench_extra_opt *x = &extra[opt - OPT_X];
+
+			if (parse_uint(optarg, x->min, x->max, x->value))
+				bad_value(argv[0], x->name, optarg, x->min,
+					  x->max);
+		} else {
+			usage(stderr, argv[0], summary, extra, nextra);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0],
+			argv[optind]);
+		exit(2);
+	}
 }
