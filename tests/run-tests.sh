@@ -25,9 +25,64 @@ for seed in 1 2 3 4 5; do
 done
 
 step "benchmarks, a few iterations each (figures not meaningful)"
-"$BUILD"/bench/bench_core --quick >/dev/null
-"$BUILD"/bench/bench_lock --quick >/dev/null
-echo "bench_core, bench_lock: ran"
+# Each program's --quick run (a few seconds): every bench/*.c, so a new
+# one cannot rot either. Their output is not checked, their exit status is.
+for prog in "$BUILD"/bench/bench_*; do
+	"$prog" --quick >/dev/null
+	echo "${prog##*/}: ran"
+done
+
+# Fuzzing (tests/fuzz/): its own clang ASan+UBSan build in build-fuzz/;
+# replays every committed seed and crash reproducer, then fuzzes each
+# harness FUZZ_TIME seconds. Already sanitized, so not repeated under
+# SANITIZE (shown as skipped, not counted as passed).
+if [ -z "${SANITIZE:-}" ]; then
+	step "fuzzing: replay the corpora, then ${FUZZ_TIME:-10} s per harness"
+	make -s -j2 --no-print-directory fuzz-build
+	bash tests/fuzz/run.sh --time "${FUZZ_TIME:-10}"
+else
+	printf '\n== fuzzing: SKIPPED under SANITIZE=%s\n' "$SANITIZE"
+fi
+
+# Crash points (src/fault.h) exist only in a FAULT=1 build, kept in its
+# own directory: the crash-point suite, then a short crash torture (`make
+# torture` runs a long one). Criterion cannot run under TSan, so skipped
+# there (shown, not counted as passed).
+if [ "${SANITIZE:-}" != thread ]; then
+	step "crash points, then ${TORTURE_SECONDS:-15} s of crash torture (FAULT=1)"
+	fault_build=build-fault${SANITIZE:+-$SANITIZE}
+	make -s --no-print-directory FAULT=1 BUILD="$fault_build" \
+		"$fault_build"/tests/unit "$fault_build"/tests/torture
+	"$fault_build"/tests/unit --filter 'crashpoint*/*'
+	"$fault_build"/tests/torture --seconds "${TORTURE_SECONDS:-15}"
+else
+	printf '\n== crash points and torture: SKIPPED under SANITIZE=thread\n'
+fi
+
+# Sanitizers (make sanitize-test, make valgrind): the unit suite and the
+# standalone tests again under ASan+UBSan (their own build in
+# build-address,undefined/), and every shmctl command under valgrind's
+# memcheck (the plain build: valgrind cannot run ASan binaries). Only in
+# the plain run: under SANITIZE they would repeat it (shown as skipped).
+if [ -z "${SANITIZE:-}" ]; then
+	step "ASan+UBSan: unit suite, tsan_stress, diff_redis (make sanitize-test)"
+	make -s --no-print-directory sanitize-run
+	step "valgrind memcheck: every shmctl command (make valgrind)"
+	make -s --no-print-directory SANITIZE= valgrind-run
+else
+	printf '\n== ASan+UBSan and valgrind: SKIPPED under SANITIZE=%s\n' \
+		"$SANITIZE"
+fi
+
+# Model check (tests/model/): spin explores every interleaving of the slot
+# protocol's Promela model and rejects each deliberately broken variant.
+# Independent of the C build, so not repeated under SANITIZE (shown).
+if [ -z "${SANITIZE:-}" ]; then
+	step "model check of the slot protocol with spin (make model)"
+	bash tests/model/run.sh
+else
+	printf '\n== model check: SKIPPED under SANITIZE=%s\n' "$SANITIZE"
+fi
 
 step "demo (its own store name, so a user's /shmkv is never touched)"
 "$BUILD"/shmkv-demo --workers 4 --cycles 2000 --name "/shmkv-demo-test-$$"

@@ -38,6 +38,32 @@ have_cmd tmux || need tmux
 have_cmd gnuplot || need gnuplot-nox
 have_header editline/readline.h || need libedit-dev
 
+# make fuzz (tests/fuzz/): clang, and its libFuzzer runtime, which Debian
+# ships apart (libclang-rt-dev; clang only recommends it). Asks the linker.
+have_fuzzer() {
+	have_cmd clang || return 1
+	echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)
+{ (void)d; (void)n; return 0; }' |
+		clang -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1
+}
+have_cmd clang || need clang
+have_fuzzer || need libclang-rt-dev
+
+# make lint, make valgrind, make tsan (clang's ThreadSanitizer runtime is
+# in libclang-rt-dev too; asked of the linker, like the fuzzer's).
+have_tsan() {
+	have_cmd clang || return 1
+	echo 'int main(void) { return 0; }' |
+		clang -fsanitize=thread -x c - -o /dev/null >/dev/null 2>&1
+}
+have_cmd cppcheck || need cppcheck
+have_cmd clang-tidy || need clang-tidy
+have_cmd valgrind || need valgrind
+have_tsan || need libclang-rt-dev
+
+# make model (tests/model/): the spin model checker.
+have_cmd spin || need spin
+
 if [ -z "$missing" ]; then
 	echo "deps: all present"
 	exit 0

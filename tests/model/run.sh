@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# run.sh - model-check the slot protocol (slots.pml, which includes
+# defs.pml and monitor.pml) with spin.
+#
+#   tests/model/run.sh           the CI set (1-2 minutes on 2 cores)
+#   tests/model/run.sh --full    adds the big runs (about 30 minutes, 5 GB)
+#   tests/model/run.sh --trails  print the counterexample of every check
+#                                that has one
+#   tests/model/run.sh NAME...   only the named checks (see --list)
+#
+# Every check is one spin run of slots.pml with some -D options, and an
+# expectation: "ok" (complete search, no violation), "fail:<flag>" (spin
+# must find a counterexample naming that assertion flag), "cycle" (spin
+# must find a non-progress cycle). A deliberately broken variant that spin
+# does not reject fails the run, as does a good model it does reject.
+# README.md here says what each check shows. Exit status 0 when every
+# expectation holds, 1 otherwise, 77 when spin or cc is missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+jobs=${MODEL_JOBS:-2}
+memlim=${MODEL_MEMLIM:-3000} # MB per pan run, CI set
+full=0
+trails=0
+only=()
+for a in "$@"; do
+	case $a in
+	--full) full=1 ;;
+	--trails) trails=1 ;;
+	--list) only=(--list) ;;
+	-h | --help)
+		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	-*)
+		echo "run.sh: unknown option $a" >&2
+		exit 2
+		;;
+	*) only+=("$a") ;;
+	esac
+done
+
+for tool in spin cc; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		echo "run.sh: $tool not found (tools/install-deps.sh installs it)" >&2
+		exit 77
+	fi
+done
+
+# name | expectation | spin -D options | pan build options | pan run options
+# | what it shows.
+S=-DSAT_ASSERT # versions never reach MAXVER here: bounding them cut nothing
+C=-DCOLLAPSE   # compress stored states (the 3-worker runs)
+checks=(
+	"good-3slots|ok|$S|-DSAFETY||3 slots, 2 keys homed at slot 0, 2 workers x 2 commands, 1 death"
+	"good-4slots-2homes|ok|$S -DNSLOT=4 -DHOME1=1|-DSAFETY||4 slots, keys homed at 0 and 1 (overlapping windows that wrap)"
+	"good-1key-3ops|ok|$S -DNKEY=1 -DNOPS=3|-DSAFETY||3 slots, 1 key, 2 workers x 3 commands, 1 death"
+	"good-full-window|ok|-DNSLOT=2|-DSAFETY||2 slots: the window fills, so the second pass runs (dead claims, stuck inserts, FRESH slots)"
+	"good-3workers-setnx|ok|$S -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2|-DSAFETY $C||3 workers SETNX one key at once, 1 death"
+	"live-3slots|ok|-DWRAP=1|-DNP|-l|no non-progress cycle: some command always completes, whoever stops or dies"
+	"broken-no-dupcheck|fail:p1_no_two_members_same_key|-DBUG_NO_DUPCHECK -DAUX=0|-DSAFETY||insert promotes without the duplicate check"
+	"broken-bound-after-check|fail:p1_no_two_members_same_key|-DBUG_BOUND_AFTER_CHECK -DAUX=0|-DSAFETY||probe bound raised after the duplicate check"
+	"broken-late-bound|fail:p1_no_two_members_same_key|-DBUG_LATE_BOUND -DAUX=0 -DNSLOT=2 -DNOPS=3|-DSAFETY||probe bound raised after INSERTING (bites when the inserter dies and a helper promotes)"
+	"broken-no-reexamine|fail:p1_no_two_members_same_key|-DBUG_NO_REEXAMINE -DAUX=0|-DSAFETY||a failed CAS on a later INSERTING slot is not looked at again"
+	"broken-no-dead-step|fail:p3_write_lands_in_its_incarnation|-DBUG_NO_DEAD_STEP -DNO_RECYCLE_ASSERT -DAUX=0 -DNOPS=3|-DSAFETY||recycling without NONE -> DEAD"
+	"broken-no-version|fail:p3_write_lands_in_its_incarnation|-DBUG_NO_VERSION -DAUX=0|-DSAFETY||value words without the slot version"
+	"broken-no-finish|cycle|-DBUG_NO_FINISH -DWRAP=1|-DNP|-l|before commit dedc179: a command re-probes a half given back slot"
+	"finding-enospc|fail:p4_solo_worker_finds_room|-DSOLO=1 -DNSLOT=2|-DSAFETY||FINDING: -ENOSPC right after the second pass decided a dead worker's insert"
+	"finding-fresh-livelock|cycle|-DNSLOT=2 -DWRAP=1|-DNP|-l|FINDING: two SETs of one key in a full window recycle each other's FRESH slot forever"
+	"finding-recheck-cap|fail:p1_no_two_members_same_key|-DRECHECK_CAP=2 -DAUX=0 -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2 -DMAXKILL=0|-DSAFETY||FINDING: at its retries cap (4096; 2 here) the duplicate check moves past a slot that just became MEMBER"
+)
+if [ "$full" = 1 ]; then
+	memlim=${MODEL_MEMLIM:-8000}
+	checks+=(
+		"good-2deaths|ok|$S -DMAXKILL=2|-DSAFETY||3 slots, 2 keys, both workers may die"
+		"good-readonly-get|ok|$S -DRO_GET=1|-DSAFETY||GETs on a read-only handle (a DEAD value reads as absent)"
+		"live-solo-3slots|ok|$S -DSOLO=1|-DSAFETY||a worker left alone never gets -ENOSPC (3 slots)"
+		"fix-enospc|ok|-DSOLO=1 -DNSLOT=2 -DFIX_ENOSPC|-DSAFETY||proposed fix: look the key up again after helping"
+		"fix-fresh-pid|ok|-DNSLOT=2 -DWRAP=1 -DFIX_FRESH_PID -DFIX_ENOSPC|-DNP|-l|proposed fix: recycle a FRESH slot only when its inserter is dead"
+		"fix-both-safe|ok|-DNSLOT=2 -DFIX_FRESH_PID -DFIX_ENOSPC|-DSAFETY||the two fixes keep every safety property"
+		"fix-recheck-cap|ok|$S -DRECHECK_CAP=2 -DFIX_CAP -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2|-DSAFETY $C||proposed fix: at the cap the duplicate check gives up with -EAGAIN"
+		"full-3workers|ok|$S -DNPROC=3 -DNOPS=1 -DNKEY=1|-DSAFETY $C||3 workers x 1 command (any), 1 key, 1 death"
+		"full-3workers-2deaths|ok|$S -DNPROC=3 -DNOPS=1 -DNKEY=1 -DMAXKILL=2|-DSAFETY $C||3 workers x 1 command (any), 1 key, 2 deaths"
+	)
+fi
+
+if [ "${only[0]:-}" = --list ]; then
+	for c in "${checks[@]}"; do
+		IFS='|' read -r name expect _ _ _ what <<<"$c"
+		printf '%-26s %-40s %s\n' "$name" "$expect" "$what"
+	done
+	exit 0
+fi
+
+work=${MODEL_WORK:-$(mktemp -d /tmp/shmkv-model.XXXXXX)}
+mkdir -p "$work"
+
+# run_check NAME DEFS CFLAGS PANFLAGS: builds and runs pan in $work/NAME.
+# Runs as a background job: its cd stays in the job.
+run_check() {
+	local dir=$work/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$here"/*.pml "$dir"/
+	cd "$dir" || return
+	# shellcheck disable=SC2086 # option lists
+	if ! spin -a $2 slots.pml >spin.log 2>&1 ||
+		! cc -O2 -w $3 -DMEMLIM="$memlim" -o pan pan.c >cc.log 2>&1; then
+		echo "build failed" >error
+		return
+	fi
+	# shellcheck disable=SC2086
+	./pan -m2000000 $4 >pan.log 2>&1 || true
+	if [ -e slots.pml.trail ]; then
+		# shellcheck disable=SC2086
+		spin -t $2 slots.pml 2>&1 |
+			grep -E '^ *P[0-9]|CYCLE|assertion violated' |
+			sed 's/^ *//' >trail.txt || true
+	fi
+}
+
+# On ^C or kill, stop our own jobs and what they run (spin, cc, pan).
+stop_jobs() {
+	local p
+	for p in $(jobs -p); do
+		pkill -P "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
+}
+trap 'stop_jobs; exit 130' INT TERM
+
+# verdict NAME EXPECT: prints one line; returns 1 if the expectation fails.
+verdict() {
+	local dir=$work/$1 expect=$2 log=$work/$1/pan.log got stats
+	if [ -e "$dir/error" ] || [ ! -s "$log" ]; then
+		printf 'FAIL  %-26s spin or pan did not run (see %s)\n' "$1" "$dir"
+		return 1
+	fi
+	stats=$(awk '/states, stored/ { s = $1 } /transitions \(/ { t = $1 }
+		/elapsed time/ { e = $4 } /total actual memory/ { m = $1 }
+		END { printf "%s states, %s transitions, %s s, %d MB", s, t, e, m }' "$log")
+	# pan stops at the first error, so only an error-free search must
+	# also be complete.
+	if grep -qE 'pan:[0-9]+: non-progress cycle' "$log"; then
+		got=cycle
+	elif grep -q 'errors: [1-9]' "$log"; then
+		got="fail:$(grep -oE 'assertion violated [a-z0-9_]+' "$log" | head -1 |
+			sed 's/assertion violated //')"
+		[ "$got" != fail: ] || got="fail:$(grep -m1 -oE 'pan:[0-9]+: [^(]*' "$log")"
+	elif grep -qE 'Search not completed|reached -DMEMLIM|search depth too small' "$log"; then
+		got=incomplete
+	else
+		got=ok
+	fi
+	if [ "$got" = "$expect" ]; then
+		case $expect in
+		ok) printf 'PASS  %-26s no violation: %s\n' "$1" "$stats" ;;
+		cycle) printf 'PASS  %-26s spin finds a non-progress cycle (%s)\n' "$1" "$stats" ;;
+		*) printf 'PASS  %-26s spin finds a counterexample: %s (%s)\n' "$1" "${got#fail:}" "$stats" ;;
+		esac
+		if [ "$trails" = 1 ] && [ -s "$dir/trail.txt" ]; then
+			sed 's/^/        /' "$dir/trail.txt"
+		fi
+		return 0
+	fi
+	printf 'FAIL  %-26s expected %s, got %s (%s); see %s\n' "$1" "$expect" "$got" "$stats" "$dir"
+	[ ! -s "$dir/trail.txt" ] || sed 's/^/        /' "$dir/trail.txt"
+	return 1
+}
+
+selected=()
+for c in "${checks[@]}"; do
+	IFS='|' read -r name _ _ _ _ _ <<<"$c"
+	if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $name "* ]]; then
+		selected+=("$c")
+	fi
+done
+if [ ${#selected[@]} -eq 0 ]; then
+	echo "run.sh: no such check: ${only[*]} (see --list)" >&2
+	exit 2
+fi
+
+echo "model: $(spin -V | head -1), $jobs jobs, work dir $work"
+start=$SECONDS
+for c in "${selected[@]}"; do
+	IFS='|' read -r name _ defs cflags panflags _ <<<"$c"
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n || true
+	done
+	run_check "$name" "$defs" "$cflags" "$panflags" &
+done
+wait
+
+failed=0
+for c in "${selected[@]}"; do
+	IFS='|' read -r name expect _ _ _ _ <<<"$c"
+	verdict "$name" "$expect" || failed=$((failed + 1))
+done
+printf 'model: %d checks, %d failed, %d s\n' "${#selected[@]}" "$failed" \
+	$((SECONDS - start))
+if [ "$failed" -eq 0 ] && [ -z "${MODEL_WORK:-}" ]; then
+	rm -rf "$work"
+fi
+[ "$failed" -eq 0 ]
