@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "internal.h"
@@ -401,8 +402,14 @@ static void check_header(struct check *c)
 	struct shmkv_geometry g;
 	int err;
 
-	/* A private copy, so it cannot change while it is checked. */
-	memcpy(&h, c->kv->base, sizeof(h));
+	/* A private copy, so it cannot change while it is checked. Read from
+	 * the file, not the mapping: other processes update the lock words and
+	 * the clock offset at its end with atomics all the time, and a plain
+	 * copy of those would be a data race. */
+	if (pread(c->kv->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+		report(c, "header: cannot be read: %s", strerror(errno));
+		return;
+	}
 	err = shmkv__header_validate(&h, c->kv->size, &g);
 	if (err) {
 		report(c, "header: %s", shmkv_strerror(err));

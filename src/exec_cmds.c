@@ -106,8 +106,8 @@ static int str_args_parse(const struct exec_ctx *c, int first, int is_set,
 static int str_expire_check(const struct exec_ctx *c, const struct str_args *a,
 			    int64_t *t)
 {
-	int secs = a->flags & (SHMKV_SET_EX | SHMKV_SET_EXAT);
-	int rel = a->flags & (SHMKV_SET_EX | SHMKV_SET_PX);
+	bool secs = (a->flags & (SHMKV_SET_EX | SHMKV_SET_EXAT)) != 0;
+	bool rel = (a->flags & (SHMKV_SET_EX | SHMKV_SET_PX)) != 0;
 	int64_t ms;
 
 	if (shmkv__arg_int(c, a->expire_arg, t) < 0)

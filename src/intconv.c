@@ -9,10 +9,8 @@
 /* Are the 8 bytes of @w (first character in the low byte) all digits? */
 static inline int eight_digits(uint64_t w)
 {
-	return ((w + 0x4646464646464646ULL) | (w - 0x3030303030303030ULL)) &
-			       0x8080808080808080ULL
-		       ? 0
-		       : 1;
+	return (((w + 0x4646464646464646ULL) | (w - 0x3030303030303030ULL)) &
+		0x8080808080808080ULL) == 0;
 }
 
 /* The value of 8 digit characters, in three multiplies instead of a chain

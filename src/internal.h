@@ -5,6 +5,7 @@
 #ifndef SHMKV_INTERNAL_H
 #define SHMKV_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +79,18 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 						 kv->slot_size);
 }
 
+/*
+ * The failed call's errno, negated; -EIO if errno was not set, so that a
+ * failure can never read as success. (Negated before the test, so that
+ * clang's analyzer knows the result is never 0.)
+ */
+static inline int shmkv__errno(void)
+{
+	int e = -errno;
+
+	return e < 0 ? e : -EIO;
+}
+
 /* geometry.c */
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 				struct shmkv_geometry *g);
@@ -144,9 +157,9 @@ int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref);
 bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r);
-int shmkv__slot_reclaim(struct shmkv *kv, uint32_t index, uint64_t state,
+int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 			bool check_pid);
-void shmkv__assist(struct shmkv *kv, uint32_t index, uint64_t state);
+void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w);
 
 /* block.c: value storage */
 #define SHMKV__NO_CLASS UINT32_MAX

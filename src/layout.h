@@ -122,8 +122,9 @@ enum shmkv_slot_state {
  *  NONE  (00): no value. Bit 0 DEAD: the slot is being given back. Bits 1-32
  *              the slot version, so a NONE of an old incarnation of the slot
  *              never compares equal to the current one. Bit 33 FRESH: the
- *              key was just inserted and its first value is on its way; an
- *              inserter recycles such a slot only as a last resort.
+ *              key was just inserted and its first value is on its way;
+ *              bits 34-61 the inserter's pid: the slot is recycled only
+ *              once that process is dead.
  *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-61
  *              the low 14 bits of the slot version (same reason).
  *  BLOCK (10): a value block: bits 32-61 its unit number (page and index in
@@ -136,8 +137,14 @@ enum shmkv_slot_state {
 enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 #define VAL_NONE_WORD(version, dead)                                           \
 	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
-#define VAL_FRESH_BIT	    ((uint64_t)1 << 33)
-#define VAL_IS_FRESH(w)	    (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
+#define VAL_FRESH_BIT	((uint64_t)1 << 33)
+#define VAL_IS_FRESH(w) (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
+/* A FRESH word names its inserter (bits 34-61), so only a dead one's slot
+ * is recycled before its first value lands. */
+#define VAL_FRESH_WORD(version, pid)                                           \
+	(VAL_NONE_WORD(version, 0) | VAL_FRESH_BIT |                           \
+	 ((uint64_t)((pid)&0xfffffffu) << 34))
+#define VAL_FRESH_PID(w)    ((uint32_t)(((w) >> 34) & 0xfffffffu))
 #define VAL_IS_DEAD(w)	    (VAL_KIND(w) == VAL_NONE && ((w)&1u))
 #define VAL_NONE_VERSION(w) ((uint32_t)((w) >> 1))
 #define VAL_INT_MIN	    (-((int64_t)1 << 47))

@@ -76,7 +76,7 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 		return -EINVAL;
 	if (n > SHMKV_LOCK_NAME_MAX || SHMKV_LOCK_PREFIX_LEN + n > kv->key_max)
 		return -ENAMETOOLONG;
-	memcpy(key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN);
+	memcpy(key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN + 1);
 	memcpy(key + SHMKV_LOCK_PREFIX_LEN, name, n + 1);
 	*klen = (uint32_t)(SHMKV_LOCK_PREFIX_LEN + n);
 	return 0;

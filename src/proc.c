@@ -60,11 +60,11 @@ static int proc_stat(uint32_t pid, char *state, uint64_t *start)
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ESRCH ? -ENOENT : -errno;
+		return errno == ESRCH ? -ENOENT : shmkv__errno();
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return n == 0 || errno == ESRCH ? -ENOENT : -errno;
+		return n == 0 || errno == ESRCH ? -ENOENT : shmkv__errno();
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] != ' ')

@@ -102,18 +102,18 @@ static int map_new(int fd, const struct shmkv_geometry *g, uint32_t mode,
 	void *p;
 
 	if (fchmod(fd, mode) != 0)
-		return -errno;
+		return shmkv__errno();
 	if (ftruncate(fd, (off_t)g->segment_size) != 0)
-		return -errno;
+		return shmkv__errno();
 	/* tmpfs allocates pages lazily: reserve them now so that running out
 	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
-	int err = posix_fallocate(fd, 0, (off_t)g->segment_size);
+	int err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
 	if (err != 0)
-		return -err;
+		return err;
 	p = mmap(NULL, g->segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 0);
 	if (p == MAP_FAILED)
-		return -errno;
+		return shmkv__errno();
 	*base = p;
 	return 0;
 }
@@ -164,7 +164,7 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0) {
-		err = -errno;
+		err = shmkv__errno();
 		goto out_free;
 	}
 	err = map_new(fd, &g, mode, &base);
@@ -173,7 +173,7 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
 	header_write(base, &g, seed);
 	/* The publication: atomic, and exclusive because link never replaces. */
 	if (link(tmp, path) != 0) {
-		err = -errno;
+		err = shmkv__errno();
 		goto out_unmap;
 	}
 	unlink(tmp);
@@ -200,13 +200,13 @@ static int header_check(int fd, struct shmkv_geometry *g, uint64_t *seed)
 	int err;
 
 	if (fstat(fd, &st) != 0)
-		return -errno;
+		return shmkv__errno();
 	if (!S_ISREG(st.st_mode))
 		return -EPROTO;
 	memset(&h, 0, sizeof(h));
 	n = pread(fd, &h, sizeof(h), 0);
 	if (n < 0)
-		return -errno;
+		return shmkv__errno();
 	err = shmkv__header_validate(&h, (uint64_t)st.st_size, g);
 	if (err)
 		return err;
@@ -231,14 +231,14 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 	shm_path(path, sizeof(path), name);
 	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ELOOP ? -EPROTO : -errno;
+		return errno == ELOOP ? -EPROTO : shmkv__errno();
 	err = header_check(fd, &g, &seed);
 	if (err)
 		goto out_close;
 	base = mmap(NULL, g.segment_size,
 		    ro ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
-		err = -errno;
+		err = shmkv__errno();
 		goto out_close;
 	}
 	kv = malloc(sizeof(*kv));
@@ -293,14 +293,14 @@ int shmkv_unlink(const char *name)
 	shm_path(path, sizeof(path), name);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ELOOP ? -EPROTO : -errno;
+		return errno == ELOOP ? -EPROTO : shmkv__errno();
 	/* Only remove what is ours: a foreign file under the name stays. */
 	memset(&h, 0, sizeof(h));
 	n = pread(fd, &h.magic, sizeof(h.magic), 0);
 	close(fd);
 	if (n != sizeof(h.magic) || h.magic != SHMKV_MAGIC)
 		return -EPROTO;
-	return unlink(path) == 0 ? 0 : -errno;
+	return unlink(path) == 0 ? 0 : shmkv__errno();
 }
 
 int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)

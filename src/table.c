@@ -221,8 +221,15 @@ again:
 		seen = shmkv__cas_full(
 			&shmkv__slot(kv, j)->state, wj,
 			SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wj)));
-		if (seen != wj && ++retries < SLOT_READ_RETRIES)
-			d--; /* it changed (perhaps to MEMBER): look again */
+		if (seen != wj) {
+			/* It changed (perhaps to MEMBER): look again. Never
+			 * move past it undecided: that could promote a second
+			 * copy of the key. Our slot stays INSERTING for the
+			 * next helper. */
+			if (++retries >= SLOT_READ_RETRIES)
+				return -EAGAIN;
+			d--;
+		}
 	}
 	shmkv__cas_full(state_i, wi,
 			SLOT_WORD(SLOT_MEMBER, 0, SLOT_VERSION(wi)));
@@ -264,8 +271,12 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
 	uint64_t v = shmkv__load_acquire(&s->value);
 	uint64_t dead = VAL_NONE_WORD(ver, 1);
 
+	/* A just-inserted key's slot is recycled only on the thorough pass
+	 * and only if its inserter is dead: two live inserters must not
+	 * recycle each other's fresh slot forever (found by the model). */
 	if (VAL_KIND(v) != VAL_NONE || VAL_NONE_VERSION(v) != ver ||
-	    (VAL_IS_FRESH(v) && !thorough))
+	    (VAL_IS_FRESH(v) &&
+	     (!thorough || shmkv__pid_alive(VAL_FRESH_PID(v)))))
 		return NO_WORD;
 	/* Full barrier: a writer's CAS on NONE either precedes this and we
 	 * fail, or follows it and fails itself. */
@@ -281,7 +292,7 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
  * Return: the BUSY word we installed, or 0.
  */
 static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
-			  bool thorough)
+			  bool thorough, bool *helped)
 {
 	uint64_t *state = &shmkv__slot(kv, idx)->state;
 	/* Acquire: pairs with the CAS that set the state we act on. */
@@ -302,8 +313,10 @@ static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
 			    : NO_WORD;
 		break;
 	case SLOT_INSERTING:
-		if (thorough)
+		if (thorough) {
 			shmkv__assist(kv, idx, w);
+			*helped = true;
+		}
 		return 0;
 	default:
 		return 0; /* corrupt state: never claimed, reported by check */
@@ -330,7 +343,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 	uatomic_set(&s->key_len, k->len);
 	if (k->len > 0)
 		memcpy(s->key, k->bytes, k->len);
-	shmkv__store_relaxed(&s->value, VAL_NONE_WORD(ver, 0) | VAL_FRESH_BIT);
+	shmkv__store_relaxed(&s->value, VAL_FRESH_WORD(ver, SLOT_PID(busy)));
 	raise_bound(kv, k->home, d + 1);
 	SHMKV_CRASH_POINT("key_written");
 	if (shmkv__cas_full(&s->state, busy, inserting) != busy)
@@ -368,16 +381,21 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 
 	if (kv->readonly)
 		return -EROFS;
+	bool helped = false;
+
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t d = 0; d < kv->probe_limit; d++) {
 			uint32_t idx = (k->home + d) & kv->mask;
-			uint64_t busy = try_claim(kv, idx, pid, pass == 1);
+			uint64_t busy = try_claim(kv, idx, pid, pass == 1,
+						  &helped);
 
 			if (busy != 0)
 				return publish(kv, k, idx, d, busy, ref);
 		}
 	}
-	return -ENOSPC;
+	/* A stuck insert we decided may have been our own key's, now a
+	 * MEMBER: look again before calling the table full (model). */
+	return helped ? 0 : -ENOSPC;
 }
 
 /*

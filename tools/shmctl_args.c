@@ -86,8 +86,11 @@ static int read_token(const char *s, size_t n, size_t *i, struct tok *t)
 	char quote = 0;
 
 	for (size_t j = *i;; j++) {
-		char c = j < n ? s[j] : '\0';
 		bool end = j >= n;
+		char c = '\0';
+
+		if (!end)
+			c = s[j];
 
 		if (!end && c == '\0') {
 			*i = j; /* a NUL byte never belongs in a line */
@@ -114,7 +117,10 @@ static int read_token(const char *s, size_t n, size_t *i, struct tok *t)
 			return 0;
 		} else if (c == '\\' && j + 1 < n &&
 			   (quote == '"' || s[j + 1] == '\'')) {
-			c = quote == '"' ? dq_escape(s, n, &j) : s[++j];
+			if (quote == '"')
+				c = dq_escape(s, n, &j);
+			else
+				c = s[++j];
 		}
 		if (tok_put(t, c))
 			return -ENOMEM;

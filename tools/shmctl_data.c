@@ -169,7 +169,7 @@ int ctl_data_main(int argc, char **argv)
 	shmkv_t *kv;
 	int rc;
 
-	if (argc == 1)
+	if (argc <= 1)
 		return open_for_prompt(argv[0]);
 	rc = open_for_command(argv, &kv, name);
 	if (rc != CTL_OK)

@@ -122,7 +122,7 @@ static int run_dump(const struct ctl_cmd *cmd, int argc, char **argv)
 	char name[SHMKV_NAME_MAX + 1];
 	struct dump d = { 0 };
 	const char *path = NULL;
-	int c, err;
+	int c;
 
 	while ((c = ctl_getopt(cmd, argc, argv, "ho:", opts)) != -1) {
 		if (c >= CTL_GETOPT_EXIT)
@@ -137,6 +137,8 @@ static int run_dump(const struct ctl_cmd *cmd, int argc, char **argv)
 	if (path != NULL) {
 		c = dump_to_file(&d, name, path);
 	} else {
+		int err;
+
 		d.out = stdout;
 		err = dump_store(&d);
 		if (fflush(stdout) != 0 && err == 0)

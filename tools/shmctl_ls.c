@@ -78,7 +78,7 @@ static void probe_tmp(struct row *r, const char *file)
 	unsigned pid = 0;
 
 	r->keys = -1;
-	sscanf(file + strlen(TMP_PREFIX), "%u-", &pid);
+	pid = (unsigned)strtoul(file + strlen(TMP_PREFIX), NULL, 10);
 	snprintf(r->status, sizeof(r->status),
 		 pid != 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH
 			 ? "creation abandoned by dead process %u"

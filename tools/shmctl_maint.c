@@ -182,7 +182,7 @@ static int run_sweep(const struct ctl_cmd *cmd, int argc, char **argv)
 	uint64_t cursor = 0, total = 0;
 	shmkv_t *kv;
 	bool json;
-	int n, rc = open_with_opts(cmd, argc, argv, 0, &json, &kv, name);
+	int n = 0, rc = open_with_opts(cmd, argc, argv, 0, &json, &kv, name);
 
 	if (rc != CTL_CONTINUE)
 		return rc;
@@ -262,11 +262,12 @@ static const char *secs(int64_t ms, bool show, char *buf, size_t cap)
 static int on_lock(const struct shmkv_lock_info *li, void *arg)
 {
 	struct lock_out *o = arg;
-	char held[32], left[32];
 
 	if (o->json) {
 		lock_json(&o->j, li);
 	} else {
+		char held[32], left[32];
+
 		if (o->n == 0)
 			printf("%-24s %-17s %8s %5s %10s %10s %8s %7s\n",
 			       "LOCK", "STATE", "PID", "ALIVE", "HELD FOR",
@@ -290,7 +291,7 @@ static int run_locks(const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	char name[SHMKV_NAME_MAX + 1];
 	struct lock_out o = { 0 };
-	shmkv_t *kv;
+	shmkv_t *kv = NULL;
 	int n, rc = open_with_opts(cmd, argc, argv, SHMKV_OPEN_READONLY,
 				   &o.json, &kv, name);
 

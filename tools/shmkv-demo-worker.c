@@ -26,6 +26,7 @@
  * held a value that is not an integer. The cause goes to stderr.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -178,7 +179,7 @@ static int bump_counter(struct worker *w)
 		return fail("GET counter", rc);
 	if (rc == 1 && parse_i64(buf, cur.len, &n))
 		return EXIT_GARBLED;
-	rc = sprintf(buf, "%lld", (long long)(n + 1));
+	rc = snprintf(buf, sizeof(buf), "%" PRId64, n + 1);
 	rc = shmkv_set(w->kv, COUNTER, sizeof(COUNTER) - 1, buf, (size_t)rc, 0,
 		       0, NULL);
 	return rc == 1 ? EXIT_DONE : fail("SET counter", rc);

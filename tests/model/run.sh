@@ -3,7 +3,7 @@
 # defs.pml and monitor.pml) with spin.
 #
 #   tests/model/run.sh           the CI set (1-2 minutes on 2 cores)
-#   tests/model/run.sh --full    adds the big runs (about 30 minutes, 5 GB)
+#   tests/model/run.sh --full    adds the big runs (15-30 minutes, 5 GB)
 #   tests/model/run.sh --trails  print the counterexample of every check
 #                                that has one
 #   tests/model/run.sh NAME...   only the named checks (see --list)
@@ -81,6 +81,7 @@ if [ "$full" = 1 ]; then
 		"fix-recheck-cap|ok|$S -DRECHECK_CAP=2 -DFIX_CAP -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2|-DSAFETY $C||proposed fix: at the cap the duplicate check gives up with -EAGAIN"
 		"full-3workers|ok|$S -DNPROC=3 -DNOPS=1 -DNKEY=1|-DSAFETY $C||3 workers x 1 command (any), 1 key, 1 death"
 		"full-3workers-2deaths|ok|$S -DNPROC=3 -DNOPS=1 -DNKEY=1 -DMAXKILL=2|-DSAFETY $C||3 workers x 1 command (any), 1 key, 2 deaths"
+		"full-live-3workers-setnx|ok|-DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2 -DWRAP=1|-DNP $C|-l|no non-progress cycle: 3 workers SETNX one key, 1 death"
 	)
 fi
 
