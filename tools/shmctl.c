@@ -211,9 +211,33 @@ static int parse_global(int argc, char **argv)
 	return -1;
 }
 
-int main(int argc, char **argv)
+/*
+ * Output that did not reach its file is a failure, not a success: a dump
+ * or a key listing redirected to a full disk must not exit 0. Checked once
+ * for every command, after it ran (stdio reports a write error only then).
+ */
+static int finish(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "shmctl: writing output: %s\n", strerror(errno));
+	return rc == CTL_OK || rc == 1 ? CTL_STORE : rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	const struct ctl_cmd *cmd;
+
+	if (strcmp(argv[0], "help") == 0)
+		return help_command(argc, argv);
+	cmd = find_command(argv[0]);
+	if (cmd != NULL)
+		return run_command(cmd, argc, argv);
+	return ctl_data_main(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
 	int rc = parse_global(argc, argv);
 
 	if (rc >= CTL_GETOPT_EXIT)
@@ -224,10 +248,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return CTL_USAGE;
 	}
-	if (strcmp(argv[0], "help") == 0)
-		return help_command(argc, argv);
-	cmd = find_command(argv[0]);
-	if (cmd != NULL)
-		return run_command(cmd, argc, argv);
-	return ctl_data_main(argc, argv);
+	return finish(dispatch(argc, argv));
 }

@@ -102,10 +102,14 @@ static int dump_to_file(struct dump *d, const char *name, const char *path)
 		return CTL_STORE;
 	}
 	err = dump_store(d);
-	if (fclose(d->out) != 0 && err == 0)
-		err = -errno;
-	if (err == 0 && rename(tmp, path) != 0)
-		err = -errno;
+	/* File errors are the system's (ENOSPC is "no space left on device"
+	 * here, not shmkv's "table full"): strerror, not shmkv_strerror. */
+	if ((fclose(d->out) != 0 || rename(tmp, path) != 0) && err == 0) {
+		ctl_err(path, "%s", strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return CTL_STORE;
+	}
 	if (err)
 		unlink(tmp);
 	free(tmp);
@@ -141,8 +145,7 @@ static int run_dump(const struct ctl_cmd *cmd, int argc, char **argv)
 
 		d.out = stdout;
 		err = dump_store(&d);
-		if (fflush(stdout) != 0 && err == 0)
-			err = -errno;
+		/* A write error on stdout is reported once, by main. */
 		c = err ? ctl_store_err(name, "dump", err) : CTL_OK;
 	}
 	shmkv_close(d.kv);
