@@ -60,6 +60,11 @@ endif
 ifneq ($(SANITIZE),)
 BUILD ?= build-$(SANITIZE)
 override CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+# UBSan only prints by default: make undefined behaviour fail the test.
+SAN_COMMA := ,
+ifneq ($(filter undefined,$(subst $(SAN_COMMA), ,$(SANITIZE))),)
+override CFLAGS += -fno-sanitize-recover=undefined
+endif
 else
 BUILD ?= build
 endif
