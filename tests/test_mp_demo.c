@@ -75,6 +75,28 @@ Test(mp_demo, keeps_every_update_and_removes_its_store)
 	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
 }
 
+/* The demo's store name could be a user's store: it must stop rather
+ * than remove or touch it. */
+Test(mp_demo, never_touches_an_existing_store)
+{
+	char path[PATH_MAX], name[TU_NAME_CAP];
+	char *argv[] = { path, "--name", name, "--cycles", "10", NULL };
+	struct shmkv_config cfg = tu_config(64, 16, 64, 0);
+	shmkv_t *kv;
+	int st;
+
+	build_path(path, sizeof(path), "shmkv-demo");
+	kv = tu_create(&cfg, name);
+	tu_assert_rc(shmkv_set(kv, LIT("data"), LIT("precious"), 0, 0, NULL),
+		     1);
+	st = run_prog(argv);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0,
+		  "shmkv-demo ran on an existing store: status %#x", st);
+	tu_assert_get_str(kv, "data", "precious");
+	tu_assert_rc(shmkv_exists(kv, LIT("lock.counter")), 0);
+	shmkv_close(kv);
+}
+
 /* Starts the demo's workers on @name; returns how many failed. */
 static int demo_workers_run(const char *name, shmkv_t *kv)
 {

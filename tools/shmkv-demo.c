@@ -47,8 +47,9 @@ static void usage(FILE *out)
 		"\n"
 		"  -w, --workers W      worker processes (default %u, max %u)\n"
 		"  -c, --cycles K       lock cycles per worker (default %lu)\n"
-		"  -n, --name /NAME     store to (re)create and remove after\n"
-		"                       (default %s)\n"
+		"  -n, --name /NAME     store to create and remove after; an\n"
+		"                       existing store is never touched\n"
+		"                       (default %s-demo-<pid>)\n"
 		"  -t, --timeout-ms T   lock timeout in ms (default %lu)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        the version\n",
@@ -88,8 +89,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	};
 	int c, bad = 0;
 
+	static char default_name[64];
+
+	/* A name of its own, so the demo never meets a user's store. */
+	snprintf(default_name, sizeof(default_name), "%s-demo-%ld",
+		 SHMKV_DEFAULT_NAME, (long)getpid());
 	*o = (struct opts){ WORKERS_DEFAULT, CYCLES_DEFAULT, TIMEOUT_DEFAULT,
-			    SHMKV_DEFAULT_NAME };
+			    default_name };
 	while (!bad &&
 	       (c = getopt_long(argc, argv, "w:c:n:t:hV", longs, NULL)) != -1) {
 		switch (c) {
@@ -149,11 +155,11 @@ static int worker_path(char *buf, size_t cap)
 	return 0;
 }
 
-/* Removes an old store of that name (not a foreign file), then creates
- * the new one. */
+/* Creates the demo's store. An existing store of that name is someone's
+ * data: never removed, the demo stops instead. */
 static int fresh_store(const char *name, shmkv_t **kv)
 {
-	int rc = shmkv_unlink(name);
+	int rc = shmkv_create(name, NULL, kv);
 
 	if (rc == -EINVAL) {
 		fprintf(stderr,
@@ -162,12 +168,6 @@ static int fresh_store(const char *name, shmkv_t **kv)
 			name);
 		return -1;
 	}
-	if (rc && rc != -ENOENT) {
-		fprintf(stderr, "shmkv-demo: cannot remove old store %s: %s\n",
-			name, shmkv_strerror(rc));
-		return -1;
-	}
-	rc = shmkv_create(name, NULL, kv);
 	if (rc) {
 		fprintf(stderr, "shmkv-demo: cannot create store %s: %s\n",
 			name, shmkv_strerror(rc));
