@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "helpers/lincheck.h"
+#include "helpers/mp.h"
 #include "helpers/testutil.h"
 
 #define LIN_PROCS 4
@@ -76,24 +77,6 @@ static uint64_t rng_next(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static uint64_t run_seed(void)
-{
-	const char *env = getenv("SHMKV_SEED");
-	struct timespec ts;
-	uint64_t seed;
-
-	if (env && *env) {
-		seed = strtoull(env, NULL, 0);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		       (uint64_t)getpid();
-	}
-	cr_log_info("seed %llu (set SHMKV_SEED to reuse)",
-		    (unsigned long long)seed);
-	return seed;
 }
 
 /* build/tests/lin_worker: the Makefile names the build directory; else
@@ -309,7 +292,7 @@ static void run_store(unsigned rounds)
 	struct shmkv_config cfg = tu_config(1024, 64, 1024, 0);
 	char name[TU_NAME_CAP], path[512], msg[4096] = "";
 	shmkv_t *kv = tu_create(&cfg, name);
-	uint64_t seed = run_seed(), rng = seed;
+	uint64_t seed = mp_run_seed(), rng = seed;
 	struct round r = { .ops = NULL };
 	struct totals t = { .rounds = 0 };
 
@@ -362,7 +345,7 @@ Test(lin_store, rejects_setnx_and_getset_built_from_get_then_set)
 	struct shmkv_config cfg = tu_config(1024, 64, 1024, 0);
 	char name[TU_NAME_CAP], path[512], msg[4096] = "";
 	shmkv_t *kv = tu_create(&cfg, name);
-	uint64_t rng = run_seed();
+	uint64_t rng = mp_run_seed();
 	struct round r = { .ops = NULL };
 	struct totals t = { .rounds = 0 };
 	struct lin_report rep = { .verdict = LIN_LINEARIZABLE };
