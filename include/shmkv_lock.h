@@ -158,10 +158,13 @@ enum shmkv_lock_extend_mode {
 struct shmkv_lock {
 	shmkv_t *kv;
 	uint64_t token;	     /* of the last grant; 0 before the first */
-	int64_t deadline_ms; /* lease end of that grant, CLOCK_BOOTTIME */
+	int64_t deadline_ms; /* lease end of that grant, CLOCK_MONOTONIC */
 	uint64_t word;	     /* value word that published it; 0: unknown */
+	void *cell;	     /* its lock cell, or the last one (a hint) */
+	uint64_t cell_ctl;   /* the cell's claim */
+	uint32_t cell_unit;
 	uint32_t slot;	     /* its slot, valid when word != 0 */
-	uint32_t pid;	     /* process that got the grant */
+	uint32_t pid;	     /* process that got the grant and the cell */
 	uint32_t wait_index; /* futex word of this name */
 	uint32_t flags;	     /* private state bits */
 	uint32_t key_len;
@@ -215,8 +218,12 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
  * shmkv_lock_release - gives back the grant @lk holds (stores FREE,
  * keeping the token) and wakes one waiter.
  * Return: 0 (released), SHMKV_LOCK_NOT_OWNER (-EPERM), SHMKV_LOCK_NOT_HELD
- * (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of the store. On any
- * error the store is unchanged. @lk holds nothing afterwards.
+ * (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of the store. On an
+ * error the store is unchanged, with one exception: when @lk's own lease
+ * ran out and nobody took the lock, it is still made FREE (the lease end
+ * had already made it free to take, as Redis would have expired the key)
+ * and the answer is SHMKV_LOCK_NOT_HELD: what you did after the lease end
+ * was not protected. @lk holds nothing afterwards.
  */
 int shmkv_lock_release(struct shmkv_lock *lk);
 

@@ -30,6 +30,7 @@
 
 #include "atomic.h"
 #include "internal.h"
+#include "lock_record.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */
 #define READ_RETRIES 64
@@ -307,6 +308,8 @@ static void check_member(struct check *c, const struct slot_view *sv)
 	}
 	check_key(c, sv);
 	check_value(c, sv);
+	/* A held lock's cell is a block no value word names as a block. */
+	shmkv__cell_mark(c->kv, sv->value, c->refs);
 }
 
 static void check_slot(struct check *c, uint32_t idx)
@@ -365,8 +368,8 @@ static void check_block(struct check *c, uint32_t unit)
 	if (pid != 0)
 		report(c,
 		       "block %u of class %u (%u bytes): allocated by "
-		       "process %u, which died before publishing it "
-		       "(recover frees it)",
+		       "process %u, which died before publishing it or "
+		       "left it as an idle lock cell (recover frees it)",
 		       unit, cls, c->kv->class_size[cls], pid);
 	else
 		report(c,

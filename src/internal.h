@@ -17,6 +17,10 @@
 /* Where POSIX shared-memory objects live on Linux (glibc's shm_open). */
 #define SHMKV_SHM_DIR "/dev/shm"
 
+/* Most lock cells one process keeps per handle (held or extending grants
+ * beyond this use records). */
+#define SHMKV_CELL_POOL 128u
+
 /* Geometry derived from a config: what create writes and attach expects. */
 struct shmkv_geometry {
 	uint32_t slot_count;
@@ -68,6 +72,10 @@ struct shmkv {
 	uint32_t alloc_page[SHMKV_CLASSES_MAX];
 	uint32_t alloc_index[SHMKV_CLASSES_MAX]; /* where in that page */
 	uint32_t claim_hint;
+	/* Lock cells this process allocated (lock_cell.c): (pid << 32) |
+	 * (unit + 1), 0: empty. The pid tells a child after fork that the
+	 * entry is its parent's. Process-local; threads share it atomically. */
+	uint64_t cell_pool[SHMKV_CELL_POOL];
 	char name[SHMKV_NAME_MAX + 1];
 };
 
@@ -129,6 +137,14 @@ bool shmkv__proc_dead(uint32_t pid, uint64_t start);
 
 int64_t shmkv__now_ms(void);
 int64_t shmkv__unix_ms(void);
+/* CLOCK_MONOTONIC ms: the locks' clock. A lease is running time: it does
+ * not run out while the host is suspended. */
+int64_t shmkv__mono_ms(void);
+/* Upper bounds of shmkv__mono_ms() and shmkv__unix_ms() from the coarse
+ * clocks: never earlier than the precise reading, at most one tick + 1 ms
+ * later, at a quarter of the cost. */
+int64_t shmkv__mono_upper_ms(void);
+int64_t shmkv__unix_upper_ms(void);
 
 /*
  * table.c: the lock-free open-addressed table.

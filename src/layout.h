@@ -152,7 +152,8 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 #define VAL_INT_WORD(version, i)                                               \
 	(((uint64_t)VAL_INT << 62) | ((uint64_t)((version)&0x3fffu) << 48) |   \
 	 ((uint64_t)(i)&0xffffffffffffULL))
-#define VAL_INT_TAG(w) ((uint32_t)(((w) >> 48) & 0x3fffu))
+#define VAL_INT_TAG(w)	((uint32_t)(((w) >> 48) & 0x3fffu))
+#define VAL_INT_PAYLOAD 0xffffffffffffULL /* the integer's 48 bits */
 /* Sign-extend the low 48 bits. */
 #define VAL_INT_VALUE(w) ((int64_t)((w) << 16) >> 16)
 #define VAL_BLOCK_WORD(unit, gen)                                              \

@@ -3,15 +3,21 @@
  * engine op, i.e. one CAS on the value word of "lock.<name>", decided by a
  * callback that sees the whole current record.
  *
- * Two encodings of the value (both parsed by read_rec):
- * - HELD: a 48-byte owner record (lock_record.h) in a value block;
- * - FREE: the inline integer -token (no value block), so a release needs
- *   no value storage and cannot fail for lack of it, and costs one CAS.
- *   Tokens past the inline range (2^47 grants) use a FREE record instead.
+ * Encodings of the value (all parsed by read_rec; see lock_record.h):
+ * - FREE: the inline integer -token, so a release needs no value storage,
+ *   cannot fail for lack of it, and costs one CAS;
+ * - HELD: the inline integer that names a lock cell of the holder's
+ *   process, which keeps the owner, token and lease;
+ * - a 48-byte owner record in a value block, HELD or FREE: only past
+ *   LOCK_INLINE_TOKEN_MAX grants, or when no cell can be had.
  * A positive integer or any other bytes mean the key is not a safe lock.
  *
- * Nothing on the uncontended path makes a system call besides the vDSO
- * clock: liveness probes (kill, /proc) happen only when the lock is busy.
+ * The uncontended acquire and release take a fast path on the prepared
+ * key: one CAS to claim a cell, one to publish the grant, one to free the
+ * lock, and the coarse clock. Everything else (first use, a busy lock,
+ * takeovers, extend, records) is an engine op whose decide() sees the
+ * whole current grant. Nothing on the uncontended path makes a system
+ * call: liveness probes (kill, /proc) happen only when the lock is busy.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,17 +28,22 @@
 #include "lock_record.h"
 
 #define LK_HOLDING 1u /* lk->token is a grant we have not given back */
+#define LK_CELL	   2u /* lk->cell is claimed (by process lk->pid) */
+/* Engine ops that keep finding a cell changed under them: corruption. */
+#define STALE_RETRIES 64
 
 /* One engine op on a lock and what its decide() callback found. */
 struct lock_op {
 	struct shmkv_op op;
 	struct shmkv_lock *lk;
 	struct shmkv_proc_id me;
-	int64_t now;	     /* CLOCK_BOOTTIME ms, read before the op */
-	int64_t ms;	     /* lease (acquire) or extension (extend) */
-	unsigned mode;	     /* enum shmkv_lock_extend_mode */
-	uint64_t dead_token; /* acquire: take over this grant; 0: none */
-	bool found;	     /* the key held a lock value */
+	int64_t now;		 /* CLOCK_MONOTONIC ms, read before the op */
+	int64_t ms;		 /* lease (acquire) or extension (extend) */
+	unsigned mode;		 /* enum shmkv_lock_extend_mode */
+	uint64_t dead_token;	 /* acquire: take over this grant; 0: none */
+	bool found;		 /* the key held a lock value */
+	bool used_claim;	 /* the STORE publishes @claim */
+	struct lock_claim claim; /* a cell for a grant or extension */
 	struct shmkv_lock_rec seen;
 	struct shmkv_lock_rec rec; /* what a STORE writes */
 	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
@@ -54,7 +65,7 @@ int shmkv__lock_rec_parse(const void *bytes, size_t len,
 /* A FREE lock stored as the integer -token. */
 static int rec_from_int(int64_t v, struct shmkv_lock_rec *rec)
 {
-	if (v >= 0)
+	if (v >= 0 || v < -LOCK_INLINE_TOKEN_MAX)
 		return -EEXIST;
 	memset(rec, 0, sizeof(*rec));
 	rec->magic = SHMKV_LOCK_MAGIC;
@@ -82,12 +93,18 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 	return 0;
 }
 
-/* Decodes the key's current value into lo->seen. Return: 0, -EEXIST. */
+/* Decodes the key's current value into lo->seen.
+ * Return: 0, -EEXIST, -ESTALE (a cell changed: run again), -EBADMSG. */
 static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 {
+	uint32_t unit, seq;
+
+	lo->used_claim = false;
 	lo->found = cur->exists;
 	if (!cur->exists)
 		return 0;
+	if (cur->is_int && lock_int_cell(cur->ival, &unit, &seq))
+		return shmkv__cell_read(lo->lk->kv, unit, seq, &lo->seen);
 	if (cur->is_int)
 		return rec_from_int(cur->ival, &lo->seen);
 	if (cur->len > lo->op.cap)
@@ -112,7 +129,8 @@ static bool lease_running(const struct lock_op *lo)
 	       lo->seen.deadline_ms > lo->now;
 }
 
-/* Stores a HELD record for us with the next token; reports @kind. */
+/* Stores a HELD grant for us with the next token, in our claimed cell if
+ * we have one and the token fits the inline range; reports @kind. */
 static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 {
 	struct shmkv_lock_rec *r = &lo->rec;
@@ -126,11 +144,19 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	r->token = lo->found ? lo->seen.token + 1 : 1;
 	r->acquired_ms = lo->now;
 	r->deadline_ms = lo->now + lo->ms;
+	lo->op.new_deadline_ms = 0; /* the lease is in the grant */
+	lo->op.result = (int)kind;
+	if (lo->claim.cell != NULL && r->token <= LOCK_INLINE_TOKEN_MAX) {
+		shmkv__cell_fill(&lo->claim, r->start, r->token, r->acquired_ms,
+				 r->deadline_ms);
+		lo->used_claim = true;
+		lo->op.new_is_int = true;
+		lo->op.new_int = shmkv__cell_value(&lo->claim);
+		return SHMKV_ACT_STORE;
+	}
 	lo->op.new_bytes = r;
 	lo->op.new_len = sizeof(*r);
 	lo->op.new_is_int = false;
-	lo->op.new_deadline_ms = 0; /* the lease is in the record */
-	lo->op.result = (int)kind;
 	return SHMKV_ACT_STORE;
 }
 
@@ -180,10 +206,14 @@ static int release_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	if (err)
 		return err;
 	op->result = owner_status(lo);
-	if (op->result != 0)
+	/* Our own grant whose lease ran out untaken is cleared too (it was
+	 * free to take; Redis would have expired the key): it may name our
+	 * cell, which the handle gives back after this. */
+	if (op->result != 0 &&
+	    !(op->result == SHMKV_LOCK_NOT_HELD && is_mine(lo)))
 		return SHMKV_ACT_KEEP;
 	op->new_deadline_ms = 0;
-	if (lo->seen.token <= (uint64_t)-VAL_INT_MIN) {
+	if (lo->seen.token <= (uint64_t)LOCK_INLINE_TOKEN_MAX) {
 		op->new_is_int = true;
 		op->new_int = -(int64_t)lo->seen.token;
 		return SHMKV_ACT_STORE;
@@ -213,11 +243,24 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	      lo->ms;
 	if (end - lo->now > SHMKV_LOCK_LEASE_MAX)
 		return -EINVAL;
+	op->new_deadline_ms = 0;
+	/* An inline grant moves to a fresh cell: a taker that judged the old
+	 * lease over then fails its CAS instead of overwriting the new one. */
+	if (cur->is_int && lo->claim.cell != NULL) {
+		shmkv__cell_fill(&lo->claim, lo->seen.start, lo->seen.token,
+				 lo->seen.acquired_ms, end);
+		lo->used_claim = true;
+		lo->rec = lo->seen;
+		lo->rec.deadline_ms = end;
+		op->new_is_int = true;
+		op->new_int = shmkv__cell_value(&lo->claim);
+		return SHMKV_ACT_STORE;
+	}
 	lo->rec = lo->seen;
 	lo->rec.deadline_ms = end;
+	op->new_is_int = false;
 	op->new_bytes = &lo->rec;
 	op->new_len = sizeof(lo->rec);
-	op->new_deadline_ms = 0;
 	return SHMKV_ACT_STORE;
 }
 
@@ -225,17 +268,54 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 static int run(struct lock_op *lo,
 	       int (*decide)(struct shmkv_op *, const struct shmkv_cur *))
 {
-	memset(&lo->op, 0, sizeof(lo->op));
-	lo->op.decide = decide;
-	lo->op.ctx = lo;
-	lo->op.want_bytes = true;
-	lo->op.buf = lo->buf;
-	lo->op.cap = sizeof(lo->buf);
+	int rc = -EBADMSG;
+
 	shmkv__proc_self(&lo->me);
-	lo->now = shmkv__now_ms();
 	/* The handle may have been copied since it was prepared. */
 	lo->lk->ref.key = lo->lk->key;
-	return shmkv__run_ref(lo->lk->kv, &lo->lk->ref, &lo->op);
+	for (int n = 0; n < STALE_RETRIES; n++) {
+		memset(&lo->op, 0, sizeof(lo->op));
+		lo->op.decide = decide;
+		lo->op.ctx = lo;
+		lo->op.want_bytes = true;
+		lo->op.buf = lo->buf;
+		lo->op.cap = sizeof(lo->buf);
+		lo->now = shmkv__mono_ms();
+		rc = shmkv__run_ref(lo->lk->kv, &lo->lk->ref, &lo->op);
+		if (rc != -ESTALE)
+			return rc;
+	}
+	/* The value kept naming a cell that is not its grant. */
+	return -EBADMSG;
+}
+
+/* The handle's claimed cell, as a claim (or as a hint when unclaimed). */
+static struct lock_claim lk_claim(const struct shmkv_lock *lk)
+{
+	struct lock_claim c = { .cell = lk->cell,
+				.ctl = lk->cell_ctl,
+				.unit = lk->cell_unit };
+
+	return c;
+}
+
+static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
+{
+	lk->cell = c->cell;
+	lk->cell_ctl = c->ctl;
+	lk->cell_unit = c->unit;
+	lk->flags |= LK_CELL;
+}
+
+/* Unclaims the handle's cell, if this process claimed it (a child after
+ * fork must not touch its parent's cell); it stays as a hint. */
+static void lk_drop_claim(struct shmkv_lock *lk)
+{
+	struct lock_claim c = lk_claim(lk);
+
+	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid())
+		shmkv__cell_unclaim(&c);
+	lk->flags &= ~LK_CELL;
 }
 
 static int check_handle(const struct shmkv_lock *lk)
@@ -286,29 +366,87 @@ static bool holder_dead(const struct lock_op *lo)
 }
 
 /*
+ * The uncontended acquire, on the prepared key alone: the lock is FREE
+ * inline, so claim a cell (@c, kept on failure), fill it, and CAS the
+ * value word to name it. The lease is timed from the coarse clock's upper
+ * bound, so it lasts at least @lease. Return: true if granted.
+ */
+static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
+			 struct lock_claim *c)
+{
+	struct shmkv *kv = lk->kv;
+	uint32_t ver = SLOT_VERSION(lk->ref.state);
+	struct lock_claim hint = lk_claim(lk);
+	struct shmkv_proc_id me;
+	uint64_t w, nw, token;
+	int64_t v, now;
+
+	lk->ref.key = lk->key; /* the handle may have been copied */
+	if (!shmkv__fast_load(kv, &lk->ref, &w) || !shmkv__word_is_int(w, ver))
+		return false;
+	v = VAL_INT_VALUE(w);
+	if (v >= 0 || v <= -LOCK_INLINE_TOKEN_MAX)
+		return false; /* held, not a lock, or the token outgrows it */
+	if (shmkv__cell_claim(kv, c, (lk->flags & LK_CELL) ? NULL : &hint))
+		return false;
+	shmkv__proc_self(&me);
+	token = (uint64_t)-v + 1;
+	now = shmkv__mono_upper_ms();
+	shmkv__cell_fill(c, me.start, token, now, now + lease);
+	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
+	if (!shmkv__fast_cas(kv, &lk->ref, w, nw))
+		return false;
+	lk->token = token;
+	lk->deadline_ms = now + lease;
+	lk->word = nw;
+	lk->slot = lk->ref.slot;
+	return true;
+}
+
+/*
  * One acquire, and with @probe, a takeover if the holder is dead: a second
- * op that grants only if the record is still the dead holder's grant (its
+ * op that grants only if the value is still the dead holder's grant (its
  * token), so of several acquirers that found it dead exactly one wins.
- * *@seen receives the record found when busy.
+ * *@seen receives the grant found when busy.
  */
 static int attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 		   struct shmkv_lock_rec *seen)
 {
 	struct lock_op lo = { .lk = lk, .ms = lease };
-	int rc = run(&lo, acquire_decide);
+	struct lock_claim hint = lk_claim(lk);
+	bool fast = fast_acquire(lk, lease, &lo.claim);
+	int rc = 0;
 
-	if (rc == -EBUSY && probe && holder_dead(&lo)) {
-		lo.dead_token = lo.seen.token;
+	if (!fast) {
+		/* No cell: the grant goes to a record. */
+		if (lo.claim.cell == NULL &&
+		    shmkv__cell_claim(lk->kv, &lo.claim,
+				      (lk->flags & LK_CELL) ? NULL : &hint))
+			lo.claim.cell = NULL;
 		rc = run(&lo, acquire_decide);
+		if (rc == -EBUSY && probe && holder_dead(&lo)) {
+			lo.dead_token = lo.seen.token;
+			rc = run(&lo, acquire_decide);
+		}
+		*seen = lo.seen;
 	}
-	*seen = lo.seen;
-	if (rc < 0)
-		return rc;
-	lk->token = lo.rec.token;
-	lk->deadline_ms = lo.rec.deadline_ms;
-	lk->pid = lo.me.pid;
+	if (rc < 0 || (!fast && !lo.used_claim)) {
+		if (lo.claim.cell != NULL)
+			shmkv__cell_unclaim(&lo.claim);
+		if (rc < 0)
+			return rc;
+	}
+	/* A grant: whatever this handle held before is superseded. */
+	lk_drop_claim(lk);
+	lk->pid = shmkv__self_pid();
+	if (fast || lo.used_claim)
+		lk_set_claim(lk, &lo.claim);
+	if (!fast) {
+		lk->token = lo.rec.token;
+		lk->deadline_ms = lo.rec.deadline_ms;
+		lk->word = 0;
+	}
 	lk->flags |= LK_HOLDING;
-	lk->word = 0;
 	return rc;
 }
 
@@ -337,7 +475,7 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 {
 	struct shmkv *kv = lk->kv;
 	uint64_t token = seen->token;
-	int64_t now = shmkv__now_ms(), next_probe = now + SHMKV_LOCK_NAP_MS;
+	int64_t now = shmkv__mono_ms(), next_probe = now + SHMKV_LOCK_NAP_MS;
 	int rc;
 
 	shmkv__lock_wait_enter(kv, lk->wait_index);
@@ -349,7 +487,7 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 		rc = attempt(lk, lease, probe, seen);
 		if (rc != -EBUSY)
 			break;
-		now = shmkv__now_ms();
+		now = shmkv__mono_ms();
 		if (end >= 0 && now >= end) {
 			rc = -ETIMEDOUT;
 			break;
@@ -360,7 +498,7 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 		nap = nap_ms(seen, now, end);
 		if (nap > 0)
 			shmkv__lock_wait_sleep(kv, lk->wait_index, seq, nap);
-		now = shmkv__now_ms();
+		now = shmkv__mono_ms();
 	}
 	shmkv__lock_wait_leave(kv, lk->wait_index);
 	/* We may have taken a wake-up meant for a waiter who can use it. */
@@ -382,7 +520,7 @@ int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
 		return -EINVAL;
 	/* The clock is read for the deadline only once we must wait: the
 	 * uncontended path reads it once, in the op. */
-	start = timeout_ms > 0 ? shmkv__now_ms() : 0;
+	start = timeout_ms > 0 ? shmkv__mono_ms() : 0;
 	rc = attempt(lk, lease_ms, true, &seen);
 	if (rc != -EBUSY || timeout_ms == 0)
 		return rc;
@@ -400,6 +538,27 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 	return shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER);
 }
 
+/*
+ * The uncontended release of an inline grant: CAS the word that published
+ * it back to FREE. Left to the engine near the lease end, where the coarse
+ * clock cannot tell whether the lease still runs. Return: true if done.
+ */
+static bool fast_release(struct shmkv_lock *lk)
+{
+	uint64_t nw;
+
+	if ((lk->flags & (LK_HOLDING | LK_CELL)) != (LK_HOLDING | LK_CELL) ||
+	    lk->word == 0 || lk->pid != shmkv__self_pid() ||
+	    shmkv__mono_upper_ms() >= lk->deadline_ms)
+		return false;
+	nw = (lk->word & ~VAL_INT_PAYLOAD) |
+	     ((uint64_t) - (int64_t)lk->token & VAL_INT_PAYLOAD);
+	/* Full barrier: the release; our critical section happens before
+	 * whatever the next holder does after its CAS sees FREE. */
+	return shmkv__cas_full(&shmkv__slot(lk->kv, lk->slot)->value, lk->word,
+			       nw) == lk->word;
+}
+
 int shmkv_lock_release(struct shmkv_lock *lk)
 {
 	struct lock_op lo = { .lk = lk };
@@ -407,9 +566,18 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 
 	if (rc)
 		return rc;
-	rc = run(&lo, release_decide);
-	if (rc == 0 || rc == SHMKV_LOCK_NOT_OWNER || rc == SHMKV_LOCK_NOT_HELD)
+	if (fast_release(lk)) {
 		lk->flags &= ~LK_HOLDING;
+		lk_drop_claim(lk);
+		shmkv__lock_wake(lk->kv, lk->wait_index);
+		return 0;
+	}
+	rc = run(&lo, release_decide);
+	if (rc == 0 || rc == SHMKV_LOCK_NOT_OWNER ||
+	    rc == SHMKV_LOCK_NOT_HELD) {
+		lk->flags &= ~LK_HOLDING;
+		lk_drop_claim(lk);
+	}
 	if (rc == 0)
 		shmkv__lock_wake(lk->kv, lk->wait_index);
 	return rc;
@@ -426,12 +594,23 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 	if (check_ms(ms) || (mode != SHMKV_LOCK_EXTEND_ADD &&
 			     mode != SHMKV_LOCK_EXTEND_REPLACE))
 		return -EINVAL;
+	/* A fresh cell for the new lease (without one, a record). */
+	if (shmkv__cell_claim(lk->kv, &lo.claim, NULL))
+		lo.claim.cell = NULL;
 	rc = run(&lo, extend_decide);
-	if (rc == 0) {
-		lk->deadline_ms = lo.rec.deadline_ms;
-		lk->word = 0;
+	if (rc != 0 || !lo.used_claim) {
+		if (lo.claim.cell != NULL)
+			shmkv__cell_unclaim(&lo.claim);
+		if (rc != 0)
+			return rc;
 	}
-	return rc;
+	/* The grant's old cell (if any) is no longer named by the value. */
+	lk_drop_claim(lk);
+	if (lo.used_claim)
+		lk_set_claim(lk, &lo.claim);
+	lk->deadline_ms = lo.rec.deadline_ms;
+	lk->word = 0;
+	return 0;
 }
 
 /* Finds the value word that published @lk's grant, for held().
@@ -443,7 +622,9 @@ static int find_word(struct shmkv_lock *lk)
 	struct shmkv_block_view view;
 	struct shmkv_slot_ref ref;
 	struct shmkv_key k;
+	uint32_t unit, seq;
 	uint64_t w;
+	int err;
 
 	/* The slot our last op used, if it is still that incarnation. */
 	ref.index = lk->ref.slot;
@@ -454,12 +635,17 @@ static int find_word(struct shmkv_lock *lk)
 		if (shmkv__lookup(kv, &k, &ref) != 1)
 			return -ENOLCK;
 	}
-	/* Acquire: pairs with the CAS that published the block. */
+	/* Acquire: pairs with the CAS that published the grant. */
 	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
-	if (VAL_KIND(w) != VAL_BLOCK ||
-	    shmkv__block_read(kv, w, &rec, sizeof(rec), &view) != 0 ||
-	    shmkv__lock_rec_parse(&rec, view.len, &rec) != 0 ||
-	    !shmkv__slot_still(kv, &ref))
+	if (VAL_KIND(w) == VAL_INT &&
+	    lock_int_cell(VAL_INT_VALUE(w), &unit, &seq))
+		err = shmkv__cell_read(kv, unit, seq, &rec);
+	else if (VAL_KIND(w) == VAL_BLOCK &&
+		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
+		err = shmkv__lock_rec_parse(&rec, view.len, &rec);
+	else
+		err = -ENOLCK;
+	if (err || !shmkv__slot_still(kv, &ref))
 		return -ENOLCK;
 	if (rec.state != SHMKV_LOCK_HELD || rec.token != lk->token ||
 	    rec.pid != lk->pid || rec.deadline_ms != lk->deadline_ms)
@@ -478,95 +664,19 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 		return 0;
 	/*
 	 * Acquire: pairs with the full-barrier CAS of whoever replaced our
-	 * record. A block word names one allocation (its generation moves
-	 * on every free), so an equal word is still our grant.
+	 * grant. A block word names one allocation (its generation moves on
+	 * every free) and an inline one a cell's claim, so an equal word is
+	 * still our grant.
 	 */
 	if (shmkv__load_acquire(&shmkv__slot(lk->kv, lk->slot)->value) !=
 	    lk->word)
 		return 0;
-	return shmkv__now_ms() < lk->deadline_ms;
+	/* The coarse clock settles it unless the lease end is near. */
+	return shmkv__mono_upper_ms() < lk->deadline_ms ||
+	       shmkv__mono_ms() < lk->deadline_ms;
 }
 
 uint64_t shmkv_lock_token(const struct shmkv_lock *lk)
 {
 	return lk ? lk->token : 0;
-}
-
-/*
- * Listing.
- */
-
-struct list_ctx {
-	struct shmkv *kv;
-	shmkv_lock_list_fn fn;
-	void *arg;
-	int64_t now;
-	int count;
-};
-
-/* A value read with GET as a lock: "-<token>" or an owner record. */
-static int parse_value(const unsigned char *buf, size_t len,
-		       struct shmkv_lock_rec *rec)
-{
-	int64_t v;
-
-	if (shmkv__string2ll((const char *)buf, len, &v))
-		return rec_from_int(v, rec);
-	return shmkv__lock_rec_parse(buf, len, rec);
-}
-
-static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
-		      struct shmkv_lock_info *info)
-{
-	bool held = r->state == SHMKV_LOCK_HELD;
-
-	info->held = held && r->deadline_ms > c->now;
-	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) : -1;
-	info->pid = r->pid;
-	info->token = r->token;
-	info->held_for_ms = held ? c->now - r->acquired_ms : 0;
-	info->lease_left_ms = held ? r->deadline_ms - c->now : 0;
-}
-
-static int list_visit(const void *key, size_t klen, void *arg)
-{
-	struct list_ctx *c = arg;
-	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
-	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
-	struct shmkv_lock_info info = { 0 };
-	struct shmkv_lock_rec rec;
-
-	if (klen <= SHMKV_LOCK_PREFIX_LEN ||
-	    memcmp(key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN) != 0)
-		return 0;
-	/* Gone since the scan saw it, too long, or not a lock: skip. */
-	if (shmkv_get(c->kv, key, klen, &v) != 1 ||
-	    parse_value(buf, v.len, &rec) != 0)
-		return 0;
-	info.name = (const char *)key + SHMKV_LOCK_PREFIX_LEN;
-	info.name_len = klen - SHMKV_LOCK_PREFIX_LEN;
-	fill_info(c, &rec, &info);
-	info.waiters = shmkv__lock_waiters(
-		c->kv, shmkv__lock_wait_index(c->kv, key, klen));
-	c->count++;
-	return c->fn(&info, c->arg) ? 1 : 0;
-}
-
-int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg)
-{
-	struct list_ctx c = { .kv = kv, .fn = fn, .arg = arg };
-	uint64_t cursor = 0;
-
-	if (kv == NULL || fn == NULL)
-		return -EINVAL;
-	c.now = shmkv__now_ms();
-	do {
-		int rc = shmkv_scan(kv, cursor, 1024, list_visit, &c, &cursor);
-
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			break;
-	} while (cursor != 0);
-	return c.count;
 }

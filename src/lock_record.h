@@ -19,7 +19,7 @@
  * Host byte order: a segment is only shared by processes of one host.
  */
 #define SHMKV_LOCK_MAGIC       0x4b4c4b53u /* "SKLK" */
-#define SHMKV_LOCK_REC_VERSION 1u
+#define SHMKV_LOCK_REC_VERSION 2u	   /* 2: times on CLOCK_MONOTONIC */
 
 enum shmkv_lock_state {
 	SHMKV_LOCK_FREE = 1,
@@ -35,10 +35,112 @@ struct shmkv_lock_rec {
 	uint64_t start;	     /* holder's start time (/proc stat field 22),
 				0: unknown, judge by pid alone */
 	uint64_t token;	     /* fencing token of the last grant, >= 1 */
-	int64_t acquired_ms; /* CLOCK_BOOTTIME ms of the last grant */
-	int64_t deadline_ms; /* CLOCK_BOOTTIME ms: end of its lease */
+	int64_t acquired_ms; /* CLOCK_MONOTONIC ms of the last grant */
+	int64_t deadline_ms; /* CLOCK_MONOTONIC ms: end of its lease */
 };
 _Static_assert(sizeof(struct shmkv_lock_rec) == 48, "lock record layout");
+
+/*
+ * Inline lock values. Most of the time the value of "lock.<name>" is an
+ * inline integer (the value word alone), so that acquire and release are
+ * one CAS each and need no value storage:
+ *   FREE: -token, for tokens 1..LOCK_INLINE_TOKEN_MAX;
+ *   HELD: -(2^46 + unit * 2^16 + seq): the grant is described by a lock
+ *         cell (below), the value block numbered @unit, in the claim whose
+ *         sequence number ends in the 16 bits @seq.
+ * Records (above) take over past LOCK_INLINE_TOKEN_MAX grants, and when no
+ * cell can be had.
+ */
+#define LOCK_INLINE_HELD      ((int64_t)1 << 46)
+#define LOCK_INLINE_TOKEN_MAX (LOCK_INLINE_HELD - 1)
+#define LOCK_SEQ_MASK	      0xffffu
+
+static inline int64_t lock_int_held(uint32_t unit, uint32_t seq)
+{
+	return -(LOCK_INLINE_HELD | ((int64_t)unit << 16) |
+		 (int64_t)(seq & LOCK_SEQ_MASK));
+}
+
+/* Is @v a HELD inline value? Then *@unit and *@seq name its cell. */
+static inline bool lock_int_cell(int64_t v, uint32_t *unit, uint32_t *seq)
+{
+	int64_t m;
+
+	if (v >= 0 || v < -((LOCK_INLINE_HELD << 1) - 1))
+		return false;
+	m = -v;
+	if (m < LOCK_INLINE_HELD)
+		return false;
+	m -= LOCK_INLINE_HELD;
+	*unit = (uint32_t)(m >> 16);
+	*seq = (uint32_t)(m & LOCK_SEQ_MASK);
+	return true;
+}
+
+/*
+ * A lock cell: one grant's owner, token and lease, in a value block that
+ * the owning process allocated and never confirms, so the block's tag
+ * names the owner's pid (and recovery frees it only once that process is
+ * dead and no lock names it). A process keeps its cells in a pool (the
+ * handle's cell_pool) and claims one per grant; only the claimer writes
+ * it, between the claim and the CAS that publishes the grant (and the
+ * lease, on extend, is written to a fresh cell). Readers copy it like a
+ * seqlock: ctl, the fields, ctl again.
+ */
+struct shmkv_lock_cell_shm {
+	uint64_t ctl;	     /* bits 32-63 claim sequence, bit 0 CLAIMED */
+	uint64_t start;	     /* owner's start time, 0: judge by pid */
+	uint64_t token;	     /* the grant's fencing token, >= 1 */
+	int64_t acquired_ms; /* CLOCK_MONOTONIC */
+	int64_t deadline_ms; /* CLOCK_MONOTONIC: lease end */
+};
+_Static_assert(sizeof(struct shmkv_lock_cell_shm) == 40, "lock cell layout");
+#define LOCK_CELL_CLAIMED  1u
+#define LOCK_CELL_SEQ(ctl) ((uint32_t)((ctl) >> 32))
+
+/* A cell this process has claimed (process-local). */
+struct lock_claim {
+	struct shmkv_lock_cell_shm *cell; /* NULL: none */
+	uint64_t ctl;			  /* its ctl while claimed */
+	uint32_t unit;
+};
+
+/*
+ * Claims a cell of this process: @hint's first (a handle's last cell),
+ * then the pool's, then a new one. Return: 0, -ENOMEM (the pool is full
+ * or there is no value memory: use a record).
+ */
+int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
+		      const struct lock_claim *hint);
+/* Fills the claimed cell for a grant (before the CAS that publishes it). */
+void shmkv__cell_fill(const struct lock_claim *c, uint64_t start,
+		      uint64_t token, int64_t acquired_ms, int64_t deadline_ms);
+/* Gives the cell back to the pool; @c keeps it as a hint. */
+void shmkv__cell_unclaim(struct lock_claim *c);
+/* The HELD inline value that publishes the claim. */
+int64_t shmkv__cell_value(const struct lock_claim *c);
+/*
+ * Copies the grant a HELD inline value names into @rec.
+ * Return: 0, -ESTALE (the cell no longer holds that claim: the value has
+ * changed since it was read, or the segment is corrupt), -EBADMSG (@unit
+ * names no block big enough for a cell).
+ */
+int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
+		     struct shmkv_lock_rec *rec);
+/*
+ * The lock in key @key as a record, whatever its encoding (lock_list.c).
+ * Return: 0, -ENOENT (no such key), -EEXIST (not a lock), -EBADMSG (it
+ * names a cell that is not its grant: corrupt), or an error of GET.
+ */
+int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
+		     struct shmkv_lock_rec *rec);
+/* shmkv_close(): frees this process's unclaimed cells of @kv. */
+void shmkv__cell_pool_drain(struct shmkv *kv);
+/*
+ * Recovery and check: marks in @bits (one bit per unit) every cell named
+ * by a HELD inline value word @w. Return: true if @w named one.
+ */
+bool shmkv__cell_mark(const struct shmkv *kv, uint64_t w, unsigned char *bits);
 
 /*
  * Parses a value read from a lock key.

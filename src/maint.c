@@ -5,11 +5,13 @@
  * processes keep working.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomic.h"
 #include "fault.h"
 #include "internal.h"
+#include "lock_record.h"
 
 /* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
  * block, *@deadline gets its deadline (0: none). */
@@ -109,10 +111,17 @@ static bool block_referenced(const struct shmkv *kv,
 	return shmkv__load_relaxed(&shmkv__slot(kv, slot)->value) == ref;
 }
 
+/* Recovery's block pass: the cells held locks name (never freed). */
+struct block_pass {
+	struct shmkv *kv;
+	unsigned char *cells; /* one bit per unit */
+};
+
 /* One used block: confirm it for a dead publisher, or free it if nothing
  * references it and no live process may still publish it. */
-static int recover_block(struct shmkv *kv, uint32_t unit)
+static int recover_block(struct block_pass *p, uint32_t unit)
 {
+	struct shmkv *kv = p->kv;
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
 	/* Acquire: pairs with the CAS that allocated or confirmed it. */
@@ -121,6 +130,10 @@ static int recover_block(struct shmkv *kv, uint32_t unit)
 	uint32_t pid = BLK_PID(tag);
 
 	if (!BLK_USED(tag) || (pid != 0 && shmkv__pid_alive(pid)))
+		return 0;
+	/* The cell of a dead holder's lock: the next acquirer reads it to
+	 * take over with the next token; it is freed once unreferenced. */
+	if (p->cells[unit / 8] & (1u << (unit % 8)))
 		return 0;
 	if (block_referenced(kv, b, ref)) {
 		/* Published by a process that died before confirming. */
@@ -133,26 +146,38 @@ static int recover_block(struct shmkv *kv, uint32_t unit)
 	return 1;
 }
 
-/* Calls @fn for every block of every page given to a class. */
-static uint64_t foreach_block(struct shmkv *kv,
-			      int (*fn)(struct shmkv *kv, uint32_t unit))
+/* Frees the used blocks nobody may still need.
+ * Return: how many, or -ENOMEM (nothing freed). */
+static int64_t recover_blocks(struct shmkv *kv)
 {
-	uint64_t sum = 0;
+	uint64_t units = (uint64_t)kv->page_count * kv->units_per_page, sum = 0;
+	struct block_pass p = { .kv = kv, .cells = calloc(units / 8 + 1, 1) };
 
+	if (p.cells == NULL)
+		return -ENOMEM;
+	for (uint64_t i = 0; i <= kv->mask; i++)
+		/* Acquire: a value word read before the blocks it names. */
+		shmkv__cell_mark(kv,
+				 shmkv__load_acquire(
+					 &shmkv__slot(kv, (uint32_t)i)->value),
+				 p.cells);
 	for (uint32_t page = 0; page < kv->page_count; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
 			continue;
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
-			sum += (uint64_t)fn(kv, page * kv->units_per_page + i);
+			sum += (uint64_t)recover_block(
+				&p, page * kv->units_per_page + i);
 	}
-	return sum;
+	free(p.cells);
+	return (int64_t)sum;
 }
 
 int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 {
 	struct shmkv_recover_report rep;
+	int64_t blocks;
 	int fixed;
 
 	if (kv == NULL)
@@ -163,8 +188,11 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 	/* Slots first: deciding stuck inserts and finishing deletes can only
 	 * unpublish blocks, which the block pass then frees. */
 	fixed = recover_slots(kv, &rep);
-	rep.leaked_blocks = foreach_block(kv, recover_block);
-	fixed += (int)rep.leaked_blocks;
+	blocks = recover_blocks(kv);
+	if (blocks < 0)
+		return (int)blocks;
+	rep.leaked_blocks = (uint64_t)blocks;
+	fixed += (int)blocks;
 	if (report)
 		*report = rep;
 	return fixed;

@@ -172,3 +172,41 @@ int64_t shmkv__unix_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
 }
+
+int64_t shmkv__mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/*
+ * The coarse clocks cost a quarter of the precise ones (they read the time
+ * of the last tick, with no counter read), so the lock fast paths use them
+ * with a margin: a coarse reading lags the precise clock by less than one
+ * tick (its resolution), so coarse + margin is never earlier than now.
+ */
+static int64_t coarse_margin_ms(void)
+{
+	static int64_t margin; /* 0: not measured yet */
+	/* Relaxed: every thread computes the same value; a race only makes
+	 * two of them compute it. */
+	int64_t m = uatomic_read(&margin);
+	struct timespec res;
+
+	if (m != 0)
+		return m;
+	m = 1000;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0)
+		m = (res.tv_nsec + 999999) / 1000000 + 1;
+	uatomic_set(&margin, m);
+	return m;
+}
+
+int64_t shmkv__mono_upper_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC_COARSE) + coarse_margin_ms();
+}
+
+int64_t shmkv__unix_upper_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME_COARSE) + coarse_margin_ms();
+}

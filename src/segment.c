@@ -19,6 +19,7 @@
 
 #include "atomic.h"
 #include "internal.h"
+#include "lock_record.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
 {
@@ -276,6 +277,8 @@ void shmkv_close(shmkv_t *kv)
 {
 	if (kv == NULL)
 		return;
+	if (!kv->readonly)
+		shmkv__cell_pool_drain(kv);
 	munmap(kv->base, kv->size);
 	close(kv->fd);
 	free(kv);

@@ -260,7 +260,7 @@ static int take(int64_t lease, int64_t wait)
 	if (rc)
 		return fail(EXIT_RC, "init", rc);
 	rc = shmkv_lock_timed(&lk, lease, wait);
-	if (set_int("take.at", shmkv__now_ms()) || set_int("take.rc", rc) ||
+	if (set_int("take.at", shmkv__mono_ms()) || set_int("take.rc", rc) ||
 	    set_int("take.token", (int64_t)shmkv_lock_token(&lk)))
 		return fail(EXIT_STORE, "report", 0);
 	if (rc >= 0 && shmkv_lock_release(&lk) != 0)

@@ -114,23 +114,12 @@ static void print_spread(const char *what, int64_t *v, int n)
 		(long long)v[n / 2], (long long)v[n - 1]);
 }
 
-/* The lock "L"'s current record, as stored. */
+/* The lock "L"'s current grant, whatever its encoding. */
 static struct shmkv_lock_rec get_rec(void)
 {
-	unsigned char buf[64];
-	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
 	struct shmkv_lock_rec rec;
 
-	tu_assert_rc(shmkv_get(tu_kv, LIT("lock.L"), &v), 1);
-	if (v.len < sizeof(buf) && buf[0] == '-') {
-		/* A free lock: "-<token>" (see src/lock.c). */
-		memset(&rec, 0, sizeof(rec));
-		rec.state = SHMKV_LOCK_FREE;
-		buf[v.len] = '\0';
-		rec.token = strtoull((char *)buf + 1, NULL, 10);
-		return rec;
-	}
-	tu_assert_ok(shmkv__lock_rec_parse(buf, v.len, &rec));
+	tu_assert_ok(shmkv__lock_read(tu_kv, LIT("lock.L"), &rec));
 	return rec;
 }
 
@@ -274,7 +263,7 @@ Test(lock_mp, sleeping_waiter_takes_over_within_its_nap_when_holder_dies)
 				break;
 			pause_us(50);
 		}
-		killed_at = shmkv__now_ms();
+		killed_at = shmkv__mono_ms();
 		kill(holder, SIGKILL);
 		reap_ok(taker, "take");
 		cr_assert_eq(get_int("take.rc"), SHMKV_LOCK_OWNER_DEAD);
@@ -417,7 +406,7 @@ Test(lock_mp, stopped_holder_keeps_its_lock_until_the_lease_ends)
 		rc = shmkv_lock_timed(&lk, 60000, 20000);
 	cr_assert_eq(rc, SHMKV_LOCK_LEASE_EXPIRED,
 		     "a stopped holder's lock was taken as %s", tu_rcname(rc));
-	cr_assert_geq(shmkv__now_ms(), rec.deadline_ms);
+	cr_assert_geq(shmkv__mono_ms(), rec.deadline_ms);
 	cr_assert_eq(shmkv_lock_token(&lk), rec.token + 1);
 	/* Continued, the old holder must learn that it lost the lock. */
 	kill(holder, SIGCONT);
