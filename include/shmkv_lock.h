@@ -135,9 +135,9 @@ enum shmkv_lock_grant {
 /** Release or extend: the lock is held by another grant than yours
  * (your lease ran out and someone took it, or it was never yours). */
 #define SHMKV_LOCK_NOT_OWNER (-EPERM)
-/** Release or extend: the lock is not held (free, never created, already
- * released, or your lease ran out and nobody took it: no other holder
- * overlapped you, but the lock was free to take). */
+/** Release or extend: the lock is not held (free, never created, or
+ * already released); extend only: your lease ran out (nobody took the
+ * lock, but it was free to take, so it cannot be renewed). */
 #define SHMKV_LOCK_NOT_HELD (-ENOLCK)
 
 /* Modes of shmkv_lock_extend(). */
@@ -216,14 +216,15 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
  * shmkv_lock_release - gives back the grant @lk holds (stores FREE,
- * keeping the token) and wakes one waiter.
- * Return: 0 (released), SHMKV_LOCK_NOT_OWNER (-EPERM), SHMKV_LOCK_NOT_HELD
- * (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of the store. On an
- * error the store is unchanged, with one exception: when @lk's own lease
- * ran out and nobody took the lock, it is still made FREE (the lease end
- * had already made it free to take, as Redis would have expired the key)
- * and the answer is SHMKV_LOCK_NOT_HELD: what you did after the lease end
- * was not protected. @lk holds nothing afterwards.
+ * keeping the token) and wakes one waiter. This is a compare-and-delete on
+ * the grant (Redis's DELIFEQ on the owner record): it succeeds while the
+ * grant is still the lock's, even if its lease ran out meanwhile, since
+ * then nobody took the lock and no other holder overlapped yours. It reads
+ * no clock.
+ * Return: 0 (released), SHMKV_LOCK_NOT_OWNER (-EPERM: another grant took
+ * the lock, so yours was not exclusive past your lease end),
+ * SHMKV_LOCK_NOT_HELD (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of
+ * the store. On error the store is unchanged. @lk holds nothing afterwards.
  */
 int shmkv_lock_release(struct shmkv_lock *lk);
 

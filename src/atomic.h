@@ -149,4 +149,13 @@ static inline void shmkv__fence_acquire(void)
 	SHMKV_ACQUIRE_FENCE();
 }
 
+/*
+ * Write fence of a seqlock writer: the sequence stored before it is seen
+ * before any store after it.
+ */
+static inline void shmkv__fence_release(void)
+{
+	SHMKV_RELEASE_FENCE();
+}
+
 #endif /* SHMKV_ATOMIC_H */

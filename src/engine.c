@@ -396,29 +396,6 @@ static int find(struct run *r, struct shmkv_keyref *ref,
  * the value was loaded, as in attempt()). Only for a handle that may
  * write: a read-only handle takes the general path and its checks.
  */
-bool shmkv__fast_load(const struct shmkv *kv, const struct shmkv_keyref *ref,
-		      uint64_t *word)
-{
-	struct shmkv_slot_shm *s;
-
-	if (kv == NULL || ref == NULL || ref->owner != kv || kv->readonly ||
-	    SLOT_STATE(ref->state) != SLOT_MEMBER || ref->slot > kv->mask)
-		return false;
-	s = shmkv__slot(kv, ref->slot);
-	/* Acquire, then acquire: the value is this incarnation's if the state
-	 * word is unchanged after it (see shmkv__slot_still). */
-	*word = shmkv__load_acquire(&s->value);
-	return shmkv__load_acquire(&s->state) == ref->state;
-}
-
-bool shmkv__fast_cas(const struct shmkv *kv, const struct shmkv_keyref *ref,
-		     uint64_t old, uint64_t nv)
-{
-	/* Full barrier: the command's linearization point, as in commit(). */
-	return shmkv__cas_full(&shmkv__slot(kv, ref->slot)->value, old, nv) ==
-	       old;
-}
-
 int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op)
 {

@@ -76,10 +76,30 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
  * slot if it is still the key's, and CAS it. Anything else (blocks, TTLs,
  * a stale reference, a read-only handle) goes through shmkv__run_ref().
  */
-bool shmkv__fast_load(const struct shmkv *kv, const struct shmkv_keyref *ref,
-		      uint64_t *word);
-bool shmkv__fast_cas(const struct shmkv *kv, const struct shmkv_keyref *ref,
-		     uint64_t old, uint64_t nv);
+static inline bool shmkv__fast_load(const struct shmkv *kv,
+				    const struct shmkv_keyref *ref,
+				    uint64_t *word)
+{
+	struct shmkv_slot_shm *s;
+
+	if (kv == NULL || ref == NULL || ref->owner != kv || kv->readonly ||
+	    SLOT_STATE(ref->state) != SLOT_MEMBER || ref->slot > kv->mask)
+		return false;
+	s = shmkv__slot(kv, ref->slot);
+	/* Acquire, then acquire: the value is this incarnation's if the state
+	 * word is unchanged after it (see shmkv__slot_still). */
+	*word = shmkv__load_acquire(&s->value);
+	return shmkv__load_acquire(&s->state) == ref->state;
+}
+
+static inline bool shmkv__fast_cas(const struct shmkv *kv,
+				   const struct shmkv_keyref *ref, uint64_t old,
+				   uint64_t nv)
+{
+	/* Full barrier: the command's linearization point, as in commit(). */
+	return shmkv__cas_full(&shmkv__slot(kv, ref->slot)->value, old, nv) ==
+	       old;
+}
 
 /* The value word's kind for the fast path, in the slot version @ver. */
 static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)

@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
-#include "shmkv.h"
+#include "atomic.h"
 #include "layout.h"
+#include "shmkv.h"
 
 /* Where POSIX shared-memory objects live on Linux (glibc's shm_open). */
 #define SHMKV_SHM_DIR "/dev/shm"
@@ -76,6 +78,10 @@ struct shmkv {
 	 * (unit + 1), 0: empty. The pid tells a child after fork that the
 	 * entry is its parent's. Process-local; threads share it atomically. */
 	uint64_t cell_pool[SHMKV_CELL_POOL];
+	/* Names this open handle among all of the process's, for the
+	 * per-thread cell caches (lock_cell.c); 0: read-only, none. */
+	uint64_t serial;
+	struct shmkv *next_open;
 	char name[SHMKV_NAME_MAX + 1];
 };
 
@@ -110,7 +116,21 @@ int shmkv__name_validate(const char *name);
 uint64_t shmkv__hash(const void *key, size_t len, uint64_t seed);
 
 /* proc.c: who we are, whether another process is alive, what time it is */
-uint32_t shmkv__self_pid(void);
+extern uint32_t shmkv__pid_cache; /* 0 until the first call below */
+uint32_t shmkv__self_pid_slow(void);
+
+/*
+ * getpid() without the system call (glibc no longer caches it, and lock
+ * and claim paths need it every time); kept right in children by an
+ * atfork handler registered on the first call.
+ */
+static inline uint32_t shmkv__self_pid(void)
+{
+	/* Relaxed: a process-local word written only by this process. */
+	uint32_t pid = uatomic_read(&shmkv__pid_cache);
+
+	return pid != 0 ? pid : shmkv__self_pid_slow();
+}
 /* Is @pid a live process? No for no such pid and for a zombie (it has
  * exited; only its parent's wait() is missing). A stopped one is alive. */
 bool shmkv__pid_alive(uint32_t pid);
@@ -125,7 +145,22 @@ struct shmkv_proc_id {
 
 /* This process (the start time is read from /proc once per process, and
  * again in a child after fork). */
-void shmkv__proc_self(struct shmkv_proc_id *me);
+extern uint64_t shmkv__start_cache, shmkv__start_pid;
+void shmkv__proc_self_slow(struct shmkv_proc_id *me);
+
+static inline void shmkv__proc_self(struct shmkv_proc_id *me)
+{
+	uint32_t pid = shmkv__self_pid();
+
+	/* Acquire: pairs with the release in the slow path; the cached start
+	 * time is then the one read for this pid. */
+	if (shmkv__load_acquire(&shmkv__start_pid) != pid) {
+		shmkv__proc_self_slow(me);
+		return;
+	}
+	me->pid = pid;
+	me->start = shmkv__load_relaxed(&shmkv__start_cache);
+}
 
 /*
  * Is the process named by (@pid, @start) gone? True if no such pid, the
@@ -143,8 +178,30 @@ int64_t shmkv__mono_ms(void);
 /* Upper bounds of shmkv__mono_ms() and shmkv__unix_ms() from the coarse
  * clocks: never earlier than the precise reading, at most one tick + 1 ms
  * later, at a quarter of the cost. */
-int64_t shmkv__mono_upper_ms(void);
-int64_t shmkv__unix_upper_ms(void);
+extern int64_t shmkv__coarse_margin; /* ms; 0 until measured */
+int64_t shmkv__coarse_margin_slow(void);
+
+static inline int64_t shmkv__upper_ms(clockid_t coarse)
+{
+	/* Relaxed: every thread computes the same value. */
+	int64_t m = uatomic_read(&shmkv__coarse_margin);
+	struct timespec ts;
+
+	if (m == 0)
+		m = shmkv__coarse_margin_slow();
+	clock_gettime(coarse, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + m;
+}
+
+static inline int64_t shmkv__mono_upper_ms(void)
+{
+	return shmkv__upper_ms(CLOCK_MONOTONIC_COARSE);
+}
+
+static inline int64_t shmkv__unix_upper_ms(void)
+{
+	return shmkv__upper_ms(CLOCK_REALTIME_COARSE);
+}
 
 /*
  * table.c: the lock-free open-addressed table.

@@ -205,12 +205,12 @@ static int release_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 
 	if (err)
 		return err;
-	op->result = owner_status(lo);
-	/* Our own grant whose lease ran out untaken is cleared too (it was
-	 * free to take; Redis would have expired the key): it may name our
-	 * cell, which the handle gives back after this. */
-	if (op->result != 0 &&
-	    !(op->result == SHMKV_LOCK_NOT_HELD && is_mine(lo)))
+	/* Compare-and-delete on the grant, as DELIFEQ on the owner record:
+	 * our grant still there means nobody overlapped us, even if our
+	 * lease ran out meanwhile, so it is released, and no clock is
+	 * needed (the fast path reads none). */
+	op->result = is_mine(lo) ? 0 : owner_status(lo);
+	if (op->result != 0)
 		return SHMKV_ACT_KEEP;
 	op->new_deadline_ms = 0;
 	if (lo->seen.token <= (uint64_t)LOCK_INLINE_TOKEN_MAX) {
@@ -307,14 +307,15 @@ static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
 	lk->flags |= LK_CELL;
 }
 
-/* Unclaims the handle's cell, if this process claimed it (a child after
- * fork must not touch its parent's cell); it stays as a hint. */
+/* Ends the handle's claim of its cell (parked for this thread's next
+ * grant, or back to the pool), if this process claimed it: a child after
+ * fork must not touch its parent's cell. The pointer stays as a hint. */
 static void lk_drop_claim(struct shmkv_lock *lk)
 {
 	struct lock_claim c = lk_claim(lk);
 
 	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid())
-		shmkv__cell_unclaim(&c);
+		shmkv__cell_put(lk->kv, lk->pid, &c);
 	lk->flags &= ~LK_CELL;
 }
 
@@ -387,9 +388,10 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 	v = VAL_INT_VALUE(w);
 	if (v >= 0 || v <= -LOCK_INLINE_TOKEN_MAX)
 		return false; /* held, not a lock, or the token outgrows it */
-	if (shmkv__cell_claim(kv, c, (lk->flags & LK_CELL) ? NULL : &hint))
-		return false;
 	shmkv__proc_self(&me);
+	if (!shmkv__cell_take(kv, me.pid, c) &&
+	    shmkv__cell_claim(kv, c, (lk->flags & LK_CELL) ? NULL : &hint))
+		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
 	shmkv__cell_fill(c, me.start, token, now, now + lease);
@@ -403,6 +405,49 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 	return true;
 }
 
+/* @lk got a grant, published in cell @c (or a record: c->cell NULL);
+ * whatever it held before is superseded. */
+static void lk_granted(struct shmkv_lock *lk, const struct lock_claim *c)
+{
+	lk_drop_claim(lk);
+	lk->pid = shmkv__self_pid();
+	if (c->cell != NULL)
+		lk_set_claim(lk, c);
+	lk->flags |= LK_HOLDING;
+}
+
+/* attempt() past the fast path, with the cell it may have claimed. */
+static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
+			struct shmkv_lock_rec *seen, struct lock_claim *c)
+{
+	struct lock_op lo = { .lk = lk, .ms = lease, .claim = *c };
+	struct lock_claim hint = lk_claim(lk);
+	int rc;
+
+	/* No cell: the grant goes to a record. */
+	if (lo.claim.cell == NULL &&
+	    shmkv__cell_claim(lk->kv, &lo.claim,
+			      (lk->flags & LK_CELL) ? NULL : &hint))
+		lo.claim.cell = NULL;
+	rc = run(&lo, acquire_decide);
+	if (rc == -EBUSY && probe && holder_dead(&lo)) {
+		lo.dead_token = lo.seen.token;
+		rc = run(&lo, acquire_decide);
+	}
+	*seen = lo.seen;
+	if ((rc < 0 || !lo.used_claim) && lo.claim.cell != NULL) {
+		shmkv__cell_put(lk->kv, shmkv__self_pid(), &lo.claim);
+		lo.claim.cell = NULL;
+	}
+	if (rc < 0)
+		return rc;
+	lk_granted(lk, &lo.claim);
+	lk->token = lo.rec.token;
+	lk->deadline_ms = lo.rec.deadline_ms;
+	lk->word = 0;
+	return rc;
+}
+
 /*
  * One acquire, and with @probe, a takeover if the holder is dead: a second
  * op that grants only if the value is still the dead holder's grant (its
@@ -412,42 +457,13 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 static int attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 		   struct shmkv_lock_rec *seen)
 {
-	struct lock_op lo = { .lk = lk, .ms = lease };
-	struct lock_claim hint = lk_claim(lk);
-	bool fast = fast_acquire(lk, lease, &lo.claim);
-	int rc = 0;
+	struct lock_claim c = { 0 };
 
-	if (!fast) {
-		/* No cell: the grant goes to a record. */
-		if (lo.claim.cell == NULL &&
-		    shmkv__cell_claim(lk->kv, &lo.claim,
-				      (lk->flags & LK_CELL) ? NULL : &hint))
-			lo.claim.cell = NULL;
-		rc = run(&lo, acquire_decide);
-		if (rc == -EBUSY && probe && holder_dead(&lo)) {
-			lo.dead_token = lo.seen.token;
-			rc = run(&lo, acquire_decide);
-		}
-		*seen = lo.seen;
+	if (fast_acquire(lk, lease, &c)) {
+		lk_granted(lk, &c);
+		return SHMKV_LOCK_ACQUIRED;
 	}
-	if (rc < 0 || (!fast && !lo.used_claim)) {
-		if (lo.claim.cell != NULL)
-			shmkv__cell_unclaim(&lo.claim);
-		if (rc < 0)
-			return rc;
-	}
-	/* A grant: whatever this handle held before is superseded. */
-	lk_drop_claim(lk);
-	lk->pid = shmkv__self_pid();
-	if (fast || lo.used_claim)
-		lk_set_claim(lk, &lo.claim);
-	if (!fast) {
-		lk->token = lo.rec.token;
-		lk->deadline_ms = lo.rec.deadline_ms;
-		lk->word = 0;
-	}
-	lk->flags |= LK_HOLDING;
-	return rc;
+	return slow_attempt(lk, lease, probe, seen, &c);
 }
 
 /* How long to sleep: the nap, cut to just past the holder's lease end and
@@ -540,16 +556,15 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 
 /*
  * The uncontended release of an inline grant: CAS the word that published
- * it back to FREE. Left to the engine near the lease end, where the coarse
- * clock cannot tell whether the lease still runs. Return: true if done.
+ * it back to FREE (compare-and-delete: see release_decide). Return: true
+ * if done.
  */
 static bool fast_release(struct shmkv_lock *lk)
 {
 	uint64_t nw;
 
 	if ((lk->flags & (LK_HOLDING | LK_CELL)) != (LK_HOLDING | LK_CELL) ||
-	    lk->word == 0 || lk->pid != shmkv__self_pid() ||
-	    shmkv__mono_upper_ms() >= lk->deadline_ms)
+	    lk->word == 0 || lk->pid != shmkv__self_pid())
 		return false;
 	nw = (lk->word & ~VAL_INT_PAYLOAD) |
 	     ((uint64_t) - (int64_t)lk->token & VAL_INT_PAYLOAD);
@@ -559,20 +574,11 @@ static bool fast_release(struct shmkv_lock *lk)
 			       nw) == lk->word;
 }
 
-int shmkv_lock_release(struct shmkv_lock *lk)
+static int slow_release(struct shmkv_lock *lk)
 {
 	struct lock_op lo = { .lk = lk };
-	int rc = check_handle(lk);
+	int rc = run(&lo, release_decide);
 
-	if (rc)
-		return rc;
-	if (fast_release(lk)) {
-		lk->flags &= ~LK_HOLDING;
-		lk_drop_claim(lk);
-		shmkv__lock_wake(lk->kv, lk->wait_index);
-		return 0;
-	}
-	rc = run(&lo, release_decide);
 	if (rc == 0 || rc == SHMKV_LOCK_NOT_OWNER ||
 	    rc == SHMKV_LOCK_NOT_HELD) {
 		lk->flags &= ~LK_HOLDING;
@@ -581,6 +587,21 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 	if (rc == 0)
 		shmkv__lock_wake(lk->kv, lk->wait_index);
 	return rc;
+}
+
+int shmkv_lock_release(struct shmkv_lock *lk)
+{
+	int rc = check_handle(lk);
+
+	if (rc)
+		return rc;
+	if (!fast_release(lk))
+		return slow_release(lk);
+	lk->flags &= ~LK_HOLDING;
+	lk_drop_claim(lk);
+	if (shmkv__lock_has_waiters(lk->kv, lk->wait_index))
+		shmkv__lock_wake(lk->kv, lk->wait_index);
+	return 0;
 }
 
 int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
@@ -600,7 +621,7 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 	rc = run(&lo, extend_decide);
 	if (rc != 0 || !lo.used_claim) {
 		if (lo.claim.cell != NULL)
-			shmkv__cell_unclaim(&lo.claim);
+			shmkv__cell_put(lk->kv, shmkv__self_pid(), &lo.claim);
 		if (rc != 0)
 			return rc;
 	}

@@ -19,6 +19,8 @@
  * see as a changed sequence or tag (-ESTALE) and never as a crash.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "atomic.h"
@@ -42,16 +44,13 @@ cell_at(const struct shmkv *kv, uint32_t unit, struct shmkv_block_shm **blk)
 	return (struct shmkv_lock_cell_shm *)b->data;
 }
 
-/* Claims the cell in @unit if it is ours and unclaimed. */
-static bool try_claim(const struct shmkv *kv, uint32_t unit, uint32_t pid,
-		      struct lock_claim *c)
+/* Claims @cell (in block @b, unit @unit) if it is ours and unclaimed. */
+static bool claim_at(struct shmkv_block_shm *b,
+		     struct shmkv_lock_cell_shm *cell, uint32_t unit,
+		     uint32_t pid, struct lock_claim *c)
 {
-	struct shmkv_block_shm *b;
-	struct shmkv_lock_cell_shm *cell = cell_at(kv, unit, &b);
 	uint64_t tag, ctl, nctl;
 
-	if (cell == NULL)
-		return false;
 	/* Relaxed: only we write our cells' tags; another pid or a freed
 	 * block means the pool entry is stale (corruption) or our parent's. */
 	tag = shmkv__load_relaxed(&b->tag);
@@ -69,6 +68,16 @@ static bool try_claim(const struct shmkv *kv, uint32_t unit, uint32_t pid,
 	c->ctl = nctl;
 	c->unit = unit;
 	return true;
+}
+
+/* Claims the cell in @unit if it is ours and unclaimed. */
+static bool try_claim(const struct shmkv *kv, uint32_t unit, uint32_t pid,
+		      struct lock_claim *c)
+{
+	struct shmkv_block_shm *b;
+	struct shmkv_lock_cell_shm *cell = cell_at(kv, unit, &b);
+
+	return cell != NULL && claim_at(b, cell, unit, pid, c);
 }
 
 /* A new cell, claimed, in pool entry @i (empty when we looked). */
@@ -117,8 +126,13 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 {
 	uint32_t pid = shmkv__self_pid();
 
+	/* The hint's pointer came from cell_at() on this handle: no need
+	 * to check the unit again. */
 	if (hint != NULL && hint->cell != NULL &&
-	    try_claim(kv, hint->unit, pid, c))
+	    claim_at((struct shmkv_block_shm *)((unsigned char *)hint->cell -
+						offsetof(struct shmkv_block_shm,
+							 data)),
+		     hint->cell, hint->unit, pid, c))
 		return 0;
 	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
 		/* Relaxed: the entry is a number; try_claim checks the cell. */
@@ -132,31 +146,12 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 	return -ENOMEM;
 }
 
-void shmkv__cell_fill(const struct lock_claim *c, uint64_t start,
-		      uint64_t token, int64_t acquired_ms, int64_t deadline_ms)
-{
-	struct shmkv_lock_cell_shm *cell = c->cell;
-
-	/* Relaxed: the CAS that publishes the grant is a full barrier. */
-	shmkv__store_relaxed(&cell->start, start);
-	shmkv__store_relaxed(&cell->token, token);
-	shmkv__store_relaxed((uint64_t *)&cell->acquired_ms,
-			     (uint64_t)acquired_ms);
-	shmkv__store_relaxed((uint64_t *)&cell->deadline_ms,
-			     (uint64_t)deadline_ms);
-}
-
 void shmkv__cell_unclaim(struct lock_claim *c)
 {
 	/* Release: our reads and writes of the cell come before the next
 	 * claimer's (another thread of ours) CAS can see it unclaimed. */
 	shmkv__store_release(&c->cell->ctl,
 			     c->ctl & ~(uint64_t)LOCK_CELL_CLAIMED);
-}
-
-int64_t shmkv__cell_value(const struct lock_claim *c)
-{
-	return lock_int_held(c->unit, LOCK_CELL_SEQ(c->ctl));
 }
 
 int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
@@ -195,7 +190,102 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
 	return 0;
 }
 
-void shmkv__cell_pool_drain(struct shmkv *kv)
+/*
+ * Per-thread parking. The cache names its store by serial, not pointer (a
+ * closed handle's memory may come back as a new one), and is only touched
+ * by its thread, except at thread exit, where the destructor gives the
+ * cell back if the store is still open: under open_lock, which close also
+ * takes, so the mapping cannot go away meanwhile.
+ */
+struct cell_cache {
+	uint64_t serial; /* store of the parked cell */
+	uint32_t pid;	 /* process that parked it (a child's copy is not) */
+	bool keyed;	 /* the exit destructor is armed for this thread */
+	struct lock_claim c;
+};
+
+static __thread struct cell_cache parked
+	__attribute__((tls_model("initial-exec")));
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shmkv *open_list; /* read-write handles, by next_open */
+static uint64_t last_serial;	/* under open_lock */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static bool serial_open(uint64_t serial)
+{
+	for (struct shmkv *kv = open_list; kv != NULL; kv = kv->next_open)
+		if (kv->serial == serial)
+			return true;
+	return false;
+}
+
+static void thread_exit(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&open_lock);
+	if (parked.c.cell != NULL && parked.pid == shmkv__self_pid() &&
+	    serial_open(parked.serial))
+		shmkv__cell_unclaim(&parked.c);
+	parked.c.cell = NULL;
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void exit_key_init(void)
+{
+	/* Without a key, exiting threads leak their parked cell until the
+	 * process is dead: a leak, not an error. */
+	if (pthread_key_create(&exit_key, thread_exit) != 0)
+		exit_key = (pthread_key_t)-1;
+}
+
+bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
+		      struct lock_claim *c)
+{
+	if (parked.c.cell == NULL || parked.serial != kv->serial ||
+	    parked.pid != pid)
+		return false;
+	*c = parked.c;
+	parked.c.cell = NULL;
+	c->ctl = ((uint64_t)(LOCK_CELL_SEQ(c->ctl) + 1) << 32) |
+		 LOCK_CELL_CLAIMED;
+	/* Relaxed store, then a release fence: a seqlock writer's step. The
+	 * cell is ours (claimed), so no CAS; a reader that sees a field we
+	 * write next sees the new sequence too. */
+	shmkv__store_relaxed(&c->cell->ctl, c->ctl);
+	shmkv__fence_release();
+	return true;
+}
+
+void shmkv__cell_put(const struct shmkv *kv, uint32_t pid, struct lock_claim *c)
+{
+	if (parked.c.cell != NULL && parked.pid != pid)
+		parked.c.cell = NULL; /* our parent's, copied by fork */
+	if (parked.c.cell != NULL) {
+		shmkv__cell_unclaim(c);
+		return;
+	}
+	if (!parked.keyed) {
+		pthread_once(&exit_once, exit_key_init);
+		parked.keyed = exit_key != (pthread_key_t)-1 &&
+			       pthread_setspecific(exit_key, &parked) == 0;
+	}
+	parked.serial = kv->serial;
+	parked.pid = pid;
+	parked.c = *c;
+}
+
+void shmkv__cells_open(struct shmkv *kv)
+{
+	pthread_mutex_lock(&open_lock);
+	kv->serial = ++last_serial;
+	kv->next_open = open_list;
+	open_list = kv;
+	pthread_mutex_unlock(&open_lock);
+}
+
+/* Frees this process's unclaimed cells of @kv. */
+static void pool_drain(struct shmkv *kv)
 {
 	uint32_t pid = shmkv__self_pid();
 
@@ -210,14 +300,31 @@ void shmkv__cell_pool_drain(struct shmkv *kv)
 		    !try_claim(kv, POOL_UNIT(e), pid, &c))
 			continue;
 		/* Claimed by us now, named by no lock value: free it. A cell
-		 * still claimed (a grant never released) stays for
-		 * recovery, once we are dead. */
+		 * still claimed (a grant never released, or parked by
+		 * another thread) stays for recovery, once we are dead. */
 		b = shmkv__block_at(kv, c.unit, &cls);
 		shmkv__block_free(
 			kv,
 			VAL_BLOCK_WORD(c.unit,
 				       BLK_GEN(shmkv__load_relaxed(&b->tag))));
 	}
+}
+
+void shmkv__cells_close(struct shmkv *kv)
+{
+	pthread_mutex_lock(&open_lock);
+	for (struct shmkv **p = &open_list; *p != NULL; p = &(*p)->next_open)
+		if (*p == kv) {
+			*p = kv->next_open;
+			break;
+		}
+	if (parked.c.cell != NULL && parked.serial == kv->serial &&
+	    parked.pid == shmkv__self_pid()) {
+		shmkv__cell_unclaim(&parked.c);
+		parked.c.cell = NULL;
+	}
+	pthread_mutex_unlock(&open_lock);
+	pool_drain(kv);
 }
 
 bool shmkv__cell_mark(const struct shmkv *kv, uint64_t w, unsigned char *bits)

@@ -113,12 +113,27 @@ struct lock_claim {
 int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 		      const struct lock_claim *hint);
 /* Fills the claimed cell for a grant (before the CAS that publishes it). */
-void shmkv__cell_fill(const struct lock_claim *c, uint64_t start,
-		      uint64_t token, int64_t acquired_ms, int64_t deadline_ms);
+static inline void shmkv__cell_fill(const struct lock_claim *c, uint64_t start,
+				    uint64_t token, int64_t acquired_ms,
+				    int64_t deadline_ms)
+{
+	struct shmkv_lock_cell_shm *cell = c->cell;
+
+	/* Relaxed: the CAS that publishes the grant is a full barrier. */
+	shmkv__store_relaxed(&cell->start, start);
+	shmkv__store_relaxed(&cell->token, token);
+	shmkv__store_relaxed((uint64_t *)&cell->acquired_ms,
+			     (uint64_t)acquired_ms);
+	shmkv__store_relaxed((uint64_t *)&cell->deadline_ms,
+			     (uint64_t)deadline_ms);
+}
 /* Gives the cell back to the pool; @c keeps it as a hint. */
 void shmkv__cell_unclaim(struct lock_claim *c);
 /* The HELD inline value that publishes the claim. */
-int64_t shmkv__cell_value(const struct lock_claim *c);
+static inline int64_t shmkv__cell_value(const struct lock_claim *c)
+{
+	return lock_int_held(c->unit, LOCK_CELL_SEQ(c->ctl));
+}
 /*
  * Copies the grant a HELD inline value names into @rec.
  * Return: 0, -ESTALE (the cell no longer holds that claim: the value has
@@ -134,8 +149,23 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
  */
 int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
 		     struct shmkv_lock_rec *rec);
-/* shmkv_close(): frees this process's unclaimed cells of @kv. */
-void shmkv__cell_pool_drain(struct shmkv *kv);
+/*
+ * Each thread keeps one claimed cell of its last store parked for its next
+ * grant, so the uncontended acquire claims nothing (a plain store moves
+ * the cell's sequence on). Take: the parked cell, claimed, sequence moved
+ * on; false if there is none for @kv. Put: a cell whose grant ended is
+ * parked, or given back to the pool if a cell is parked already.
+ */
+bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
+		      struct lock_claim *c);
+void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
+		     struct lock_claim *c);
+/* A read-write handle opens (handle_init) and closes (shmkv_close): the
+ * calling thread's parked cell of it and the unclaimed pool cells are
+ * freed; other threads' parked cells of it stay claimed (64 bytes each)
+ * until the process is dead and recovery frees them. */
+void shmkv__cells_open(struct shmkv *kv);
+void shmkv__cells_close(struct shmkv *kv);
 /*
  * Recovery and check: marks in @bits (one bit per unit) every cell named
  * by a HELD inline value word @w. Return: true if @w named one.
@@ -187,6 +217,18 @@ int shmkv__lock_wait_sleep(struct shmkv *kv, uint32_t idx, uint32_t seq,
 			   int64_t ms);
 /* Wakes one waiter of word @idx if there is any. */
 void shmkv__lock_wake(struct shmkv *kv, uint32_t idx);
+
+/* Does word @idx have a waiter? (The release path's inline test.) */
+static inline bool shmkv__lock_has_waiters(const struct shmkv *kv, uint32_t idx)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	/* Relaxed: the waker's half of the Dekker pair; the full-barrier
+	 * CAS that changed the lock just before orders this load after it. */
+	return shmkv__load32_relaxed(
+		       &h->lock_waiters[idx % SHMKV_LOCK_WAIT_WORDS]) != 0;
+}
 uint32_t shmkv__lock_waiters(const struct shmkv *kv, uint32_t idx);
 
 /*

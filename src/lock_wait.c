@@ -94,9 +94,7 @@ void shmkv__lock_wake(struct shmkv *kv, uint32_t idx)
 	struct shmkv_header_shm *h = header(kv);
 
 	idx %= SHMKV_LOCK_WAIT_WORDS;
-	/* Relaxed: the waker's half of the Dekker pair; the full-barrier
-	 * CAS that changed the lock just before orders this load after it. */
-	if (shmkv__load32_relaxed(&h->lock_waiters[idx]) == 0)
+	if (!shmkv__lock_has_waiters(kv, idx))
 		return;
 	/* Full barrier: the lock change is visible before the word moves,
 	 * so a waiter that loads the new word and then tries sees it. */

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +19,12 @@
 #include "atomic.h"
 #include "internal.h"
 
-/*
- * glibc no longer caches getpid(), and a claim records our pid on the hot
- * path, so keep it here and refresh it in every child after fork.
- */
-static uint32_t self_pid;
+uint32_t shmkv__pid_cache;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
 static void refresh_pid(void)
 {
-	uatomic_set(&self_pid, (uint32_t)getpid());
+	uatomic_set(&shmkv__pid_cache, (uint32_t)getpid());
 }
 
 static void init_pid(void)
@@ -38,11 +33,11 @@ static void init_pid(void)
 	pthread_atfork(NULL, NULL, refresh_pid);
 }
 
-uint32_t shmkv__self_pid(void)
+uint32_t shmkv__self_pid_slow(void)
 {
 	pthread_once(&self_once, init_pid);
-	/* Relaxed: a process-local word written only by this process. */
-	return uatomic_read(&self_pid);
+	/* Relaxed: see shmkv__self_pid(). */
+	return uatomic_read(&shmkv__pid_cache);
 }
 
 /*
@@ -86,29 +81,23 @@ static int proc_stat(uint32_t pid, char *state, uint64_t *start)
  * sees a different pid and reads its own. Process-local; a race between
  * threads only makes both read the same value.
  */
-static _Atomic uint64_t self_start;
-static _Atomic uint32_t self_start_pid;
+uint64_t shmkv__start_cache;
+uint64_t shmkv__start_pid;
 
-void shmkv__proc_self(struct shmkv_proc_id *me)
+void shmkv__proc_self_slow(struct shmkv_proc_id *me)
 {
 	uint32_t pid = shmkv__self_pid();
 	char state;
 	uint64_t start = 0;
 
-	me->pid = pid;
-	/* Acquire: pairs with the release below; self_start is then ours. */
-	if (atomic_load_explicit(&self_start_pid, memory_order_acquire) ==
-	    pid) {
-		me->start = atomic_load_explicit(&self_start,
-						 memory_order_relaxed);
-		return;
-	}
 	/* Unreadable /proc: start 0 tells others to judge by pid alone. */
 	if (proc_stat(pid, &state, &start) != 0)
 		start = 0;
-	atomic_store_explicit(&self_start, start, memory_order_relaxed);
-	/* Release: the start time is visible before the pid that names it. */
-	atomic_store_explicit(&self_start_pid, pid, memory_order_release);
+	/* Relaxed, then release: the start time is visible before the pid
+	 * that names it (shmkv__proc_self() loads the pid with acquire). */
+	shmkv__store_relaxed(&shmkv__start_cache, start);
+	shmkv__store_release(&shmkv__start_pid, pid);
+	me->pid = pid;
 	me->start = start;
 }
 
@@ -184,29 +173,16 @@ int64_t shmkv__mono_ms(void)
  * with a margin: a coarse reading lags the precise clock by less than one
  * tick (its resolution), so coarse + margin is never earlier than now.
  */
-static int64_t coarse_margin_ms(void)
-{
-	static int64_t margin; /* 0: not measured yet */
-	/* Relaxed: every thread computes the same value; a race only makes
-	 * two of them compute it. */
-	int64_t m = uatomic_read(&margin);
-	struct timespec res;
+int64_t shmkv__coarse_margin;
 
-	if (m != 0)
-		return m;
-	m = 1000;
+int64_t shmkv__coarse_margin_slow(void)
+{
+	struct timespec res;
+	int64_t m = 1000;
+
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0)
 		m = (res.tv_nsec + 999999) / 1000000 + 1;
-	uatomic_set(&margin, m);
+	/* Relaxed: a race only makes two threads store the same value. */
+	uatomic_set(&shmkv__coarse_margin, m);
 	return m;
-}
-
-int64_t shmkv__mono_upper_ms(void)
-{
-	return clock_ms(CLOCK_MONOTONIC_COARSE) + coarse_margin_ms();
-}
-
-int64_t shmkv__unix_upper_ms(void)
-{
-	return clock_ms(CLOCK_REALTIME_COARSE) + coarse_margin_ms();
 }

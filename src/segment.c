@@ -56,6 +56,8 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->units_per_page = g->units_per_page;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
+	if (!readonly)
+		shmkv__cells_open(kv);
 	for (uint32_t c = 0; c < g->class_count; c++) {
 		kv->class_size[c] = g->class_size[c];
 		kv->class_blocks[c] = g->page_size / g->class_size[c];
@@ -278,7 +280,7 @@ void shmkv_close(shmkv_t *kv)
 	if (kv == NULL)
 		return;
 	if (!kv->readonly)
-		shmkv__cell_pool_drain(kv);
+		shmkv__cells_close(kv);
 	munmap(kv->base, kv->size);
 	close(kv->fd);
 	free(kv);
