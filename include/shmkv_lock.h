@@ -93,6 +93,8 @@ extern "C" {
  *              SHMKV_LOCK_FOREVER: until acquired.
  * @expiry:     receives the Unix time (ms) written: pass it to unlock.
  *
+ * "now" is read from the coarse wall clock, rounded up by one tick (a few
+ * ms): the lock stays valid at least @timeout_ms, at most a tick longer.
  * Waiting sleeps at most SHMKV_LOCK_NAP_MS at a time (a release wakes one
  * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
  *
@@ -115,6 +117,32 @@ int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
  * gone), -EINVAL, -ENAMETOOLONG, -EROFS.
  */
 int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry);
+
+/**
+ * A prepared pattern lock: the same algorithm and the same key as
+ * shmkv_pattern_lock/unlock, with the key hashed once (as
+ * shmkv_key_prepare() does) and its slot remembered, for code that takes
+ * one lock over and over. Initialise with shmkv_pattern_init(); the fields
+ * are private. One thread at a time per handle.
+ */
+struct shmkv_pattern {
+	shmkv_t *kv;
+	uint32_t wait_index;
+	uint32_t key_len;
+	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
+	struct shmkv_keyref ref;
+};
+
+/**
+ * shmkv_pattern_init - binds @pl to the pattern lock @name of @kv.
+ * Return: 0, -EINVAL, -ENAMETOOLONG, -EROFS (read-only handle).
+ */
+int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name);
+/** shmkv_pattern_acquire - shmkv_pattern_lock() on a prepared lock. */
+int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
+			  int64_t wait_ms, int64_t *expiry);
+/** shmkv_pattern_release - shmkv_pattern_unlock() on a prepared lock. */
+int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry);
 
 /*
  * The safe lock.

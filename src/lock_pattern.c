@@ -10,7 +10,7 @@
  * where the page just says "sleep for some time") and a test seam.
  */
 #include <errno.h>
-#include <stdio.h>
+#include <string.h>
 
 #include "intconv.h"
 #include "lock_record.h"
@@ -25,30 +25,38 @@ enum {
 };
 
 struct pattern {
-	struct shmkv *kv;
+	struct shmkv_pattern *pl;
 	int64_t timeout_ms;
 	int64_t expiry; /* what we wrote last */
 	int64_t holder; /* the valid expiry found, when busy */
-	uint32_t wait_index;
-	uint32_t klen;
-	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
 };
 
-static int pattern_init(struct pattern *p, struct shmkv *kv, const char *name)
+int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
 {
 	int err;
 
-	if (kv == NULL)
+	if (kv == NULL || pl == NULL)
 		return -EINVAL;
-	err = shmkv__lock_key(kv, name, p->key, &p->klen);
+	memset(pl, 0, sizeof(*pl));
+	err = shmkv__lock_key(kv, name, pl->key, &pl->key_len);
 	if (err)
 		return err;
 	/* Before the header's wait words are written to (mapped read-only). */
 	if (kv->readonly)
 		return -EROFS;
-	p->kv = kv;
-	p->wait_index = shmkv__lock_wait_index(kv, p->key, p->klen);
+	err = shmkv_key_prepare(kv, &pl->ref, pl->key, pl->key_len);
+	if (err)
+		return err;
+	pl->kv = kv;
+	pl->wait_index = shmkv__lock_wait_index(kv, pl->key, pl->key_len);
 	return 0;
+}
+
+/* The handle's prepared key (it may have been copied since). */
+static struct shmkv_keyref *ref_of(struct shmkv_pattern *pl)
+{
+	pl->ref.key = pl->key;
+	return &pl->ref;
 }
 
 static void step(enum shmkv__pattern_step s)
@@ -68,7 +76,7 @@ static int get_time(const struct pattern *p, int64_t *t)
 {
 	char buf[32];
 	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
-	int r = shmkv_get(p->kv, p->key, p->klen, &v);
+	int r = shmkv_key_get(p->pl->kv, ref_of(p->pl), &v);
 
 	if (r == -ENOBUFS)
 		return -EEXIST;
@@ -80,10 +88,10 @@ static int get_time(const struct pattern *p, int64_t *t)
 /* GETSET lock.<name> @t. Return: 1 and the old time, 0 (was missing). */
 static int getset_time(const struct pattern *p, int64_t t, int64_t *old)
 {
-	char nv[24], buf[32];
+	char nv[SHMKV_INT_STRLEN], buf[32];
 	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
-	int n = snprintf(nv, sizeof(nv), "%lld", (long long)t);
-	int r = shmkv_getset(p->kv, p->key, p->klen, nv, (size_t)n, &v);
+	size_t n = shmkv__ll2string(nv, t);
+	int r = shmkv_key_getset(p->pl->kv, ref_of(p->pl), nv, n, &v);
 
 	if (r == -ENOBUFS)
 		return -EEXIST;
@@ -94,20 +102,22 @@ static int getset_time(const struct pattern *p, int64_t t, int64_t *old)
 
 static int setnx_time(const struct pattern *p, int64_t t)
 {
-	char nv[24];
-	int n = snprintf(nv, sizeof(nv), "%lld", (long long)t);
+	char nv[SHMKV_INT_STRLEN];
+	size_t n = shmkv__ll2string(nv, t);
 
-	return shmkv_setnx(p->kv, p->key, p->klen, nv, (size_t)n);
+	return shmkv_key_setnx(p->pl->kv, ref_of(p->pl), nv, n);
 }
 
 /* One pass of the page's algorithm. Return: ROUND_*, or -errno. */
 static int round_once(struct pattern *p)
 {
-	int64_t now = shmkv__unix_ms(), old;
+	int64_t now, old;
 	int r;
 
-	/* "SETNX lock.foo <current Unix time + lock timeout + 1>" */
-	p->expiry = now + p->timeout_ms + 1;
+	/* "SETNX lock.foo <current Unix time + lock timeout + 1>", the time
+	 * from the coarse clock's upper bound: the lock lasts at least the
+	 * timeout, at a quarter of a precise clock read. */
+	p->expiry = shmkv__unix_upper_ms() + p->timeout_ms + 1;
 	r = setnx_time(p, p->expiry);
 	if (r != 0)
 		return r < 0 ? r : ROUND_ACQUIRED;
@@ -160,12 +170,13 @@ static int rounds(struct pattern *p)
  * holder's expiry or our own deadline (@end, BOOTTIME; -1: none). */
 static int wait_rounds(struct pattern *p, int64_t end)
 {
-	struct shmkv *kv = p->kv;
+	struct shmkv *kv = p->pl->kv;
+	uint32_t idx = p->pl->wait_index;
 	int rc;
 
-	shmkv__lock_wait_enter(kv, p->wait_index);
+	shmkv__lock_wait_enter(kv, idx);
 	for (;;) {
-		uint32_t seq = shmkv__lock_wait_seq(kv, p->wait_index);
+		uint32_t seq = shmkv__lock_wait_seq(kv, idx);
 		int64_t now, nap = SHMKV_LOCK_NAP_MS;
 
 		rc = rounds(p);
@@ -181,24 +192,23 @@ static int wait_rounds(struct pattern *p, int64_t end)
 		if (end >= 0 && end - now < nap)
 			nap = end - now;
 		if (nap > 0)
-			shmkv__lock_wait_sleep(kv, p->wait_index, seq, nap);
+			shmkv__lock_wait_sleep(kv, idx, seq, nap);
 	}
-	shmkv__lock_wait_leave(kv, p->wait_index);
+	shmkv__lock_wait_leave(kv, idx);
 	if (rc == -ETIMEDOUT)
-		shmkv__lock_wake(kv, p->wait_index);
+		shmkv__lock_wake(kv, idx);
 	return rc;
 }
 
-int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
-		       int64_t wait_ms, int64_t *expiry)
+int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
+			  int64_t wait_ms, int64_t *expiry)
 {
-	struct pattern p = { .timeout_ms = timeout_ms };
+	struct pattern p = { .pl = pl, .timeout_ms = timeout_ms };
 	int64_t end;
-	int rc = pattern_init(&p, kv, name);
+	int rc;
 
-	if (rc)
-		return rc;
-	if (expiry == NULL || timeout_ms < 1 ||
+	if (pl == NULL || pl->kv == NULL || expiry == NULL ||
+	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
 	    timeout_ms > SHMKV_LOCK_LEASE_MAX || wait_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
 	end = wait_ms < 0 ? -1 : shmkv__now_ms() + wait_ms;
@@ -212,20 +222,40 @@ int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
 	return rc;
 }
 
-int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry)
+int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 {
-	struct pattern p = { 0 };
-	int rc = pattern_init(&p, kv, name);
+	int rc;
 
-	if (rc)
-		return rc;
+	if (pl == NULL || pl->kv == NULL ||
+	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN)
+		return -EINVAL;
 	/* "A client holding a lock should always check the timeout didn't
-	 * expire before unlocking the key with DEL." */
-	if (shmkv__unix_ms() >= expiry)
+	 * expire before unlocking the key with DEL." The coarse clock's upper
+	 * bound settles it unless the expiry is near; then the precise one. */
+	if (shmkv__unix_upper_ms() >= expiry && shmkv__unix_ms() >= expiry)
 		return -ETIMEDOUT;
-	rc = shmkv_del(kv, p.key, p.klen);
+	rc = shmkv_key_del(pl->kv, ref_of(pl));
 	if (rc < 0)
 		return rc;
-	shmkv__lock_wake(kv, p.wait_index);
+	if (shmkv__lock_has_waiters(pl->kv, pl->wait_index))
+		shmkv__lock_wake(pl->kv, pl->wait_index);
 	return rc == 1 ? 0 : -ENOLCK;
+}
+
+int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
+		       int64_t wait_ms, int64_t *expiry)
+{
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(kv, &pl, name);
+
+	return rc ? rc
+		  : shmkv_pattern_acquire(&pl, timeout_ms, wait_ms, expiry);
+}
+
+int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry)
+{
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(kv, &pl, name);
+
+	return rc ? rc : shmkv_pattern_release(&pl, expiry);
 }

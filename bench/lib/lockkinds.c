@@ -102,6 +102,8 @@ void lock_proc_open(struct lock_proc *p, const struct lock_env *env,
 	p->fd = -1;
 	if (kind == LK_SAFE)
 		rc = shmkv_lock_init(env->kv, &p->lk, SAFE_NAME);
+	else if (kind == LK_PATTERN)
+		rc = shmkv_pattern_init(env->kv, &p->pl, PATTERN_NAME);
 	else if (kind == LK_SETNX_PREP)
 		rc = shmkv_key_prepare(env->kv, &p->ref, SETNX_KEY,
 				       sizeof(SETNX_KEY) - 1);
@@ -192,8 +194,8 @@ void lock_acquire(struct lock_proc *p)
 		retry(p, setnx_try);
 		break;
 	case LK_PATTERN:
-		rc = shmkv_pattern_lock(p->env->kv, PATTERN_NAME, LEASE_MS,
-					SHMKV_LOCK_FOREVER, &p->expiry);
+		rc = shmkv_pattern_acquire(&p->pl, LEASE_MS, SHMKV_LOCK_FOREVER,
+					   &p->expiry);
 		break;
 	case LK_SAFE:
 		rc = shmkv_lock_acquire(&p->lk, LEASE_MS);
@@ -230,7 +232,7 @@ void lock_release(struct lock_proc *p)
 		rc = rc == 1 ? 0 : rc == 0 ? -ENOLCK : rc;
 		break;
 	case LK_PATTERN:
-		rc = shmkv_pattern_unlock(p->env->kv, PATTERN_NAME, p->expiry);
+		rc = shmkv_pattern_release(&p->pl, p->expiry);
 		break;
 	case LK_SAFE:
 		rc = shmkv_lock_release(&p->lk);

@@ -50,6 +50,7 @@ struct lock_proc {
 	enum lock_kind kind;
 	const struct lock_env *env;
 	struct shmkv_lock lk;
+	struct shmkv_pattern pl;
 	struct shmkv_keyref ref;
 	int64_t expiry;
 	int fd;
