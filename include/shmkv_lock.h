@@ -13,9 +13,11 @@
  *    (check the time, then DEL) can delete a lock someone else took in
  *    between.
  *
- * 2. The safe lock (struct shmkv_lock): the value of "lock.<name>" is a
- *    binary owner record {HELD or FREE, pid, process start time, fencing
- *    token, lease deadline}. In Redis terms:
+ * 2. The safe lock (struct shmkv_lock): the value of "lock.<name>" stands
+ *    for an owner record {HELD or FREE, pid, process start time, fencing
+ *    token, lease deadline}: a FREE lock reads as the integer -token, a
+ *    HELD one as a negative integer naming a lock cell of the holder's
+ *    process (past 2^46 grants, as a binary record). In Redis terms:
  *      acquire = SET lock.<name> <owner> NX PX <lease>
  *      release = DELIFEQ lock.<name> <owner>      (compare-and-delete)
  *    Each is one atomic compare-and-set of the whole record, so the
@@ -26,7 +28,9 @@
  *      record outlives it and the fencing token (a per-lock counter bumped
  *      on every grant) strictly increases across grants, takeovers and
  *      expiries; "release" stores FREE instead of deleting for the same
- *      reason;
+ *      reason; leases are CLOCK_MONOTONIC time (they do not run while the
+ *      host is suspended), read from the coarse clock rounded up by one
+ *      tick: a lease lasts at least what was asked, at most ~5 ms more;
  *    - an acquirer that finds the holder's process gone (or its pid reused:
  *      the start time differs) takes the lock at once instead of waiting
  *      out the lease, and is told SHMKV_LOCK_OWNER_DEAD;
@@ -272,7 +276,8 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
  * value and its lease has not run out, else 0. After the first call per
  * grant (a lookup) it costs one load of the key's value word and one read
- * of CLOCK_BOOTTIME. It answers for this instant only: the token is what
+ * of the coarse clock (and of the precise one within a tick of the lease
+ * end). It answers for this instant only: the token is what
  * a protected resource should check.
  */
 int shmkv_lock_held(struct shmkv_lock *lk);
