@@ -268,12 +268,12 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 static int run(struct lock_op *lo,
 	       int (*decide)(struct shmkv_op *, const struct shmkv_cur *))
 {
-	int rc = -EBADMSG;
-
 	shmkv__proc_self(&lo->me);
 	/* The handle may have been copied since it was prepared. */
 	lo->lk->ref.key = lo->lk->key;
 	for (int n = 0; n < STALE_RETRIES; n++) {
+		int rc;
+
 		memset(&lo->op, 0, sizeof(lo->op));
 		lo->op.decide = decide;
 		lo->op.ctx = lo;
@@ -418,7 +418,7 @@ static void lk_granted(struct shmkv_lock *lk, const struct lock_claim *c)
 
 /* attempt() past the fast path, with the cell it may have claimed. */
 static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
-			struct shmkv_lock_rec *seen, struct lock_claim *c)
+			struct shmkv_lock_rec *seen, const struct lock_claim *c)
 {
 	struct lock_op lo = { .lk = lk, .ms = lease, .claim = *c };
 	struct lock_claim hint = lk_claim(lk);

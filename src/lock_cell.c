@@ -135,8 +135,10 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 		     hint->cell, hint->unit, pid, c))
 		return 0;
 	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
-		/* Relaxed: the entry is a number; try_claim checks the cell. */
-		uint64_t e = uatomic_read(&kv->cell_pool[i]);
+		/* Acquire: pairs with the CAS that added the entry, so the
+		 * cell's initialisation (and the block's past lives before
+		 * its allocation) happen before our reads of it. */
+		uint64_t e = shmkv__load_acquire(&kv->cell_pool[i]);
 
 		if (e == 0)
 			return add_cell(kv, i, pid, c);

@@ -55,12 +55,13 @@ int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
 {
 	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
 	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
-	int err = -ESTALE, rc;
+	int err = -ESTALE;
 
 	/* A cell read can lose a race with a release: read the value again
 	 * (a few times; a value that keeps naming a wrong cell is corrupt). */
 	for (int n = 0; n < 8 && err == -ESTALE; n++) {
-		rc = shmkv_get(kv, key, klen, &v);
+		int rc = shmkv_get(kv, key, klen, &v);
+
 		if (rc < 0)
 			return rc == -ENOBUFS ? -EEXIST : rc;
 		if (rc == 0)
