@@ -312,10 +312,9 @@ static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
  * fork must not touch its parent's cell. The pointer stays as a hint. */
 static void lk_drop_claim(struct shmkv_lock *lk)
 {
-	struct lock_claim c = lk_claim(lk);
-
 	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid())
-		shmkv__cell_put(lk->kv, lk->pid, &c);
+		shmkv__cell_put(lk->kv, lk->pid, lk->cell, lk->cell_ctl,
+				lk->cell_unit);
 	lk->flags &= ~LK_CELL;
 }
 
@@ -436,7 +435,8 @@ static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 	}
 	*seen = lo.seen;
 	if ((rc < 0 || !lo.used_claim) && lo.claim.cell != NULL) {
-		shmkv__cell_put(lk->kv, shmkv__self_pid(), &lo.claim);
+		shmkv__cell_put(lk->kv, shmkv__self_pid(), lo.claim.cell,
+				lo.claim.ctl, lo.claim.unit);
 		lo.claim.cell = NULL;
 	}
 	if (rc < 0)
@@ -621,7 +621,9 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 	rc = run(&lo, extend_decide);
 	if (rc != 0 || !lo.used_claim) {
 		if (lo.claim.cell != NULL)
-			shmkv__cell_put(lk->kv, shmkv__self_pid(), &lo.claim);
+			shmkv__cell_put(lk->kv, shmkv__self_pid(),
+					lo.claim.cell, lo.claim.ctl,
+					lo.claim.unit);
 		if (rc != 0)
 			return rc;
 	}

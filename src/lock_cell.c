@@ -247,10 +247,14 @@ bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
 	if (parked.c.cell == NULL || parked.serial != kv->serial ||
 	    parked.pid != pid)
 		return false;
-	*c = parked.c;
-	parked.c.cell = NULL;
-	c->ctl = ((uint64_t)(LOCK_CELL_SEQ(c->ctl) + 1) << 32) |
+	/* Field by field, each load the size of the store that put() made:
+	 * a whole-struct copy would be one wide load, which stalls on store
+	 * forwarding when the cell was parked a few ns ago. */
+	c->cell = parked.c.cell;
+	c->ctl = ((uint64_t)(LOCK_CELL_SEQ(parked.c.ctl) + 1) << 32) |
 		 LOCK_CELL_CLAIMED;
+	c->unit = parked.c.unit;
+	parked.c.cell = NULL;
 	/* Relaxed store, then a release fence: a seqlock writer's step. The
 	 * cell is ours (claimed), so no CAS; a reader that sees a field we
 	 * write next sees the new sequence too. */
@@ -259,12 +263,16 @@ bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
 	return true;
 }
 
-void shmkv__cell_put(const struct shmkv *kv, uint32_t pid, struct lock_claim *c)
+void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
+		     struct shmkv_lock_cell_shm *cell, uint64_t ctl,
+		     uint32_t unit)
 {
 	if (parked.c.cell != NULL && parked.pid != pid)
 		parked.c.cell = NULL; /* our parent's, copied by fork */
 	if (parked.c.cell != NULL) {
-		shmkv__cell_unclaim(c);
+		/* Release: see shmkv__cell_unclaim(). */
+		shmkv__store_release(&cell->ctl,
+				     ctl & ~(uint64_t)LOCK_CELL_CLAIMED);
 		return;
 	}
 	if (!parked.keyed) {
@@ -274,7 +282,9 @@ void shmkv__cell_put(const struct shmkv *kv, uint32_t pid, struct lock_claim *c)
 	}
 	parked.serial = kv->serial;
 	parked.pid = pid;
-	parked.c = *c;
+	parked.c.cell = cell;
+	parked.c.ctl = ctl;
+	parked.c.unit = unit;
 }
 
 void shmkv__cells_open(struct shmkv *kv)
