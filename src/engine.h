@@ -101,6 +101,14 @@ static inline bool shmkv__fast_cas(const struct shmkv *kv,
 	       old;
 }
 
+/*
+ * SETNX of the decimal form of @i on a prepared key, on the fast path
+ * only (strings.c): what shmkv_key_setnx() does for such a value, without
+ * printing and parsing it. Return: 1 (set), 0 (exists), -EAGAIN (take
+ * shmkv_key_setnx() with the string instead).
+ */
+int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
+
 /* The value word's kind for the fast path, in the slot version @ver. */
 static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)
 {

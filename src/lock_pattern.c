@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine.h"
 #include "intconv.h"
 #include "lock_record.h"
 
@@ -103,8 +104,12 @@ static int getset_time(const struct pattern *p, int64_t t, int64_t *old)
 static int setnx_time(const struct pattern *p, int64_t t)
 {
 	char nv[SHMKV_INT_STRLEN];
-	size_t n = shmkv__ll2string(nv, t);
+	size_t n;
+	int r = shmkv__key_setnx_int(p->pl->kv, ref_of(p->pl), t);
 
+	if (r != -EAGAIN)
+		return r;
+	n = shmkv__ll2string(nv, t);
 	return shmkv_key_setnx(p->pl->kv, ref_of(p->pl), nv, n);
 }
 

@@ -104,26 +104,37 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 	return shmkv__run_ref(kv, ref, &op);
 }
 
+int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
+{
+	uint64_t w;
+	uint32_t ver;
+
+	/* An inline integer (never with a TTL) exists; a NONE takes an
+	 * inline integer in one CAS. */
+	if (i < VAL_INT_MIN || i > VAL_INT_MAX ||
+	    !shmkv__fast_load(kv, ref, &w))
+		return -EAGAIN;
+	ver = SLOT_VERSION(ref->state);
+	if (shmkv__word_is_int(w, ver))
+		return 0;
+	if (shmkv__word_is_none(w, ver) &&
+	    shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
+		return 1;
+	return -EAGAIN;
+}
+
 int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		    size_t vlen)
 {
-	uint64_t w;
 	int64_t i;
+	int r;
 
-	/* Fast path: an inline integer (never with a TTL) exists; a NONE
-	 * takes an inline integer in one CAS. */
-	if ((val != NULL || vlen == 0) && shmkv__fast_load(kv, ref, &w) &&
-	    vlen <= kv->value_max) {
-		uint32_t ver = SLOT_VERSION(ref->state);
-
-		if (shmkv__word_is_int(w, ver))
-			return 0;
-		if (shmkv__word_is_none(w, ver) &&
-		    shmkv__string2ll(val, vlen, &i) && i >= VAL_INT_MIN &&
-		    i <= VAL_INT_MAX &&
-		    shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
-			return 1;
-	}
+	/* Fast path: a value that is an integer's decimal form is stored as
+	 * that inline integer. */
+	if ((val != NULL || vlen == 0) && kv != NULL && vlen <= kv->value_max &&
+	    shmkv__string2ll(val, vlen, &i) &&
+	    (r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
+		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
 }
 
