@@ -300,6 +300,26 @@ $(awk -F, '
 			       v[k, "contended4"], v[k, "contended8"],
 			       v[k, "handoff"])
 		}
+		# The goals of the locks issue, as ratios of this run.
+		print ""
+		print "| ratio (same run) | safe lock | pattern lock |"
+		print "| --- | ---: | ---: |"
+		if (v["robust", "cycle"] > 0)
+			printf("| cycle / robust mutex cycle (goal <= 1.5) | " \
+			       "%.2fx | %.2fx |\n",
+			       v["safe", "cycle"] / v["robust", "cycle"],
+			       v["pattern", "cycle"] / v["robust", "cycle"])
+		if (v["robust", "handoff"] > 0)
+			printf("| handoff / robust mutex handoff (goal <= 1) | " \
+			       "%.2fx | %.2fx |\n",
+			       v["safe", "handoff"] / v["robust", "handoff"],
+			       v["pattern", "handoff"] / v["robust", "handoff"])
+		if (v["redis", "cycle"] > 0 && v["safe", "cycle"] > 0 &&
+		    v["pattern", "cycle"] > 0)
+			printf("| Redis lock cycle / cycle (goal >= 1000) | " \
+			       "%.0fx | %.0fx |\n",
+			       v["redis", "cycle"] / v["safe", "cycle"],
+			       v["redis", "cycle"] / v["pattern", "cycle"])
 	}' "$dir/lock.csv")
 
 ![locks]($links/locks.png)
