@@ -94,7 +94,7 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 }
 
 /* Decodes the key's current value into lo->seen.
- * Return: 0, -EEXIST, -ESTALE (a cell changed: run again), -EBADMSG. */
+ * Return: 0, -EEXIST, -ESTALE (a cell changed: run again). */
 static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 {
 	uint32_t unit, seq;
@@ -103,8 +103,12 @@ static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 	lo->found = cur->exists;
 	if (!cur->exists)
 		return 0;
-	if (cur->is_int && lock_int_cell(cur->ival, &unit, &seq))
-		return shmkv__cell_read(lo->lk->kv, unit, seq, &lo->seen);
+	if (cur->is_int && lock_int_cell(cur->ival, &unit, &seq)) {
+		int err = shmkv__cell_read(lo->lk->kv, unit, seq, &lo->seen);
+
+		/* Naming no cell at all: an integer a plain SET wrote. */
+		return err == -EBADMSG ? -EEXIST : err;
+	}
 	if (cur->is_int)
 		return rec_from_int(cur->ival, &lo->seen);
 	if (cur->len > lo->op.cap)
@@ -285,8 +289,9 @@ static int run(struct lock_op *lo,
 		if (rc != -ESTALE)
 			return rc;
 	}
-	/* The value kept naming a cell that is not its grant. */
-	return -EBADMSG;
+	/* The value kept naming a cell that holds no such grant: an integer
+	 * written by a plain command (SET), not a lock value. */
+	return -EEXIST;
 }
 
 /* The handle's claimed cell, as a claim (or as a hint when unclaimed). */

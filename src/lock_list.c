@@ -68,7 +68,8 @@ int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
 			return -ENOENT;
 		err = parse_value(kv, buf, v.len, rec);
 	}
-	return err == -ESTALE ? -EBADMSG : err;
+	/* Still naming no such grant: an integer a plain SET wrote. */
+	return err == -ESTALE ? -EEXIST : err;
 }
 
 static int list_visit(const void *key, size_t klen, void *arg)

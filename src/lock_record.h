@@ -144,8 +144,9 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
 		     struct shmkv_lock_rec *rec);
 /*
  * The lock in key @key as a record, whatever its encoding (lock_list.c).
- * Return: 0, -ENOENT (no such key), -EEXIST (not a lock), -EBADMSG (it
- * names a cell that is not its grant: corrupt), or an error of GET.
+ * Return: 0, -ENOENT (no such key), -EEXIST (not a lock: including an
+ * integer that names no lock cell's grant, as a plain SET could write),
+ * or an error of GET.
  */
 int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
 		     struct shmkv_lock_rec *rec);

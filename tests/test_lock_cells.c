@@ -252,3 +252,22 @@ Test(lock_cells, recovery_keeps_a_dead_holders_cell_until_its_lock_moves_on)
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 }
+
+Test(lock_cells, an_integer_naming_no_cell_is_not_a_lock_and_is_left_alone)
+{
+	struct shmkv_lock lk = handle_on(tu_kv, "u");
+	struct shmkv_lock_rec rec;
+	struct tu_snap *snap;
+	char v[32];
+	int n = snprintf(v, sizeof(v), "%lld",
+			 (long long)lock_int_held(12345, 7));
+
+	/* What a plain SET may write: in the HELD range, naming no cell. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.u"), v, (size_t)n, 0, 0, NULL),
+		     1);
+	snap = tu_snap_take(tu_kv);
+	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), -EEXIST);
+	tu_assert_rc(shmkv_lock_release(&lk), -EEXIST);
+	tu_assert_rc(shmkv__lock_read(tu_kv, LIT("lock.u"), &rec), -EEXIST);
+	tu_assert_unchanged(tu_kv, snap);
+}
