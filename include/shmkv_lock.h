@@ -29,8 +29,10 @@
  *      on every grant) strictly increases across grants, takeovers and
  *      expiries; "release" stores FREE instead of deleting for the same
  *      reason; leases are CLOCK_MONOTONIC time (they do not run while the
- *      host is suspended), read from the coarse clock rounded up by one
- *      tick: a lease lasts at least what was asked, at most ~5 ms more;
+ *      host is suspended), started from the coarse clock plus two ticks
+ *      and 1 ms: a lease lasts at least what was asked (unless the
+ *      kernel's tick itself is late by more than a tick, as under heavy VM
+ *      steal: then short by the excess), at most ~9 ms more;
  *    - an acquirer that finds the holder's process gone (or its pid reused:
  *      the start time differs) takes the lock at once instead of waiting
  *      out the lease, and is told SHMKV_LOCK_OWNER_DEAD;
@@ -97,8 +99,9 @@ extern "C" {
  *              SHMKV_LOCK_FOREVER: until acquired.
  * @expiry:     receives the Unix time (ms) written: pass it to unlock.
  *
- * "now" is read from the coarse wall clock, rounded up by one tick (a few
- * ms): the lock stays valid at least @timeout_ms, at most a tick longer.
+ * "now" is read from the coarse wall clock plus two ticks and 1 ms: the
+ * lock stays valid at least @timeout_ms (unless the kernel's tick itself is
+ * late by more than a tick), at most ~9 ms longer.
  * Waiting sleeps at most SHMKV_LOCK_NAP_MS at a time (a release wakes one
  * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
  *
@@ -276,8 +279,7 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
  * value and its lease has not run out, else 0. After the first call per
  * grant (a lookup) it costs one load of the key's value word and one read
- * of the coarse clock (and of the precise one within a tick of the lease
- * end). It answers for this instant only: the token is what
+ * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this instant only: the token is what
  * a protected resource should check.
  */
 int shmkv_lock_held(struct shmkv_lock *lk);

@@ -176,8 +176,9 @@ int64_t shmkv__unix_ms(void);
  * not run out while the host is suspended. */
 int64_t shmkv__mono_ms(void);
 /* Upper bounds of shmkv__mono_ms() and shmkv__unix_ms() from the coarse
- * clocks: never earlier than the precise reading, at most one tick + 1 ms
- * later, at a quarter of the cost. */
+ * clocks, at a quarter of the cost: later than the precise reading by at
+ * most two ticks + 1 ms, and never earlier unless the kernel's tick is
+ * late by more than a tick (see proc.c). */
 extern int64_t shmkv__coarse_margin; /* ms; 0 until measured */
 int64_t shmkv__coarse_margin_slow(void);
 

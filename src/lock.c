@@ -699,9 +699,9 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 	if (shmkv__load_acquire(&shmkv__slot(lk->kv, lk->slot)->value) !=
 	    lk->word)
 		return 0;
-	/* The coarse clock settles it unless the lease end is near. */
-	return shmkv__mono_upper_ms() < lk->deadline_ms ||
-	       shmkv__mono_ms() < lk->deadline_ms;
+	/* The precise clock, as takers use: "still mine" must never outlast
+	 * the instant a taker may judge the lease over. */
+	return shmkv__mono_ms() < lk->deadline_ms;
 }
 
 uint64_t shmkv_lock_token(const struct shmkv_lock *lk)

@@ -170,8 +170,11 @@ int64_t shmkv__mono_ms(void)
 /*
  * The coarse clocks cost a quarter of the precise ones (they read the time
  * of the last tick, with no counter read), so the lock fast paths use them
- * with a margin: a coarse reading lags the precise clock by less than one
- * tick (its resolution), so coarse + margin is never earlier than now.
+ * with a margin of two ticks + 1 ms: a coarse reading lags the precise
+ * clock by less than one tick while ticks come on time, and the margin
+ * also covers one tick delayed by up to another tick (a VM's vCPU
+ * descheduled). Only a longer delay of the kernel's timekeeping would make
+ * coarse + margin earlier than now; then a lease is short by the excess.
  */
 int64_t shmkv__coarse_margin;
 
@@ -181,7 +184,7 @@ int64_t shmkv__coarse_margin_slow(void)
 	int64_t m = 1000;
 
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0)
-		m = (res.tv_nsec + 999999) / 1000000 + 1;
+		m = 2 * ((res.tv_nsec + 999999) / 1000000) + 1;
 	/* Relaxed: a race only makes two threads store the same value. */
 	uatomic_set(&shmkv__coarse_margin, m);
 	return m;
