@@ -62,11 +62,20 @@ int shmkv__lock_rec_parse(const void *bytes, size_t len,
 	return 0;
 }
 
-/* A FREE lock stored as the integer -token. */
-static int rec_from_int(int64_t v, struct shmkv_lock_rec *rec)
+int shmkv__lock_rec_from_int(const struct shmkv *kv, int64_t v,
+			     struct shmkv_lock_rec *rec)
 {
+	uint32_t unit, seq;
+
+	if (lock_int_cell(v, &unit, &seq)) {
+		int err = shmkv__cell_read(kv, unit, seq, rec);
+
+		/* Naming no cell at all: an integer a plain SET wrote. */
+		return err == -EBADMSG ? -EEXIST : err;
+	}
 	if (v >= 0 || v < -LOCK_INLINE_TOKEN_MAX)
 		return -EEXIST;
+	/* FREE: -token. */
 	memset(rec, 0, sizeof(*rec));
 	rec->magic = SHMKV_LOCK_MAGIC;
 	rec->version = SHMKV_LOCK_REC_VERSION;
@@ -97,20 +106,13 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
  * Return: 0, -EEXIST, -ESTALE (a cell changed: run again). */
 static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 {
-	uint32_t unit, seq;
-
 	lo->used_claim = false;
 	lo->found = cur->exists;
 	if (!cur->exists)
 		return 0;
-	if (cur->is_int && lock_int_cell(cur->ival, &unit, &seq)) {
-		int err = shmkv__cell_read(lo->lk->kv, unit, seq, &lo->seen);
-
-		/* Naming no cell at all: an integer a plain SET wrote. */
-		return err == -EBADMSG ? -EEXIST : err;
-	}
 	if (cur->is_int)
-		return rec_from_int(cur->ival, &lo->seen);
+		return shmkv__lock_rec_from_int(lo->lk->kv, cur->ival,
+						&lo->seen);
 	if (cur->len > lo->op.cap)
 		return -EEXIST;
 	return shmkv__lock_rec_parse(cur->bytes, cur->len, &lo->seen);
@@ -294,14 +296,17 @@ static int run(struct lock_op *lo,
 	return -EEXIST;
 }
 
-/* The handle's claimed cell, as a claim (or as a hint when unclaimed). */
-static struct lock_claim lk_claim(const struct shmkv_lock *lk)
+/* Claims a cell from the pool for a grant of @lk, trying the handle's
+ * last cell first unless it is still claimed (by a grant it holds).
+ * Return: 0, -ENOMEM (no cell: use a record). */
+static int lk_claim_cell(struct shmkv_lock *lk, struct lock_claim *c)
 {
-	struct lock_claim c = { .cell = lk->cell,
-				.ctl = lk->cell_ctl,
-				.unit = lk->cell_unit };
+	struct lock_claim hint = { .cell = lk->cell,
+				   .ctl = lk->cell_ctl,
+				   .unit = lk->cell_unit };
 
-	return c;
+	return shmkv__cell_claim(lk->kv, c,
+				 (lk->flags & LK_CELL) ? NULL : &hint);
 }
 
 static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
@@ -381,7 +386,6 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 {
 	struct shmkv *kv = lk->kv;
 	uint32_t ver = SLOT_VERSION(lk->ref.state);
-	struct lock_claim hint = lk_claim(lk);
 	struct shmkv_proc_id me;
 	uint64_t w, nw, token;
 	int64_t v, now;
@@ -393,8 +397,7 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 	if (v >= 0 || v <= -LOCK_INLINE_TOKEN_MAX)
 		return false; /* held, not a lock, or the token outgrows it */
 	shmkv__proc_self(&me);
-	if (!shmkv__cell_take(kv, me.pid, c) &&
-	    shmkv__cell_claim(kv, c, (lk->flags & LK_CELL) ? NULL : &hint))
+	if (!shmkv__cell_take(kv, me.pid, c) && lk_claim_cell(lk, c))
 		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
@@ -425,13 +428,10 @@ static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 			struct shmkv_lock_rec *seen, const struct lock_claim *c)
 {
 	struct lock_op lo = { .lk = lk, .ms = lease, .claim = *c };
-	struct lock_claim hint = lk_claim(lk);
 	int rc;
 
 	/* No cell: the grant goes to a record. */
-	if (lo.claim.cell == NULL &&
-	    shmkv__cell_claim(lk->kv, &lo.claim,
-			      (lk->flags & LK_CELL) ? NULL : &hint))
+	if (lo.claim.cell == NULL && lk_claim_cell(lk, &lo.claim))
 		lo.claim.cell = NULL;
 	rc = run(&lo, acquire_decide);
 	if (rc == -EBUSY && probe && holder_dead(&lo)) {
@@ -650,7 +650,6 @@ static int find_word(struct shmkv_lock *lk)
 	struct shmkv_block_view view;
 	struct shmkv_slot_ref ref;
 	struct shmkv_key k;
-	uint32_t unit, seq;
 	uint64_t w;
 	int err;
 
@@ -665,9 +664,8 @@ static int find_word(struct shmkv_lock *lk)
 	}
 	/* Acquire: pairs with the CAS that published the grant. */
 	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
-	if (VAL_KIND(w) == VAL_INT &&
-	    lock_int_cell(VAL_INT_VALUE(w), &unit, &seq))
-		err = shmkv__cell_read(kv, unit, seq, &rec);
+	if (VAL_KIND(w) == VAL_INT)
+		err = shmkv__lock_rec_from_int(kv, VAL_INT_VALUE(w), &rec);
 	else if (VAL_KIND(w) == VAL_BLOCK &&
 		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
 		err = shmkv__lock_rec_parse(&rec, view.len, &rec);

@@ -148,12 +148,17 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 	return -ENOMEM;
 }
 
-void shmkv__cell_unclaim(struct lock_claim *c)
+/* Unclaims @cell, claimed with @ctl. */
+static void unclaim(struct shmkv_lock_cell_shm *cell, uint64_t ctl)
 {
 	/* Release: our reads and writes of the cell come before the next
 	 * claimer's (another thread of ours) CAS can see it unclaimed. */
-	shmkv__store_release(&c->cell->ctl,
-			     c->ctl & ~(uint64_t)LOCK_CELL_CLAIMED);
+	shmkv__store_release(&cell->ctl, ctl & ~(uint64_t)LOCK_CELL_CLAIMED);
+}
+
+void shmkv__cell_unclaim(const struct lock_claim *c)
+{
+	unclaim(c->cell, c->ctl);
 }
 
 int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
@@ -270,9 +275,7 @@ void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
 	if (parked.c.cell != NULL && parked.pid != pid)
 		parked.c.cell = NULL; /* our parent's, copied by fork */
 	if (parked.c.cell != NULL) {
-		/* Release: see shmkv__cell_unclaim(). */
-		shmkv__store_release(&cell->ctl,
-				     ctl & ~(uint64_t)LOCK_CELL_CLAIMED);
+		unclaim(cell, ctl);
 		return;
 	}
 	if (!parked.keyed) {

@@ -17,24 +17,16 @@ struct list_ctx {
 	int count;
 };
 
-/* A value read with GET as a lock: "-<token>", a cell's "-<number>" or an
+/* A value read with GET as a lock: an inline integer's decimal form or an
  * owner record. Return: 0, -EEXIST (not a lock), -ESTALE (read again). */
 static int parse_value(const struct shmkv *kv, const unsigned char *buf,
 		       size_t len, struct shmkv_lock_rec *rec)
 {
-	uint32_t unit, seq;
 	int64_t v;
 
 	if (!shmkv__string2ll((const char *)buf, len, &v))
 		return shmkv__lock_rec_parse(buf, len, rec);
-	if (lock_int_cell(v, &unit, &seq))
-		return shmkv__cell_read(kv, unit, seq, rec) == 0 ? 0 : -ESTALE;
-	if (v >= 0 || v < -LOCK_INLINE_TOKEN_MAX)
-		return -EEXIST;
-	memset(rec, 0, sizeof(*rec));
-	rec->state = SHMKV_LOCK_FREE;
-	rec->token = (uint64_t)-v;
-	return 0;
+	return shmkv__lock_rec_from_int(kv, v, rec);
 }
 
 static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,

@@ -128,7 +128,7 @@ static inline void shmkv__cell_fill(const struct lock_claim *c, uint64_t start,
 			     (uint64_t)deadline_ms);
 }
 /* Gives the cell back to the pool; @c keeps it as a hint. */
-void shmkv__cell_unclaim(struct lock_claim *c);
+void shmkv__cell_unclaim(const struct lock_claim *c);
 /* The HELD inline value that publishes the claim. */
 static inline int64_t shmkv__cell_value(const struct lock_claim *c)
 {
@@ -175,6 +175,15 @@ void shmkv__cells_close(struct shmkv *kv);
  * by a HELD inline value word @w. Return: true if @w named one.
  */
 bool shmkv__cell_mark(const struct shmkv *kv, uint64_t w, unsigned char *bits);
+
+/*
+ * Decodes a lock key's inline integer value @v (FREE -token, or a HELD
+ * value naming a lock cell) into @rec. Return: 0, -EEXIST (not a lock
+ * value: a positive integer, or one naming no cell, as a plain SET could
+ * write), -ESTALE (the cell changed since @v was read: read @v again).
+ */
+int shmkv__lock_rec_from_int(const struct shmkv *kv, int64_t v,
+			     struct shmkv_lock_rec *rec);
 
 /*
  * Parses a value read from a lock key.

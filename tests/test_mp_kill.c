@@ -24,27 +24,15 @@
 #include "helpers/mp.h"
 #include "helpers/mp_census.h"
 #include "helpers/testutil.h"
+#include "intconv.h"
 
-/* Whether @s is any canonical decimal int64 (what INCR may leave). */
+/* Whether @s is any canonical decimal int64 (what INCR may leave): the
+ * library's own parser, Redis's string2ll, decides. */
 static bool is_canonical_int(const char *s, size_t len)
 {
-	uint64_t v = 0;
-	size_t i = 0;
+	int64_t v;
 
-	if (len == 0 || len > 20)
-		return false;
-	if (len == 1 && s[0] == '0')
-		return true;
-	if (s[0] == '-')
-		i = 1;
-	if (i >= len || s[i] < '1' || s[i] > '9')
-		return false;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9' || v > UINT64_MAX / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	return s[0] == '-' ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX;
+	return shmkv__string2ll(s, len, &v);
 }
 
 /*
