@@ -197,10 +197,9 @@ struct shmkv_lock {
 	uint64_t word;	     /* value word that published it; 0: unknown */
 	void *cell;	     /* its lock cell, or the last one (a hint) */
 	uint64_t cell_ctl;   /* the cell's claim */
-	uint32_t cell_unit;
+	uint64_t cell_ref;   /* the cell's block */
 	uint32_t slot;	     /* its slot, valid when word != 0 */
 	uint32_t pid;	     /* process that got the grant and the cell */
-	uint32_t wait_index; /* futex word of this name */
 	uint32_t flags;	     /* private state bits */
 	uint32_t key_len;
 	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];

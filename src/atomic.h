@@ -150,6 +150,16 @@ static inline void shmkv__fence_acquire(void)
 }
 
 /*
+ * Full fence: orders earlier stores before later loads (the one reordering
+ * x86 allows): each side of a store-buffer pair (owned.h, wait.h) writes
+ * its word, fences, then reads the other's.
+ */
+static inline void shmkv__fence_full(void)
+{
+	cmm_smp_mb();
+}
+
+/*
  * Write fence of a seqlock writer: the sequence stored before it is seen
  * before any store after it.
  */

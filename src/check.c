@@ -30,7 +30,6 @@
 
 #include "atomic.h"
 #include "internal.h"
-#include "lock_record.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */
 #define READ_RETRIES 64
@@ -299,6 +298,18 @@ static void check_value(struct check *c, const struct slot_view *sv)
 	}
 }
 
+/* A pin integer names an owned block (owned.h): referenced, though by
+ * no block word. */
+static void mark_pinned(struct check *c, uint64_t w)
+{
+	uint32_t unit, tag, cls;
+
+	if (VAL_KIND(w) == VAL_INT &&
+	    val_pin_decode(VAL_INT_VALUE(w), &unit, &tag) &&
+	    shmkv__block_at(c->kv, unit, &cls) != NULL)
+		c->refs[unit / 8] |= (unsigned char)(1u << (unit % 8));
+}
+
 static void check_member(struct check *c, const struct slot_view *sv)
 {
 	if (sv->key_len > c->kv->key_max) {
@@ -308,8 +319,7 @@ static void check_member(struct check *c, const struct slot_view *sv)
 	}
 	check_key(c, sv);
 	check_value(c, sv);
-	/* A held lock's cell is a block no value word names as a block. */
-	shmkv__cell_mark(c->kv, sv->value, c->refs);
+	mark_pinned(c, sv->value);
 }
 
 static void check_slot(struct check *c, uint32_t idx)
@@ -369,7 +379,8 @@ static void check_block(struct check *c, uint32_t unit)
 		report(c,
 		       "block %u of class %u (%u bytes): allocated by "
 		       "process %u, which died before publishing it or "
-		       "left it as an idle lock cell (recover frees it)",
+		       "left it as an idle owned block (reclaimed by the "
+		       "next pass over it, or at once by recover)",
 		       unit, cls, c->kv->class_size[cls], pid);
 	else
 		report(c,

@@ -25,6 +25,7 @@ struct run {
 	struct shmkv_op *op;
 	struct shmkv_slot_ref ref;
 	uint64_t block; /* allocated by us, not yet published; 0: none */
+	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
 	int64_t now;	/* CLOCK_BOOTTIME ms, read at most once */
 	/* Is op->new_bytes a canonical 48-bit integer? Decided on first
 	 * store only: a SETNX that finds the key set never pays for it. */
@@ -297,6 +298,9 @@ static int attempt(struct run *r)
 	act = r->op->decide(r->op, &cur);
 	if (act < 0)
 		return act;
+	if (act == SHMKV_ACT_STALE)
+		/* Relaxed: only asks whether the word moved. */
+		return shmkv__load_relaxed(word) != old ? 1 : -ESTALE;
 	if (act == SHMKV_ACT_KEEP || (act == SHMKV_ACT_DELETE && !cur.exists &&
 				      VAL_KIND(old) != VAL_BLOCK)) {
 		if (VAL_KIND(old) == VAL_BLOCK && !cur.exists)
@@ -328,6 +332,8 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	if (r->kv->readonly)
 		return -EROFS;
 	err = shmkv__insert(r->kv, k, &r->ref);
+	if (err == 1)
+		r->inserted = r->ref;
 	return err == 0 ? RELOOKUP : err;
 }
 
@@ -429,6 +435,11 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 	}
 	if (r.block != 0)
 		shmkv__block_free(kv, r.block);
+	/* A key we inserted and never gave a value (the store failed, or
+	 * the command changed its mind): give its slot back, so that on any
+	 * error the store is unchanged and no slot stays pinned to us. */
+	if (r.inserted.state != 0)
+		shmkv__insert_undo(kv, &r.inserted);
 	return err < 0 ? err : op->result;
 }
 

@@ -33,6 +33,11 @@ enum shmkv_act {
 	SHMKV_ACT_KEEP = 0, /* leave the key as it is */
 	SHMKV_ACT_STORE,    /* store op->new_* */
 	SHMKV_ACT_DELETE,   /* remove the value */
+	/* What decide() read beside the value (a lock cell the value names)
+	 * did not match it: if the value word has moved since, decide again
+	 * on the new one (a lost race, never an error); if not, fail with
+	 * -ESTALE (the value names something it does not hold). */
+	SHMKV_ACT_STALE,
 };
 
 struct shmkv_op {

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 
+void (*shmkv__pause_hook)(const char *name);
 static const char *crash_at;
 static long crash_after;
 static long passes; /* process-local; torture workers are single-threaded */

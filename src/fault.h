@@ -12,11 +12,24 @@
 #ifndef SHMKV_FAULT_H
 #define SHMKV_FAULT_H
 
+/*
+ * Pause points, in the same builds: a test sets shmkv__pause_hook and is
+ * called at the named step of a protocol, in the process that runs it, to
+ * force an interleaving (another process acts while this one waits there)
+ * instead of hoping a stress run hits it.
+ */
 #ifdef SHMKV_FAULT_INJECTION
 void shmkv__crash_point(const char *name);
+extern void (*shmkv__pause_hook)(const char *name);
 #define SHMKV_CRASH_POINT(name) shmkv__crash_point(name)
+#define SHMKV_PAUSE_POINT(name)                                                \
+	do {                                                                   \
+		if (shmkv__pause_hook != 0)                                    \
+			shmkv__pause_hook(name);                               \
+	} while (0)
 #else
 #define SHMKV_CRASH_POINT(name) ((void)0)
+#define SHMKV_PAUSE_POINT(name) ((void)0)
 #endif
 
 #endif

@@ -19,9 +19,11 @@
 /* Where POSIX shared-memory objects live on Linux (glibc's shm_open). */
 #define SHMKV_SHM_DIR "/dev/shm"
 
-/* Most lock cells one process keeps per handle (held or extending grants
- * beyond this use records). */
-#define SHMKV_CELL_POOL 128u
+struct shmkv;
+/* What a layer above the core attaches to a handle (struct shmkv.ext). */
+struct shmkv_ext {
+	void (*close)(struct shmkv *kv, struct shmkv_ext *ext);
+};
 
 /* Geometry derived from a config: what create writes and attach expects. */
 struct shmkv_geometry {
@@ -74,14 +76,13 @@ struct shmkv {
 	uint32_t alloc_page[SHMKV_CLASSES_MAX];
 	uint32_t alloc_index[SHMKV_CLASSES_MAX]; /* where in that page */
 	uint32_t claim_hint;
-	/* Lock cells this process allocated (lock_cell.c): (pid << 32) |
-	 * (unit + 1), 0: empty. The pid tells a child after fork that the
-	 * entry is its parent's. Process-local; threads share it atomically. */
-	uint64_t cell_pool[SHMKV_CELL_POOL];
-	/* Names this open handle among all of the process's, for the
-	 * per-thread cell caches (lock_cell.c); 0: read-only, none. */
+	/* Names this open handle among all of the process's, for layers
+	 * that keep per-thread caches of it (a closed handle's memory may
+	 * come back as a new one): never 0, never reused in a process. */
 	uint64_t serial;
-	struct shmkv *next_open;
+	/* A layer's per-handle state, attached on first use (lock_cell.c's
+	 * cell pool): shmkv_close calls its close() before unmapping. */
+	struct shmkv_ext *ext;
 	char name[SHMKV_NAME_MAX + 1];
 };
 
@@ -231,6 +232,9 @@ int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref);
 bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r);
+/* Gives back slot @ref that this process inserted, if its value is still
+ * the FRESH word of the insert (no value ever landed). */
+void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref);
 int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 			bool check_pid);
 void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w);

@@ -17,8 +17,9 @@
 /* "SHMKV1\r\n" read as a little-endian word: a big-endian host or a foreign
  * file reads something else and is refused as not-a-store. */
 #define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
-/* Bumped on any change to the structs or encodings below. */
-#define SHMKV_LAYOUT_VERSION 1u
+/* Bumped on any change to the structs or encodings below. 2: owned-block
+ * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit. */
+#define SHMKV_LAYOUT_VERSION 2u
 #define SHMKV_HEADER_SIZE    4096u
 #define SHMKV_CLASSES_MAX    24u
 /* Smallest value block; each class doubles it, the last fits value_max. */
@@ -29,8 +30,11 @@
 /* Blocks are numbered page * units_per_page + index; 30 bits of a value
  * word hold that number, which caps value storage at 32 GiB. */
 #define SHMKV_UNITS_MAX (1u << 30)
-/* Futex words for blocked lock acquirers (see shmkv_lock.h). */
+/* Futex words for waiters on keys that come and go (pattern locks). */
 #define SHMKV_LOCK_WAIT_WORDS 256u
+/* Visits to owned blocks in flight at once (see struct
+ * shmkv_header_shm.visits): one per process in the middle of a takeover. */
+#define SHMKV_VISITS 128u
 
 /*
  * The header. Written once by the creator before the segment gets its name;
@@ -66,15 +70,31 @@ struct shmkv_header_shm {
 	int64_t clock_offset_ms;
 	uint32_t class_size
 		[SHMKV_CLASSES_MAX]; /* block bytes, header included */
-	/* Futex words for lock waiters: a lock name hashes to one of them.
-	 * The only words of the header written after creation. */
+	/*
+	 * The words below are the only ones of the header written after
+	 * creation. Futex words of keys that come and go (a pattern lock's
+	 * key is deleted on release): a key hashes to one of them. Bit 0:
+	 * some waiter may sleep on it; bits 1-31: a wake-up sequence.
+	 */
 	uint32_t lock_wait[SHMKV_LOCK_WAIT_WORDS];
-	uint32_t lock_waiters[SHMKV_LOCK_WAIT_WORDS];
+	/*
+	 * Visits (owned.c): a process about to CAS a value word that names
+	 * an owned block announces it here, (pid << 32) | (unit + 1), 0:
+	 * free. While announced, the block is neither freed nor reused under
+	 * the same value word (see owned.c for the protocol).
+	 */
+	uint64_t visits[SHMKV_VISITS];
+	/* Where the next amortised reclamation step starts (owned.c):
+	 * value units and slots, moved on by every step. */
+	uint64_t reap_unit;
+	uint64_t reap_slot;
 };
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
 _Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");
+_Static_assert(offsetof(struct shmkv_header_shm, visits) % 8 == 0,
+	       "visit words are 64-bit aligned");
 
 /*
  * A slot: one key, its value word and the probe bound of the keys whose
@@ -87,7 +107,11 @@ struct shmkv_slot_shm {
 	uint32_t probe_bound; /* probes of keys homed here stay below this */
 	uint32_t hash;	      /* high half of the key's hash */
 	uint32_t key_len;
-	uint32_t reserved;
+	/* Futex word of processes waiting for this key's value to change
+	 * (safe locks): bit 0 some waiter may sleep, bits 1-31 a wake-up
+	 * sequence (wait.c). Kept across recycling: a new key inherits at
+	 * most one spurious wake-up. */
+	uint32_t wait;
 	unsigned char key[];
 };
 _Static_assert(sizeof(struct shmkv_slot_shm) == 32, "slot layout");
@@ -163,11 +187,43 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 #define VAL_BLOCK_GEN(w)  ((uint32_t)(w))
 
 /*
- * A value block. tag bits 0 USED, 1-31 pid of the process that allocated it
- * and has not yet confirmed it published (0 once published), 32-63
- * generation, bumped on every free. A block is written only between its
- * allocation and its publication; while published it is immutable, which is
- * what lets readers copy it without a lock and check the generation after.
+ * Pin integers: the inline integers -(2^46 + unit * 2^16 + tag), tag 16
+ * bits, name the OWNED block @unit (owned.c) in a value word, with a tag
+ * the block's owner chooses. The core keeps an owned block whose owner is
+ * dead for as long as the slot its header names holds a pin of it; what
+ * the tag means is up to the owner (a lock cell's claim sequence).
+ * A plain SET can write such an integer too: a pin names a block, it does
+ * not prove that block is an owned one (callers check the tag).
+ */
+#define VAL_PIN_BASE ((int64_t)1 << 46)
+#define VAL_PIN_TAGS 0xffffu
+#define VAL_PIN_INT(unit, tag)                                                 \
+	(-(VAL_PIN_BASE | ((int64_t)(unit) << 16) |                            \
+	   (int64_t)((tag)&VAL_PIN_TAGS)))
+/* Is inline integer @v a pin? Then *@unit and *@tag are what it names. */
+static inline int val_pin_decode(int64_t v, uint32_t *unit, uint32_t *tag)
+{
+	int64_t m;
+
+	if (v >= 0 || v < -((VAL_PIN_BASE << 1) - 1))
+		return 0;
+	m = -v;
+	if (m < VAL_PIN_BASE)
+		return 0;
+	m -= VAL_PIN_BASE;
+	*unit = (uint32_t)(m >> 16);
+	*tag = (uint32_t)(m & VAL_PIN_TAGS);
+	return 1;
+}
+
+/*
+ * A value block. tag bits 0 USED, 1-30 pid of the process that allocated it
+ * and has not yet confirmed it published (0 once published; an OWNED block
+ * keeps it for life), bit 31 DOOM (an owned block being freed: see
+ * owned.c), 32-63 generation, bumped on every free. A value block is
+ * written only between its allocation and its publication; while published
+ * it is immutable, which is what lets readers copy it without a lock and
+ * check the generation after. (Linux pids fit 22 bits.)
  */
 struct shmkv_block_shm {
 	uint64_t tag;
@@ -178,10 +234,11 @@ struct shmkv_block_shm {
 };
 _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
 #define BLK_USED(t) ((unsigned)((t)&1u))
-#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x7fffffffu))
+#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x3fffffffu))
+#define BLK_DOOM    ((uint64_t)1 << 31)
 #define BLK_GEN(t)  ((uint32_t)((t) >> 32))
 #define BLK_TAG(gen, pid, used)                                                \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x7fffffffu) << 1) |      \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x3fffffffu) << 1) |      \
 	 (uint64_t)((used) ? 1 : 0))
 
 /* The format word: a build whose structs differ is refused at attach. */

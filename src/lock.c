@@ -25,12 +25,12 @@
 #include "atomic.h"
 #include "engine.h"
 #include "intconv.h"
+#include "fault.h"
 #include "lock_record.h"
 
 #define LK_HOLDING 1u /* lk->token is a grant we have not given back */
 #define LK_CELL	   2u /* lk->cell is claimed (by process lk->pid) */
-/* Engine ops that keep finding a cell changed under them: corruption. */
-#define STALE_RETRIES 64
+#define NO_VISIT   UINT32_MAX
 
 /* One engine op on a lock and what its decide() callback found. */
 struct lock_op {
@@ -44,6 +44,8 @@ struct lock_op {
 	bool found;		 /* the key held a lock value */
 	bool used_claim;	 /* the STORE publishes @claim */
 	struct lock_claim claim; /* a cell for a grant or extension */
+	uint32_t visit;		 /* our visit entry, NO_VISIT: none */
+	struct lock_cell_seen cell_seen; /* the cell of a HELD inline grant */
 	struct shmkv_lock_rec seen;
 	struct shmkv_lock_rec rec; /* what a STORE writes */
 	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
@@ -63,12 +65,15 @@ int shmkv__lock_rec_parse(const void *bytes, size_t len,
 }
 
 int shmkv__lock_rec_from_int(const struct shmkv *kv, int64_t v,
-			     struct shmkv_lock_rec *rec)
+			     struct shmkv_lock_rec *rec,
+			     struct lock_cell_seen *seen)
 {
 	uint32_t unit, seq;
 
-	if (lock_int_cell(v, &unit, &seq)) {
-		int err = shmkv__cell_read(kv, unit, seq, rec);
+	if (seen != NULL)
+		seen->unit = UINT32_MAX;
+	if (val_pin_decode(v, &unit, &seq)) {
+		int err = shmkv__cell_read(kv, unit, seq, rec, seen);
 
 		/* Naming no cell at all: an integer a plain SET wrote. */
 		return err == -EBADMSG ? -EEXIST : err;
@@ -103,16 +108,21 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 }
 
 /* Decodes the key's current value into lo->seen.
- * Return: 0, -EEXIST, -ESTALE (a cell changed: run again). */
+ * Return: 0, -EEXIST, SHMKV_ACT_STALE (a cell changed: the engine decides
+ * again if the value moved, or fails with -ESTALE if it did not). */
 static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 {
 	lo->used_claim = false;
 	lo->found = cur->exists;
+	lo->cell_seen.unit = UINT32_MAX;
 	if (!cur->exists)
 		return 0;
-	if (cur->is_int)
-		return shmkv__lock_rec_from_int(lo->lk->kv, cur->ival,
-						&lo->seen);
+	if (cur->is_int) {
+		int err = shmkv__lock_rec_from_int(lo->lk->kv, cur->ival,
+						   &lo->seen, &lo->cell_seen);
+
+		return err == -ESTALE ? SHMKV_ACT_STALE : err;
+	}
 	if (cur->len > lo->op.cap)
 		return -EEXIST;
 	return shmkv__lock_rec_parse(cur->bytes, cur->len, &lo->seen);
@@ -153,7 +163,8 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	lo->op.new_deadline_ms = 0; /* the lease is in the grant */
 	lo->op.result = (int)kind;
 	if (lo->claim.cell != NULL && r->token <= LOCK_INLINE_TOKEN_MAX) {
-		shmkv__cell_fill(&lo->claim, r->start, r->token, r->acquired_ms,
+		shmkv__cell_fill(lo->lk->kv, &lo->claim, lo->lk->ref.slot,
+				 r->start, r->token, r->acquired_ms,
 				 r->deadline_ms);
 		lo->used_claim = true;
 		lo->op.new_is_int = true;
@@ -166,6 +177,35 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	return SHMKV_ACT_STORE;
 }
 
+static void end_visit(struct lock_op *lo)
+{
+	if (lo->visit != NO_VISIT)
+		shmkv__visit_end(lo->lk->kv, lo->visit);
+	lo->visit = NO_VISIT;
+}
+
+/*
+ * Replaces a running or expired grant that is not ours: a HELD inline
+ * grant's pin has only 16 bits of its cell's claim, so visit the cell and
+ * re-validate the claim judged (lock_cell.c) before the engine's CAS.
+ */
+static int take_over(struct lock_op *lo, enum shmkv_lock_grant kind)
+{
+	int err;
+
+	end_visit(lo);
+	if (lo->cell_seen.unit != UINT32_MAX) {
+		SHMKV_PAUSE_POINT("lock_takeover_judged");
+		err = shmkv__cell_visit(lo->lk->kv, &lo->cell_seen, &lo->visit);
+		if (err == -ESTALE)
+			return SHMKV_ACT_STALE;
+		if (err) /* -EAGAIN: every visit entry busy; the engine's
+			    retry count turns a long run of them into -EAGAIN */
+			return err;
+	}
+	return grant(lo, kind);
+}
+
 static int acquire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 {
 	struct lock_op *lo = op->ctx;
@@ -176,9 +216,9 @@ static int acquire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	if (!lo->found || lo->seen.state == SHMKV_LOCK_FREE)
 		return grant(lo, SHMKV_LOCK_ACQUIRED);
 	if (lo->dead_token != 0 && lo->seen.token == lo->dead_token)
-		return grant(lo, SHMKV_LOCK_OWNER_DEAD);
+		return take_over(lo, SHMKV_LOCK_OWNER_DEAD);
 	if (!lease_running(lo))
-		return grant(lo, SHMKV_LOCK_LEASE_EXPIRED);
+		return take_over(lo, SHMKV_LOCK_LEASE_EXPIRED);
 	if (is_mine(lo))
 		return -EDEADLK;
 	op->result = -EBUSY;
@@ -244,16 +284,19 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	op->result = owner_status(lo);
 	if (op->result != 0)
 		return SHMKV_ACT_KEEP;
-	end = (lo->mode == SHMKV_LOCK_EXTEND_ADD ? lo->seen.deadline_ms
-						 : lo->now) +
-	      lo->ms;
-	if (end - lo->now > SHMKV_LOCK_LEASE_MAX)
+	/* Checked: a lease end read from the segment may be anything. */
+	if (__builtin_add_overflow(lo->mode == SHMKV_LOCK_EXTEND_ADD
+					   ? lo->seen.deadline_ms
+					   : lo->now,
+				   lo->ms, &end) ||
+	    end - lo->now > SHMKV_LOCK_LEASE_MAX)
 		return -EINVAL;
 	op->new_deadline_ms = 0;
 	/* An inline grant moves to a fresh cell: a taker that judged the old
 	 * lease over then fails its CAS instead of overwriting the new one. */
 	if (cur->is_int && lo->claim.cell != NULL) {
-		shmkv__cell_fill(&lo->claim, lo->seen.start, lo->seen.token,
+		shmkv__cell_fill(lo->lk->kv, &lo->claim, lo->lk->ref.slot,
+				 lo->seen.start, lo->seen.token,
 				 lo->seen.acquired_ms, end);
 		lo->used_claim = true;
 		lo->rec = lo->seen;
@@ -270,30 +313,34 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_STORE;
 }
 
-/* Runs one op on @lk's key with a fresh clock and identity. */
+/*
+ * Runs one op on @lk's key with a fresh clock and identity. Return: the
+ * op's result, -EEXIST (the value names a cell that does not hold such a
+ * grant, and did not move: an integer a plain SET wrote, not a lock),
+ * -EAGAIN (SHMKV_RETRY_MAX lost races in a row: others kept changing the
+ * lock), or an error of the store.
+ */
 static int run(struct lock_op *lo,
 	       int (*decide)(struct shmkv_op *, const struct shmkv_cur *))
 {
+	int rc;
+
 	shmkv__proc_self(&lo->me);
 	/* The handle may have been copied since it was prepared. */
 	lo->lk->ref.key = lo->lk->key;
-	for (int n = 0; n < STALE_RETRIES; n++) {
-		int rc;
-
-		memset(&lo->op, 0, sizeof(lo->op));
-		lo->op.decide = decide;
-		lo->op.ctx = lo;
-		lo->op.want_bytes = true;
-		lo->op.buf = lo->buf;
-		lo->op.cap = sizeof(lo->buf);
-		lo->now = shmkv__mono_ms();
-		rc = shmkv__run_ref(lo->lk->kv, &lo->lk->ref, &lo->op);
-		if (rc != -ESTALE)
-			return rc;
-	}
-	/* The value kept naming a cell that holds no such grant: an integer
-	 * written by a plain command (SET), not a lock value. */
-	return -EEXIST;
+	lo->visit = NO_VISIT;
+	memset(&lo->op, 0, sizeof(lo->op));
+	lo->op.decide = decide;
+	lo->op.ctx = lo;
+	lo->op.want_bytes = true;
+	lo->op.buf = lo->buf;
+	lo->op.cap = sizeof(lo->buf);
+	lo->now = shmkv__mono_ms();
+	rc = shmkv__run_ref(lo->lk->kv, &lo->lk->ref, &lo->op);
+	/* After the CAS (or its failure): the pin we replaced may now be
+	 * reused, and the cell of a dead holder freed. */
+	end_visit(lo);
+	return rc == -ESTALE ? -EEXIST : rc;
 }
 
 /* Claims a cell from the pool for a grant of @lk, trying the handle's
@@ -303,7 +350,7 @@ static int lk_claim_cell(struct shmkv_lock *lk, struct lock_claim *c)
 {
 	struct lock_claim hint = { .cell = lk->cell,
 				   .ctl = lk->cell_ctl,
-				   .unit = lk->cell_unit };
+				   .ref = lk->cell_ref };
 
 	return shmkv__cell_claim(lk->kv, c,
 				 (lk->flags & LK_CELL) ? NULL : &hint);
@@ -313,7 +360,7 @@ static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
 {
 	lk->cell = c->cell;
 	lk->cell_ctl = c->ctl;
-	lk->cell_unit = c->unit;
+	lk->cell_ref = c->ref;
 	lk->flags |= LK_CELL;
 }
 
@@ -322,9 +369,13 @@ static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
  * fork must not touch its parent's cell. The pointer stays as a hint. */
 static void lk_drop_claim(struct shmkv_lock *lk)
 {
-	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid())
-		shmkv__cell_put(lk->kv, lk->pid, lk->cell, lk->cell_ctl,
-				lk->cell_unit);
+	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid()) {
+		struct lock_claim c = { .cell = lk->cell,
+					.ctl = lk->cell_ctl,
+					.ref = lk->cell_ref };
+
+		shmkv__cell_put(lk->kv, lk->pid, &c);
+	}
 	lk->flags &= ~LK_CELL;
 }
 
@@ -363,7 +414,6 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 		return err;
 	}
 	lk->kv = kv;
-	lk->wait_index = shmkv__lock_wait_index(kv, lk->key, lk->key_len);
 	return 0;
 }
 
@@ -401,7 +451,8 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
-	shmkv__cell_fill(c, me.start, token, now, now + lease);
+	shmkv__cell_fill(kv, c, lk->ref.slot, me.start, token, now,
+			 now + lease);
 	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
 	if (!shmkv__fast_cas(kv, &lk->ref, w, nw))
 		return false;
@@ -440,8 +491,7 @@ static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 	}
 	*seen = lo.seen;
 	if ((rc < 0 || !lo.used_claim) && lo.claim.cell != NULL) {
-		shmkv__cell_put(lk->kv, shmkv__self_pid(), lo.claim.cell,
-				lo.claim.ctl, lo.claim.unit);
+		shmkv__cell_put(lk->kv, shmkv__self_pid(), &lo.claim);
 		lo.claim.cell = NULL;
 	}
 	if (rc < 0)
@@ -463,12 +513,20 @@ static int attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 		   struct shmkv_lock_rec *seen)
 {
 	struct lock_claim c = { 0 };
+	int rc;
 
 	if (fast_acquire(lk, lease, &c)) {
 		lk_granted(lk, &c);
 		return SHMKV_LOCK_ACQUIRED;
 	}
-	return slow_attempt(lk, lease, probe, seen, &c);
+	rc = slow_attempt(lk, lease, probe, seen, &c);
+	if (rc != -EAGAIN)
+		return rc;
+	/* Lost every race of a long run: others kept taking and giving
+	 * the lock back. That is "busy", never an error. */
+	memset(seen, 0, sizeof(*seen));
+	seen->deadline_ms = INT64_MAX;
+	return -EBUSY;
 }
 
 /* How long to sleep: the nap, cut to just past the holder's lease end and
@@ -478,30 +536,43 @@ static int64_t nap_ms(const struct shmkv_lock_rec *seen, int64_t now,
 {
 	int64_t nap = SHMKV_LOCK_NAP_MS;
 
-	if (seen->deadline_ms - now + 1 < nap)
+	/* Compared before subtracting: a lease end read from the segment
+	 * may be anything, and must not overflow. */
+	if (seen->deadline_ms < now)
+		nap = 1;
+	else if (seen->deadline_ms - now + 1 < nap)
 		nap = seen->deadline_ms - now + 1;
 	if (end >= 0 && end - now < nap)
 		nap = end - now;
 	return nap;
 }
 
+/* The futex word of @lk's key: its slot's (lock keys stay in their slot
+ * while they are locks; a recycled slot costs at most a nap). */
+static uint32_t *wait_word(const struct shmkv_lock *lk)
+{
+	return shmkv__wait_slot(lk->kv, lk->ref.slot);
+}
+
 /*
- * The blocking part of shmkv_lock_timed(). The holder is probed for
- * liveness when the same grant has blocked us for a whole nap (not after
- * each wake-up: a woken waiter that lost the race to a new holder knows
- * that one is alive).
+ * The blocking part of shmkv_lock_timed() (wait.h's waiter). The holder is
+ * probed for liveness when the same grant has blocked us for a whole nap
+ * (not after each wake-up: a woken waiter that lost the race to a new
+ * holder knows that one is alive).
  */
 static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 		    struct shmkv_lock_rec *seen)
 {
-	struct shmkv *kv = lk->kv;
 	uint64_t token = seen->token;
 	int64_t now = shmkv__mono_ms(), next_probe = now + SHMKV_LOCK_NAP_MS;
 	int rc;
 
-	shmkv__lock_wait_enter(kv, lk->wait_index);
 	for (;;) {
-		uint32_t seq = shmkv__lock_wait_seq(kv, lk->wait_index);
+		/* Marked before each try, so a release after it wakes us;
+		 * the word is read again each round: a try may find the key
+		 * in another slot. */
+		uint32_t *word = wait_word(lk);
+		uint32_t seq = shmkv__wait_mark(word);
 		bool probe = now >= next_probe;
 		int64_t nap;
 
@@ -518,13 +589,13 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 		token = seen->token;
 		nap = nap_ms(seen, now, end);
 		if (nap > 0)
-			shmkv__lock_wait_sleep(kv, lk->wait_index, seq, nap);
+			shmkv__wait_sleep(word, seq, nap);
 		now = shmkv__mono_ms();
 	}
-	shmkv__lock_wait_leave(kv, lk->wait_index);
-	/* We may have taken a wake-up meant for a waiter who can use it. */
+	/* We may have taken a wake-up meant for a waiter who can use it. A
+	 * winner leaves the word marked: other sleepers may remain. */
 	if (rc == -ETIMEDOUT)
-		shmkv__lock_wake(kv, lk->wait_index);
+		shmkv__wake(wait_word(lk));
 	return rc;
 }
 
@@ -545,7 +616,10 @@ int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
 	rc = attempt(lk, lease_ms, true, &seen);
 	if (rc != -EBUSY || timeout_ms == 0)
 		return rc;
-	end = timeout_ms < 0 ? -1 : start + timeout_ms;
+	/* A limit past the end of time is no limit (and no overflow). */
+	end = timeout_ms < 0 || timeout_ms > INT64_MAX - start
+		      ? -1
+		      : start + timeout_ms;
 	return wait_for(lk, lease_ms, end, &seen);
 }
 
@@ -590,7 +664,7 @@ static int slow_release(struct shmkv_lock *lk)
 		lk_drop_claim(lk);
 	}
 	if (rc == 0)
-		shmkv__lock_wake(lk->kv, lk->wait_index);
+		shmkv__wake(wait_word(lk));
 	return rc;
 }
 
@@ -604,8 +678,8 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 		return slow_release(lk);
 	lk->flags &= ~LK_HOLDING;
 	lk_drop_claim(lk);
-	if (shmkv__lock_has_waiters(lk->kv, lk->wait_index))
-		shmkv__lock_wake(lk->kv, lk->wait_index);
+	if (shmkv__wait_marked(shmkv__wait_slot(lk->kv, lk->slot)))
+		shmkv__wake(shmkv__wait_slot(lk->kv, lk->slot));
 	return 0;
 }
 
@@ -627,8 +701,7 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 	if (rc != 0 || !lo.used_claim) {
 		if (lo.claim.cell != NULL)
 			shmkv__cell_put(lk->kv, shmkv__self_pid(),
-					lo.claim.cell, lo.claim.ctl,
-					lo.claim.unit);
+					&lo.claim);
 		if (rc != 0)
 			return rc;
 	}
@@ -665,7 +738,8 @@ static int find_word(struct shmkv_lock *lk)
 	/* Acquire: pairs with the CAS that published the grant. */
 	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
 	if (VAL_KIND(w) == VAL_INT)
-		err = shmkv__lock_rec_from_int(kv, VAL_INT_VALUE(w), &rec);
+		err = shmkv__lock_rec_from_int(kv, VAL_INT_VALUE(w), &rec,
+					       NULL);
 	else if (VAL_KIND(w) == VAL_BLOCK &&
 		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
 		err = shmkv__lock_rec_parse(&rec, view.len, &rec);

@@ -5,150 +5,140 @@
  * Why cells: a grant must name its owner (pid, start time), its token and
  * its lease end, which do not fit a value word. Writing them to a fresh
  * value block per grant costs an allocation, a publication, a confirm and
- * a free (four CASes on shared words). A cell is allocated once per
- * process and reused: a grant claims it (one CAS on a line this process
- * alone writes, so it stays in our cache), fills it and publishes it with
- * the CAS on the lock's value word; the release CASes the value word back
- * to FREE and unclaims with a plain store.
+ * a free (four CASes on shared words). A cell is an owned block (owned.h)
+ * allocated once per process and reused: a grant claims it (a store on a
+ * line this process alone writes), fills it and publishes it as a pin
+ * with the CAS on the lock's value word; the release CASes the value word
+ * back to FREE, and the cell is parked for the thread's next grant.
  *
- * Lifetime: a cell is a value block allocated by this process and never
- * confirmed, so its tag keeps our pid. Only shmkv_close() frees an
- * unclaimed one; after our death, recovery frees those no lock value
- * names. So a cell named by a value is never freed while the value could
- * still be read as that grant, except through corruption, which readers
- * see as a changed sequence or tag (-ESTALE) and never as a crash.
+ * The pin carries the low 16 bits of the claim's sequence; the cell keeps
+ * all 32. A reader that judged a grant and means to replace it (a taker)
+ * visits the cell (owned.h) and re-validates the full sequence before its
+ * CAS; the owner, whenever a claim starts a new epoch of 2^16 sequence
+ * numbers (the pin's bits about to repeat), looks for visits and, if one
+ * names the cell, blocks it instead of claiming it. So a pin never comes
+ * back to the same bits while a taker that read it can still CAS it: not
+ * after 2^16 grants, not after 2^32, not after a free and a reuse.
+ *
+ * Lifetime: only the owner frees a cell while it lives (shmkv_close frees
+ * the unpinned ones); once it is dead, reclamation frees those no pin
+ * names and nobody visits. The pool of a handle, the per-thread parked
+ * cells and their bookkeeping are all process-local.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomic.h"
 #include "lock_record.h"
+#include "owned.h"
 
-#define POOL_ENTRY(pid, unit) (((uint64_t)(pid) << 32) | ((uint64_t)(unit) + 1))
-#define POOL_PID(e)	      ((uint32_t)((e) >> 32))
-#define POOL_UNIT(e)	      ((uint32_t)(e)-1)
+#define CELL_BLOCKED   2u /* a claim found a visit at an epoch start */
+#define EPOCH_MASK     ((uint32_t)VAL_PIN_TAGS)
+#define CTL(seq, bits) (((uint64_t)(seq) << 32) | (bits))
 
-/* The cell in block @unit, if the block is big enough for one. */
-static struct shmkv_lock_cell_shm *
-cell_at(const struct shmkv *kv, uint32_t unit, struct shmkv_block_shm **blk)
+/* A handle's cells (its extension, see struct shmkv_ext). */
+struct cell_pool {
+	struct shmkv_ext ext;
+	uint32_t pid;		      /* the process the entries belong to */
+	uint64_t ref[SHMKV_CELL_POOL]; /* owned block words; 0: empty */
+	struct cell_pool *next_open;
+	struct shmkv *kv;
+};
+
+/* The cell in owned block @ref, if the block is one big enough for it. */
+static struct shmkv_lock_cell_shm *cell_of(const struct shmkv *kv,
+					   uint64_t ref)
 {
 	uint32_t cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
+	struct shmkv_block_shm *b =
+		shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
 
 	if (b == NULL || kv->class_size[cls] - sizeof(*b) <
 				 sizeof(struct shmkv_lock_cell_shm))
 		return NULL;
-	*blk = b;
 	return (struct shmkv_lock_cell_shm *)b->data;
 }
 
-/* Claims @cell (in block @b, unit @unit) if it is ours and unclaimed. */
-static bool claim_at(struct shmkv_block_shm *b,
-		     struct shmkv_lock_cell_shm *cell, uint32_t unit,
-		     uint32_t pid, struct lock_claim *c)
+/*
+ * The claim @c has just written its new ctl. At the start of an epoch, or
+ * on a cell a visit blocked before, a taker may still hold a pin of this
+ * cell with the bits about to come back: look for visits (after a full
+ * fence: the owner's half of the store-buffer pair with visit_begin).
+ * Return: true if the claim may be used; false: the cell is left BLOCKED.
+ */
+static bool epoch_clear(struct shmkv *kv, const struct lock_claim *c,
+			uint64_t old_ctl)
 {
-	uint64_t tag, ctl, nctl;
+	if ((LOCK_CELL_SEQ(c->ctl) & EPOCH_MASK) != 0 &&
+	    !(old_ctl & CELL_BLOCKED))
+		return true;
+	shmkv__fence_full();
+	if (!shmkv__visited(kv, VAL_BLOCK_UNIT(c->ref)))
+		return true;
+	/* Release: our reads of the cell come before it reads unclaimed. */
+	shmkv__store_release(&c->cell->ctl,
+			     CTL(LOCK_CELL_SEQ(c->ctl), CELL_BLOCKED));
+	return false;
+}
 
-	/* Relaxed: only we write our cells' tags; another pid or a freed
-	 * block means the pool entry is stale (corruption) or our parent's. */
-	tag = shmkv__load_relaxed(&b->tag);
-	if (!BLK_USED(tag) || BLK_PID(tag) != pid)
+/* Claims cell @ref if it is ours, whole, and unclaimed. */
+static bool claim_ref(struct shmkv *kv, uint64_t ref, uint32_t pid,
+		      struct lock_claim *c)
+{
+	struct shmkv_lock_cell_shm *cell = cell_of(kv, ref);
+	uint64_t ctl, nctl;
+
+	if (cell == NULL || !shmkv__owned_valid(kv, ref, pid))
 		return false;
+	/* Relaxed: the CAS below decides. */
 	ctl = shmkv__load_relaxed(&cell->ctl);
 	if (ctl & LOCK_CELL_CLAIMED)
 		return false;
-	nctl = ((uint64_t)(LOCK_CELL_SEQ(ctl) + 1) << 32) | LOCK_CELL_CLAIMED;
+	nctl = CTL(LOCK_CELL_SEQ(ctl) + 1, LOCK_CELL_CLAIMED);
 	/* Full barrier: the new sequence is visible before any field we
 	 * write next, so a reader that copies one of them sees it move. */
 	if (shmkv__cas_full(&cell->ctl, ctl, nctl) != ctl)
 		return false;
 	c->cell = cell;
 	c->ctl = nctl;
-	c->unit = unit;
-	return true;
+	c->ref = ref;
+	return epoch_clear(kv, c, ctl);
 }
 
-/* Claims the cell in @unit if it is ours and unclaimed. */
-static bool try_claim(const struct shmkv *kv, uint32_t unit, uint32_t pid,
-		      struct lock_claim *c)
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cell_pool *open_list; /* pools of open handles */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+
+/*
+ * Per-thread parking. The cache names its handle by serial, not pointer
+ * (a closed handle's memory may come back as a new one), and is only
+ * touched by its thread, except at thread exit, where the destructor
+ * gives the cell back if the handle is still open: under open_lock, which
+ * close also takes, so the mapping cannot go away meanwhile.
+ */
+struct cell_cache {
+	uint64_t serial; /* handle of the parked cell */
+	uint32_t pid;	 /* process that parked it (a child's copy is not) */
+	bool keyed;	 /* the exit destructor is armed for this thread */
+	struct lock_claim c;
+};
+
+static __thread struct cell_cache parked
+	__attribute__((tls_model("initial-exec")));
+
+static struct cell_pool *pool_open(uint64_t serial)
 {
-	struct shmkv_block_shm *b;
-	struct shmkv_lock_cell_shm *cell = cell_at(kv, unit, &b);
-
-	return cell != NULL && claim_at(b, cell, unit, pid, c);
+	for (struct cell_pool *p = open_list; p != NULL; p = p->next_open)
+		if (p->kv->serial == serial)
+			return p;
+	return NULL;
 }
 
-/* A new cell, claimed, in pool entry @i (empty when we looked). */
-static int add_cell(struct shmkv *kv, uint32_t i, uint32_t pid,
-		    struct lock_claim *c)
-{
-	struct shmkv_lock_cell_shm *cell;
-	struct shmkv_block_shm *b;
-	uint64_t ref;
-	int err = shmkv__block_alloc(kv, sizeof(*cell), &ref);
-
-	if (err)
-		return err;
-	cell = cell_at(kv, VAL_BLOCK_UNIT(ref), &b);
-	if (cell == NULL) { /* a class too small: no lock cell here */
-		shmkv__block_free(kv, ref);
-		return -ENOMEM;
-	}
-	/* Relaxed: nobody reads the block before a lock value names it,
-	 * which the publishing CAS orders after these stores. */
-	uatomic_set(&b->len, (uint32_t)sizeof(*cell));
-	uatomic_set(&b->slot, UINT32_MAX);
-	shmkv__store_relaxed((uint64_t *)&b->deadline_ms, 0);
-	/* The block generation seeds the sequence, so a reused block does
-	 * not repeat its previous life's sequence numbers. */
-	c->ctl = ((uint64_t)VAL_BLOCK_GEN(ref) << 32) | LOCK_CELL_CLAIMED;
-	shmkv__store_relaxed(&cell->ctl, c->ctl);
-	c->cell = cell;
-	c->unit = VAL_BLOCK_UNIT(ref);
-	/* Full barrier (CAS on process-local memory): another thread of ours
-	 * may take the entry first; then this cell goes to a later one. */
-	if (uatomic_cmpxchg(&kv->cell_pool[i], 0, POOL_ENTRY(pid, c->unit)) ==
-	    0)
-		return 0;
-	for (uint32_t j = i + 1; j < SHMKV_CELL_POOL; j++)
-		if (uatomic_cmpxchg(&kv->cell_pool[j], 0,
-				    POOL_ENTRY(pid, c->unit)) == 0)
-			return 0;
-	shmkv__block_free(kv, ref);
-	c->cell = NULL;
-	return -ENOMEM;
-}
-
-int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
-		      const struct lock_claim *hint)
-{
-	uint32_t pid = shmkv__self_pid();
-
-	/* The hint's pointer came from cell_at() on this handle: no need
-	 * to check the unit again. */
-	if (hint != NULL && hint->cell != NULL &&
-	    claim_at((struct shmkv_block_shm *)((unsigned char *)hint->cell -
-						offsetof(struct shmkv_block_shm,
-							 data)),
-		     hint->cell, hint->unit, pid, c))
-		return 0;
-	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
-		/* Acquire: pairs with the CAS that added the entry, so the
-		 * cell's initialisation (and the block's past lives before
-		 * its allocation) happen before our reads of it. */
-		uint64_t e = shmkv__load_acquire(&kv->cell_pool[i]);
-
-		if (e == 0)
-			return add_cell(kv, i, pid, c);
-		if (POOL_PID(e) == pid && try_claim(kv, POOL_UNIT(e), pid, c))
-			return 0;
-	}
-	return -ENOMEM;
-}
-
-/* Unclaims @cell, claimed with @ctl. */
 static void unclaim(struct shmkv_lock_cell_shm *cell, uint64_t ctl)
 {
 	/* Release: our reads and writes of the cell come before the next
@@ -161,21 +151,190 @@ void shmkv__cell_unclaim(const struct lock_claim *c)
 	unclaim(c->cell, c->ctl);
 }
 
-int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
-		     struct shmkv_lock_rec *rec)
+static void thread_exit(void *arg)
 {
-	struct shmkv_block_shm *b;
-	const struct shmkv_lock_cell_shm *cell = cell_at(kv, unit, &b);
+	(void)arg;
+	pthread_mutex_lock(&open_lock);
+	if (parked.c.cell != NULL && parked.pid == shmkv__self_pid() &&
+	    pool_open(parked.serial) != NULL)
+		shmkv__cell_unclaim(&parked.c);
+	parked.c.cell = NULL;
+	pthread_mutex_unlock(&open_lock);
+}
+
+/* fork(): the child owns none of its parent's cells (they carry the
+ * parent's pid) and must find open_lock unlocked, whoever held it. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&open_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_init(&open_lock, NULL);
+	for (struct cell_pool *p = open_list; p != NULL; p = p->next_open) {
+		memset(p->ref, 0, sizeof(p->ref));
+		p->pid = 0;
+	}
+	parked.c.cell = NULL;
+}
+
+static void init_once(void)
+{
+	/* Without a key, exiting threads leak their parked cell until the
+	 * process is dead: a leak, not an error. */
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Frees the unpinned cells of @p's handle, claimed or not: closing a
+ * handle ends its use by every thread, so a claimed cell that no pin names
+ * is parked (by some thread) and nothing more. */
+static void pool_drain(struct shmkv *kv, struct cell_pool *p)
+{
+	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
+		/* Relaxed: the handle is being closed; no thread uses it. */
+		uint64_t ref = uatomic_read(&p->ref[i]);
+
+		if (ref != 0 && p->pid == shmkv__self_pid() &&
+		    shmkv__owned_valid(kv, ref, p->pid) &&
+		    !shmkv__owned_pinned(kv, ref))
+			shmkv__owned_free(kv, ref);
+	}
+}
+
+static void pool_close(struct shmkv *kv, struct shmkv_ext *ext)
+{
+	struct cell_pool *p = (struct cell_pool *)ext;
+
+	pthread_mutex_lock(&open_lock);
+	for (struct cell_pool **pp = &open_list; *pp != NULL;
+	     pp = &(*pp)->next_open)
+		if (*pp == p) {
+			*pp = p->next_open;
+			break;
+		}
+	if (parked.c.cell != NULL && parked.serial == kv->serial)
+		parked.c.cell = NULL;
+	pthread_mutex_unlock(&open_lock);
+	pool_drain(kv, p);
+	free(p);
+}
+
+/* The handle's pool, made on first use. NULL: no memory (use records). */
+static struct cell_pool *pool_get(struct shmkv *kv)
+{
+	/* Acquire: pairs with the CAS that attached it (process-local). */
+	struct cell_pool *p = (struct cell_pool *)SHMKV_LOAD_ACQ(&kv->ext);
+	struct shmkv_ext *none = NULL;
+
+	if (p != NULL)
+		return p;
+	pthread_once(&once, init_once);
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->ext.close = pool_close;
+	p->pid = shmkv__self_pid();
+	p->kv = kv;
+	/* Full barrier (process-local CAS): another thread may attach first. */
+	if (!__atomic_compare_exchange_n(&kv->ext, &none, &p->ext, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		free(p);
+		return (struct cell_pool *)none;
+	}
+	pthread_mutex_lock(&open_lock);
+	p->next_open = open_list;
+	open_list = p;
+	pthread_mutex_unlock(&open_lock);
+	return p;
+}
+
+/* A new cell, claimed, in an empty pool entry. */
+static int add_cell(struct shmkv *kv, struct cell_pool *p,
+		    struct lock_claim *c)
+{
+	uint64_t ref;
+	int err = shmkv__owned_alloc(kv, sizeof(*c->cell), &ref);
+
+	if (err)
+		return err;
+	c->cell = cell_of(kv, ref);
+	if (c->cell == NULL) { /* a class too small: no lock cell here */
+		shmkv__owned_free(kv, ref);
+		return -ENOMEM;
+	}
+	/* The generation seeds the sequence: a reused block does not start
+	 * where its last life did. Relaxed: nobody reads the cell before a
+	 * pin names it, which the publishing CAS orders after this. */
+	c->ctl = CTL(VAL_BLOCK_GEN(ref), LOCK_CELL_CLAIMED);
+	c->ref = ref;
+	shmkv__store_relaxed(&c->cell->ctl, c->ctl);
+	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++)
+		/* Full barrier (process-local CAS): threads share the pool. */
+		if (uatomic_cmpxchg(&p->ref[i], 0, ref) == 0)
+			return epoch_clear(kv, c, 0) ? 0 : -EAGAIN;
+	shmkv__owned_free(kv, ref);
+	c->cell = NULL;
+	return -ENOMEM;
+}
+
+int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
+		      const struct lock_claim *hint)
+{
+	uint32_t pid = shmkv__self_pid();
+	struct cell_pool *p = pool_get(kv);
+	bool empty = false;
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (hint != NULL && hint->cell != NULL &&
+	    claim_ref(kv, hint->ref, pid, c))
+		return 0;
+	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
+		/* Relaxed: the entry's cell was initialised by this process
+		 * (another thread's CAS published the entry, and claim_ref's
+		 * full-barrier CAS on the cell orders what follows). */
+		uint64_t ref = uatomic_read(&p->ref[i]);
+
+		if (ref == 0)
+			empty = true;
+		else if (claim_ref(kv, ref, pid, c))
+			return 0;
+	}
+	/* A blocked new cell stays in the pool; try once more for one. */
+	for (int n = 0; n < 2 && empty; n++) {
+		int err = add_cell(kv, p, c);
+
+		if (err != -EAGAIN)
+			return err;
+	}
+	c->cell = NULL;
+	return -ENOMEM;
+}
+
+int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
+		     struct shmkv_lock_rec *rec, struct lock_cell_seen *seen)
+{
+	uint32_t cls;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
+	const struct shmkv_lock_cell_shm *cell;
 	uint64_t tag, ctl;
 
-	if (cell == NULL)
+	if (b == NULL || kv->class_size[cls] - sizeof(*b) < sizeof(*cell))
 		return -EBADMSG;
+	cell = (const struct shmkv_lock_cell_shm *)b->data;
 	/* Acquire, acquire: the caller loaded the lock value with acquire,
 	 * so these see the claim that value publishes, or a later one. */
 	tag = shmkv__load_acquire(&b->tag);
 	ctl = shmkv__load_acquire(&cell->ctl);
-	if (!BLK_USED(tag) || BLK_PID(tag) == 0 || !(ctl & LOCK_CELL_CLAIMED) ||
-	    (LOCK_CELL_SEQ(ctl) & LOCK_SEQ_MASK) != seq)
+	if (!BLK_USED(tag) || BLK_PID(tag) == 0 || (tag & BLK_DOOM) ||
+	    !(ctl & LOCK_CELL_CLAIMED) || (LOCK_CELL_SEQ(ctl) & EPOCH_MASK) != seq)
 		return -ESTALE;
 	memset(rec, 0, sizeof(*rec));
 	rec->magic = SHMKV_LOCK_MAGIC;
@@ -194,56 +353,36 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
 	if (shmkv__load_relaxed(&cell->ctl) != ctl ||
 	    shmkv__load_relaxed(&b->tag) != tag || rec->token == 0)
 		return -ESTALE;
+	if (seen != NULL) {
+		seen->tag = tag;
+		seen->ctl = ctl;
+		seen->unit = unit;
+	}
 	return 0;
 }
 
-/*
- * Per-thread parking. The cache names its store by serial, not pointer (a
- * closed handle's memory may come back as a new one), and is only touched
- * by its thread, except at thread exit, where the destructor gives the
- * cell back if the store is still open: under open_lock, which close also
- * takes, so the mapping cannot go away meanwhile.
- */
-struct cell_cache {
-	uint64_t serial; /* store of the parked cell */
-	uint32_t pid;	 /* process that parked it (a child's copy is not) */
-	bool keyed;	 /* the exit destructor is armed for this thread */
-	struct lock_claim c;
-};
-
-static __thread struct cell_cache parked
-	__attribute__((tls_model("initial-exec")));
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct shmkv *open_list; /* read-write handles, by next_open */
-static uint64_t last_serial;	/* under open_lock */
-static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-
-static bool serial_open(uint64_t serial)
+int shmkv__cell_visit(struct shmkv *kv, const struct lock_cell_seen *seen,
+		      uint32_t *entry)
 {
-	for (struct shmkv *kv = open_list; kv != NULL; kv = kv->next_open)
-		if (kv->serial == serial)
-			return true;
-	return false;
-}
+	uint32_t cls;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, seen->unit, &cls);
+	int err;
 
-static void thread_exit(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&open_lock);
-	if (parked.c.cell != NULL && parked.pid == shmkv__self_pid() &&
-	    serial_open(parked.serial))
-		shmkv__cell_unclaim(&parked.c);
-	parked.c.cell = NULL;
-	pthread_mutex_unlock(&open_lock);
-}
-
-static void exit_key_init(void)
-{
-	/* Without a key, exiting threads leak their parked cell until the
-	 * process is dead: a leak, not an error. */
-	if (pthread_key_create(&exit_key, thread_exit) != 0)
-		exit_key = (pthread_key_t)-1;
+	if (b == NULL)
+		return -ESTALE;
+	err = shmkv__visit_begin(kv, seen->unit, entry);
+	if (err)
+		return err;
+	/* Relaxed: visit_begin's full barrier came first (the visitor's half
+	 * of the pair). The same tag (no DOOM, same generation) and the same
+	 * full claim sequence: the grant judged is the one the pin names,
+	 * and neither a free nor an epoch can pass while we visit. */
+	if (shmkv__load_relaxed(&b->tag) == seen->tag &&
+	    shmkv__load_relaxed(&((struct shmkv_lock_cell_shm *)b->data)->ctl) ==
+		    seen->ctl)
+		return 0;
+	shmkv__visit_end(kv, *entry);
+	return -ESTALE;
 }
 
 bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
@@ -256,100 +395,44 @@ bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
 	 * a whole-struct copy would be one wide load, which stalls on store
 	 * forwarding when the cell was parked a few ns ago. */
 	c->cell = parked.c.cell;
-	c->ctl = ((uint64_t)(LOCK_CELL_SEQ(parked.c.ctl) + 1) << 32) |
-		 LOCK_CELL_CLAIMED;
-	c->unit = parked.c.unit;
+	c->ctl = CTL(LOCK_CELL_SEQ(parked.c.ctl) + 1, LOCK_CELL_CLAIMED);
+	c->ref = parked.c.ref;
 	parked.c.cell = NULL;
+	/* Before writing into it: still our block (a wrong liveness judgement
+	 * elsewhere must not make us write into someone's value). */
+	if (!shmkv__owned_valid(kv, c->ref, pid))
+		return false;
 	/* Relaxed store, then a release fence: a seqlock writer's step. The
 	 * cell is ours (claimed), so no CAS; a reader that sees a field we
 	 * write next sees the new sequence too. */
 	shmkv__store_relaxed(&c->cell->ctl, c->ctl);
 	shmkv__fence_release();
-	return true;
+	if ((LOCK_CELL_SEQ(c->ctl) & EPOCH_MASK) != 0)
+		return true;
+	return epoch_clear((struct shmkv *)kv, c, 0);
 }
 
 void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
-		     struct shmkv_lock_cell_shm *cell, uint64_t ctl,
-		     uint32_t unit)
+		     const struct lock_claim *c)
 {
-	if (parked.c.cell != NULL && parked.pid != pid)
-		parked.c.cell = NULL; /* our parent's, copied by fork */
+	if (parked.c.cell != NULL &&
+	    (parked.pid != pid || parked.serial != kv->serial))
+		/* Our parent's (copied by fork), or of a handle closed since
+		 * (close freed it) or of another handle: forget it; another
+		 * open handle's cell stays claimed until that one closes. */
+		parked.c.cell = NULL;
 	if (parked.c.cell != NULL) {
-		unclaim(cell, ctl);
+		shmkv__cell_unclaim(c);
 		return;
 	}
 	if (!parked.keyed) {
-		pthread_once(&exit_once, exit_key_init);
-		parked.keyed = exit_key != (pthread_key_t)-1 &&
+		pthread_once(&once, init_once);
+		parked.keyed = exit_key_ok &&
 			       pthread_setspecific(exit_key, &parked) == 0;
 	}
 	parked.serial = kv->serial;
 	parked.pid = pid;
-	parked.c.cell = cell;
-	parked.c.ctl = ctl;
-	parked.c.unit = unit;
-}
-
-void shmkv__cells_open(struct shmkv *kv)
-{
-	pthread_mutex_lock(&open_lock);
-	kv->serial = ++last_serial;
-	kv->next_open = open_list;
-	open_list = kv;
-	pthread_mutex_unlock(&open_lock);
-}
-
-/* Frees this process's unclaimed cells of @kv. */
-static void pool_drain(struct shmkv *kv)
-{
-	uint32_t pid = shmkv__self_pid();
-
-	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
-		/* Relaxed: the handle is being closed; no thread uses it. */
-		uint64_t e = uatomic_read(&kv->cell_pool[i]);
-		struct lock_claim c;
-		uint32_t cls;
-		struct shmkv_block_shm *b;
-
-		if (e == 0 || POOL_PID(e) != pid ||
-		    !try_claim(kv, POOL_UNIT(e), pid, &c))
-			continue;
-		/* Claimed by us now, named by no lock value: free it. A cell
-		 * still claimed (a grant never released, or parked by
-		 * another thread) stays for recovery, once we are dead. */
-		b = shmkv__block_at(kv, c.unit, &cls);
-		shmkv__block_free(
-			kv,
-			VAL_BLOCK_WORD(c.unit,
-				       BLK_GEN(shmkv__load_relaxed(&b->tag))));
-	}
-}
-
-void shmkv__cells_close(struct shmkv *kv)
-{
-	pthread_mutex_lock(&open_lock);
-	for (struct shmkv **p = &open_list; *p != NULL; p = &(*p)->next_open)
-		if (*p == kv) {
-			*p = kv->next_open;
-			break;
-		}
-	if (parked.c.cell != NULL && parked.serial == kv->serial &&
-	    parked.pid == shmkv__self_pid()) {
-		shmkv__cell_unclaim(&parked.c);
-		parked.c.cell = NULL;
-	}
-	pthread_mutex_unlock(&open_lock);
-	pool_drain(kv);
-}
-
-bool shmkv__cell_mark(const struct shmkv *kv, uint64_t w, unsigned char *bits)
-{
-	uint32_t unit, seq, cls;
-
-	if (VAL_KIND(w) != VAL_INT ||
-	    !lock_int_cell(VAL_INT_VALUE(w), &unit, &seq) ||
-	    shmkv__block_at(kv, unit, &cls) == NULL)
-		return false;
-	bits[unit / 8] |= (unsigned char)(1u << (unit % 8));
-	return true;
+	parked.c.cell = c->cell;
+	parked.c.ctl = c->ctl;
+	parked.c.ref = c->ref;
 }

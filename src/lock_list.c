@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "intconv.h"
+#include "engine.h"
 #include "lock_record.h"
 
 struct list_ctx {
@@ -17,16 +17,64 @@ struct list_ctx {
 	int count;
 };
 
-/* A value read with GET as a lock: an inline integer's decimal form or an
- * owner record. Return: 0, -EEXIST (not a lock), -ESTALE (read again). */
-static int parse_value(const struct shmkv *kv, const unsigned char *buf,
-		       size_t len, struct shmkv_lock_rec *rec)
-{
-	int64_t v;
+/* One read of a lock key: its value as a record, whatever its encoding. */
+struct read_op {
+	struct shmkv_op op;
+	const struct shmkv *kv;
+	struct shmkv_lock_rec *rec;
+	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
+};
 
-	if (!shmkv__string2ll((const char *)buf, len, &v))
-		return shmkv__lock_rec_parse(buf, len, rec);
-	return shmkv__lock_rec_from_int(kv, v, rec);
+static int read_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct read_op *ro = op->ctx;
+	int err;
+
+	if (!cur->exists) {
+		op->result = -ENOENT;
+		return SHMKV_ACT_KEEP;
+	}
+	if (cur->is_int)
+		err = shmkv__lock_rec_from_int(ro->kv, cur->ival, ro->rec,
+					       NULL);
+	else
+		err = cur->len > op->cap ? -EEXIST
+					 : shmkv__lock_rec_parse(cur->bytes,
+								 cur->len,
+								 ro->rec);
+	/* A cell that changed under a moved value: a release raced us, read
+	 * the value again (the engine does, and says -ESTALE only if the
+	 * value did not move: then it is no lock). */
+	if (err == -ESTALE)
+		return SHMKV_ACT_STALE;
+	op->result = err;
+	return SHMKV_ACT_KEEP;
+}
+
+/* As shmkv__lock_read(), on a prepared key (its slot is left in @ref). */
+static int lock_read_ref(shmkv_t *kv, struct shmkv_keyref *ref,
+			 struct shmkv_lock_rec *rec)
+{
+	struct read_op ro = { .kv = kv, .rec = rec };
+	int rc;
+
+	ro.op.decide = read_decide;
+	ro.op.ctx = &ro;
+	ro.op.read_only = true;
+	ro.op.want_bytes = true;
+	ro.op.buf = ro.buf;
+	ro.op.cap = sizeof(ro.buf);
+	rc = shmkv__run_ref(kv, ref, &ro.op);
+	return rc == -ESTALE ? -EEXIST : rc;
+}
+
+int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
+		     struct shmkv_lock_rec *rec)
+{
+	struct shmkv_keyref ref;
+	int err = shmkv_key_prepare(kv, &ref, key, klen);
+
+	return err ? err : lock_read_ref(kv, &ref, rec);
 }
 
 static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
@@ -36,32 +84,10 @@ static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
 
 	info->held = held && r->deadline_ms > c->now;
 	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) : -1;
-	info->pid = r->pid;
+	info->pid = held ? r->pid : 0;
 	info->token = r->token;
 	info->held_for_ms = held ? c->now - r->acquired_ms : 0;
 	info->lease_left_ms = held ? r->deadline_ms - c->now : 0;
-}
-
-int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,
-		     struct shmkv_lock_rec *rec)
-{
-	unsigned char buf[sizeof(struct shmkv_lock_rec) + 16];
-	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) };
-	int err = -ESTALE;
-
-	/* A cell read can lose a race with a release: read the value again
-	 * (a few times; a value that keeps naming a wrong cell is corrupt). */
-	for (int n = 0; n < 8 && err == -ESTALE; n++) {
-		int rc = shmkv_get(kv, key, klen, &v);
-
-		if (rc < 0)
-			return rc == -ENOBUFS ? -EEXIST : rc;
-		if (rc == 0)
-			return -ENOENT;
-		err = parse_value(kv, buf, v.len, rec);
-	}
-	/* Still naming no such grant: an integer a plain SET wrote. */
-	return err == -ESTALE ? -EEXIST : err;
 }
 
 static int list_visit(const void *key, size_t klen, void *arg)
@@ -69,18 +95,21 @@ static int list_visit(const void *key, size_t klen, void *arg)
 	struct list_ctx *c = arg;
 	struct shmkv_lock_info info = { 0 };
 	struct shmkv_lock_rec rec;
+	struct shmkv_keyref ref;
 
 	if (klen <= SHMKV_LOCK_PREFIX_LEN ||
 	    memcmp(key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN) != 0)
 		return 0;
-	/* Gone since the scan saw it, too long, or not a lock: skip. */
-	if (shmkv__lock_read(c->kv, key, klen, &rec) != 0)
+	/* Gone since the scan saw it, or not a lock: skip. (A lock whose
+	 * cell a release changed under us is read again, never skipped.) */
+	if (shmkv_key_prepare(c->kv, &ref, key, klen) != 0 ||
+	    lock_read_ref(c->kv, &ref, &rec) != 0)
 		return 0;
 	info.name = (const char *)key + SHMKV_LOCK_PREFIX_LEN;
 	info.name_len = klen - SHMKV_LOCK_PREFIX_LEN;
 	fill_info(c, &rec, &info);
-	info.waiters = shmkv__lock_waiters(
-		c->kv, shmkv__lock_wait_index(c->kv, key, klen));
+	/* The slot's futex word: 1 while a waiter may sleep on it. */
+	info.waiters = shmkv__wait_marked(shmkv__wait_slot(c->kv, ref.slot));
 	c->count++;
 	return c->fn(&info, c->arg) ? 1 : 0;
 }

@@ -49,7 +49,7 @@ int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
 	if (err)
 		return err;
 	pl->kv = kv;
-	pl->wait_index = shmkv__lock_wait_index(kv, pl->key, pl->key_len);
+	pl->wait_index = shmkv__wait_index(kv, pl->key, pl->key_len);
 	return 0;
 }
 
@@ -175,14 +175,13 @@ static int rounds(struct pattern *p)
  * holder's expiry or our own deadline (@end, BOOTTIME; -1: none). */
 static int wait_rounds(struct pattern *p, int64_t end)
 {
-	struct shmkv *kv = p->pl->kv;
-	uint32_t idx = p->pl->wait_index;
+	uint32_t *word = shmkv__wait_header(p->pl->kv, p->pl->wait_index);
 	int rc;
 
-	shmkv__lock_wait_enter(kv, idx);
 	for (;;) {
-		uint32_t seq = shmkv__lock_wait_seq(kv, idx);
-		int64_t now, nap = SHMKV_LOCK_NAP_MS;
+		/* wait.h's waiter: marked before each try. */
+		uint32_t seq = shmkv__wait_mark(word);
+		int64_t now, unix_now, nap = SHMKV_LOCK_NAP_MS;
 
 		rc = rounds(p);
 		if (rc != ROUND_BUSY)
@@ -192,16 +191,20 @@ static int wait_rounds(struct pattern *p, int64_t end)
 			rc = -ETIMEDOUT;
 			break;
 		}
-		if (p->holder - shmkv__unix_ms() + 1 < nap)
-			nap = p->holder - shmkv__unix_ms() + 1;
+		/* The holder's time is the key's content: compared before
+		 * subtracting, so that no value can overflow. */
+		unix_now = shmkv__unix_ms();
+		if (p->holder < unix_now)
+			nap = 1;
+		else if (p->holder - unix_now + 1 < nap)
+			nap = p->holder - unix_now + 1;
 		if (end >= 0 && end - now < nap)
 			nap = end - now;
 		if (nap > 0)
-			shmkv__lock_wait_sleep(kv, idx, seq, nap);
+			shmkv__wait_sleep(word, seq, nap);
 	}
-	shmkv__lock_wait_leave(kv, idx);
 	if (rc == -ETIMEDOUT)
-		shmkv__lock_wake(kv, idx);
+		shmkv__wake(word);
 	return rc;
 }
 
@@ -216,7 +219,10 @@ int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
 	    timeout_ms > SHMKV_LOCK_LEASE_MAX || wait_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
-	end = wait_ms < 0 ? -1 : shmkv__now_ms() + wait_ms;
+	end = wait_ms < 0 ? -1 : shmkv__now_ms();
+	if (end >= 0)
+		/* A limit past the end of time is no limit. */
+		end = wait_ms > INT64_MAX - end ? -1 : end + wait_ms;
 	rc = rounds(&p);
 	if (rc == ROUND_BUSY && wait_ms != 0)
 		rc = wait_rounds(&p, end);
@@ -242,8 +248,7 @@ int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 	rc = shmkv_key_del(pl->kv, ref_of(pl));
 	if (rc < 0)
 		return rc;
-	if (shmkv__lock_has_waiters(pl->kv, pl->wait_index))
-		shmkv__lock_wake(pl->kv, pl->wait_index);
+	shmkv__wake(shmkv__wait_header(pl->kv, pl->wait_index));
 	return rc == 1 ? 0 : -ENOLCK;
 }
 

@@ -11,7 +11,7 @@
 #include "atomic.h"
 #include "fault.h"
 #include "internal.h"
-#include "lock_record.h"
+#include "owned.h"
 
 /* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
  * block, *@deadline gets its deadline (0: none). */
@@ -97,87 +97,10 @@ static int recover_slots(struct shmkv *kv, struct shmkv_recover_report *rep)
 	return fixed;
 }
 
-/* Is block @ref the value of the slot it names as its home? A reference is
- * unique (its generation), so equality means published and live. */
-static bool block_referenced(const struct shmkv *kv,
-			     const struct shmkv_block_shm *b, uint64_t ref)
-{
-	uint32_t slot = uatomic_read(&b->slot);
-
-	if (slot > kv->mask)
-		return false;
-	/* Relaxed: a single comparison; a race with a concurrent replace
-	 * just means the replacer frees it, and the CAS makes that once. */
-	return shmkv__load_relaxed(&shmkv__slot(kv, slot)->value) == ref;
-}
-
-/* Recovery's block pass: the cells held locks name (never freed). */
-struct block_pass {
-	struct shmkv *kv;
-	unsigned char *cells; /* one bit per unit */
-};
-
-/* One used block: confirm it for a dead publisher, or free it if nothing
- * references it and no live process may still publish it. */
-static int recover_block(struct block_pass *p, uint32_t unit)
-{
-	struct shmkv *kv = p->kv;
-	uint32_t cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
-	/* Acquire: pairs with the CAS that allocated or confirmed it. */
-	uint64_t tag = b ? shmkv__load_acquire(&b->tag) : 0;
-	uint64_t ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
-	uint32_t pid = BLK_PID(tag);
-
-	if (!BLK_USED(tag) || (pid != 0 && shmkv__pid_alive(pid)))
-		return 0;
-	/* The cell of a dead holder's lock: the next acquirer reads it to
-	 * take over with the next token; it is freed once unreferenced. */
-	if (p->cells[unit / 8] & (1u << (unit % 8)))
-		return 0;
-	if (block_referenced(kv, b, ref)) {
-		/* Published by a process that died before confirming. */
-		if (pid != 0)
-			shmkv__cas_full(&b->tag, tag,
-					BLK_TAG(BLK_GEN(tag), 0, 1));
-		return 0;
-	}
-	shmkv__block_free(kv, ref);
-	return 1;
-}
-
-/* Frees the used blocks nobody may still need.
- * Return: how many, or -ENOMEM (nothing freed). */
-static int64_t recover_blocks(struct shmkv *kv)
-{
-	uint64_t units = (uint64_t)kv->page_count * kv->units_per_page, sum = 0;
-	struct block_pass p = { .kv = kv, .cells = calloc(units / 8 + 1, 1) };
-
-	if (p.cells == NULL)
-		return -ENOMEM;
-	for (uint64_t i = 0; i <= kv->mask; i++)
-		/* Acquire: a value word read before the blocks it names. */
-		shmkv__cell_mark(kv,
-				 shmkv__load_acquire(
-					 &shmkv__slot(kv, (uint32_t)i)->value),
-				 p.cells);
-	for (uint32_t page = 0; page < kv->page_count; page++) {
-		uint32_t c = shmkv__page_class(kv, page);
-
-		if (c == SHMKV__NO_CLASS)
-			continue;
-		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
-			sum += (uint64_t)recover_block(
-				&p, page * kv->units_per_page + i);
-	}
-	free(p.cells);
-	return (int64_t)sum;
-}
-
 int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 {
 	struct shmkv_recover_report rep;
-	int64_t blocks;
+	struct shmkv_reclaimed r = { 0 };
 	int fixed;
 
 	if (kv == NULL)
@@ -188,11 +111,8 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 	/* Slots first: deciding stuck inserts and finishing deletes can only
 	 * unpublish blocks, which the block pass then frees. */
 	fixed = recover_slots(kv, &rep);
-	blocks = recover_blocks(kv);
-	if (blocks < 0)
-		return (int)blocks;
-	rep.leaked_blocks = (uint64_t)blocks;
-	fixed += (int)blocks;
+	rep.leaked_blocks = shmkv__reap_blocks(kv, &r);
+	fixed += (int)rep.leaked_blocks;
 	if (report)
 		*report = rep;
 	return fixed;

@@ -19,7 +19,7 @@
 
 #include "atomic.h"
 #include "internal.h"
-#include "lock_record.h"
+#include "owned.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
 {
@@ -31,6 +31,13 @@ static void shm_path(char *buf, size_t cap, const char *name)
 {
 	snprintf(buf, cap, "%s%s", SHMKV_SHM_DIR, name);
 }
+
+/* Units and slots each read-write open reclaims (owned.c): the work of
+ * keeping a store used by short-lived processes at its steady state. */
+#define OPEN_REAP_UNITS 512u
+#define OPEN_REAP_SLOTS 256u
+
+static uint64_t last_serial; /* handles opened by this process */
 
 /* Fills the process-local handle from a validated geometry. */
 static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
@@ -56,8 +63,8 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->units_per_page = g->units_per_page;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
-	if (!readonly)
-		shmkv__cells_open(kv);
+	/* Full barrier (process-local counter): unique per handle. */
+	kv->serial = uatomic_add_return(&last_serial, 1);
 	for (uint32_t c = 0; c < g->class_count; c++) {
 		kv->class_size[c] = g->class_size[c];
 		kv->class_blocks[c] = g->page_size / g->class_size[c];
@@ -251,6 +258,7 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 		goto out_close;
 	}
 	handle_init(kv, fd, base, &g, seed, name, ro);
+	shmkv__reap_step(kv, OPEN_REAP_UNITS, OPEN_REAP_SLOTS, NULL);
 	*out = kv;
 	return 0;
 out_close:
@@ -279,8 +287,8 @@ void shmkv_close(shmkv_t *kv)
 {
 	if (kv == NULL)
 		return;
-	if (!kv->readonly)
-		shmkv__cells_close(kv);
+	if (kv->ext != NULL)
+		kv->ext->close(kv, kv->ext);
 	munmap(kv->base, kv->size);
 	close(kv->fd);
 	free(kv);

@@ -398,14 +398,34 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 	return helped ? 0 : -ENOSPC;
 }
 
+void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, ref->index);
+	uint32_t ver = SLOT_VERSION(ref->state);
+	uint64_t fresh = VAL_FRESH_WORD(ver, shmkv__self_pid());
+
+	/* Relaxed filter: after a successful command the value has landed. */
+	if (shmkv__load_relaxed(&s->value) != fresh)
+		return;
+	/* Full barrier, as in reclaim_member(): a writer that found the key
+	 * and stores its first value either precedes this CAS (which then
+	 * fails: the key is theirs now) or fails its own. */
+	if (shmkv__cas_full(&s->value, fresh, VAL_NONE_WORD(ver, 1)) != fresh)
+		return;
+	SHMKV_CRASH_POINT("value_dead");
+	give_back(kv, ref->index, ref->state);
+}
+
 /*
- * Recovery's entry: gives back slot @idx seen in state @w if it is
- * something a dead or finished process left behind.
+ * Recovery's and reclamation's entry: gives back slot @idx seen in state
+ * @w if it is something a dead or finished process left behind.
  * Return: 1 if the slot was given back or decided, 0 if not.
  */
 int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 			bool check_pid)
 {
+	uint64_t v;
+
 	switch (SLOT_STATE(w)) {
 	case SLOT_BUSY:
 		if (check_pid && shmkv__pid_alive(SLOT_PID(w)))
@@ -417,10 +437,14 @@ int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 	case SLOT_COLLIDED:
 		return give_back(kv, idx, w) != NO_WORD;
 	case SLOT_MEMBER:
-		/* Acquire: pairs with the CAS that made the value DEAD. */
-		return shmkv__load_acquire(&shmkv__slot(kv, idx)->value) ==
-			       VAL_NONE_WORD(SLOT_VERSION(w), 1) &&
-		       give_back(kv, idx, w) != NO_WORD;
+		/* One half given back, or (checking pids) a dead inserter's
+		 * key that never got its first value. (A deleted key's slot
+		 * is no leftover: inserts recycle it as they pass.) Acquire:
+		 * pairs with the CAS that stored the value. */
+		v = shmkv__load_acquire(&shmkv__slot(kv, idx)->value);
+		if (!VAL_IS_DEAD(v) && !(check_pid && VAL_IS_FRESH(v)))
+			return 0;
+		return reclaim_member(kv, idx, w, check_pid) != NO_WORD;
 	default:
 		return 0;
 	}

@@ -68,7 +68,7 @@ Test(lock_cells, a_held_lock_is_an_inline_value_naming_a_cell_and_checks_clean)
 
 	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
 	cr_assert(value_int("lock.c", &v));
-	cr_assert(lock_int_cell(v, &unit, &seq), "value %lld", (long long)v);
+	cr_assert(val_pin_decode(v, &unit, &seq), "value %lld", (long long)v);
 	cr_assert_eq(grant_of("lock.c").pid, (uint32_t)getpid());
 	cr_assert_eq(grant_of("lock.c").token, 1);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
@@ -260,7 +260,7 @@ Test(lock_cells, an_integer_naming_no_cell_is_not_a_lock_and_is_left_alone)
 	struct tu_snap *snap;
 	char v[32];
 	int n = snprintf(v, sizeof(v), "%lld",
-			 (long long)lock_int_held(12345, 7));
+			 (long long)VAL_PIN_INT(12345, 7));
 
 	/* What a plain SET may write: in the HELD range, naming no cell. */
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.u"), v, (size_t)n, 0, 0, NULL),

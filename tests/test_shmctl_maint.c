@@ -29,8 +29,12 @@ static struct shmkv_slot_shm *slot_of(const char *key)
 }
 
 /* Marks an empty slot claimed by a process that is gone. */
-static void plant_dead_claim(void)
+/* A slot claimed by a dead process, placed just behind the reclamation
+ * cursor, so that the step a read-write open runs does not reach it
+ * first (a store's size is at least 1024 slots). Return: its index. */
+static uint32_t plant_dead_claim(void)
 {
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)tu_kv->base;
 	pid_t pid = ctl_dead_pid();
 
 	for (uint32_t i = 0; i <= tu_kv->mask; i++) {
@@ -38,10 +42,12 @@ static void plant_dead_claim(void)
 
 		if (s->state == 0) {
 			s->state = SLOT_WORD(SLOT_BUSY, pid, 0);
-			return;
+			h->reap_slot = i + 1;
+			return i;
 		}
 	}
 	cr_assert_fail("no empty slot");
+	return 0;
 }
 
 Test(shmctl_maint, check_passes_a_clean_store)
@@ -90,6 +96,23 @@ Test(shmctl_maint, recover_repairs_what_check_reports)
 	assert_code(r, 0);
 	assert_has(r.out, ": 1 repair\n");
 	assert_has(r.out, "stale claims            1");
+	r = RUN("check", tu_name);
+	assert_code(r, 0);
+	r = RUN("recover", "--json", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "\"repairs\":0,\"stale_claims\":0,");
+}
+
+Test(shmctl_maint, a_dead_claim_is_reclaimed_by_writers_without_recover)
+{
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)tu_kv->base;
+	struct run r;
+	uint32_t idx = plant_dead_claim();
+
+	/* The next read-write open reclaims the slots at the cursor. */
+	h->reap_slot = idx;
+	r = RUN(tu_name, "set", "k", "v");
+	assert_code(r, 0);
 	r = RUN("check", tu_name);
 	assert_code(r, 0);
 	r = RUN("recover", "--json", tu_name);

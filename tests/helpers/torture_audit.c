@@ -88,7 +88,7 @@ static void census_key(const struct torture_tally *t, struct census *c,
 	c->need_block += !is_int48(v, len) || ttl != -1;
 	/* A held safe lock's value names its lock cell, a block too. */
 	c->need_block += is_int48(v, len) &&
-			 lock_int_cell(strtoll(v, NULL, 10), &unit, &seq);
+			 val_pin_decode(strtoll(v, NULL, 10), &unit, &seq);
 	if (klen == 4 && key[0] == 'k')
 		ok = written(t, v, len);
 	else if (klen == 8 && !memcmp(key, "lock.pat", 8))

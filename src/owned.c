@@ -1,0 +1,299 @@
+/*
+ * owned.c - owned blocks, visits, and the reclamation of dead processes'
+ * leftovers (see owned.h).
+ *
+ * Freeing an owned block, by its owner or by anyone once the owner is
+ * dead, is three CASes on its tag: T -> T|DOOM, then either T|DOOM -> FREE
+ * (gen+1) if no visit names the block, or back to T. A visitor announces
+ * itself and then checks the tag has no DOOM: of a visitor and a freer
+ * racing, one sees the other (both write, fence, then read the other's
+ * word), so a block is never freed under a visit that re-validated it.
+ *
+ * Reclamation is amortised: each process that opens a store for writing
+ * runs one step over the next few hundred units and slots (cursors in the
+ * header), and a command about to answer -ENOMEM first runs a pass over
+ * all of value memory. A store used by short-lived processes that never
+ * close it thus stays at its steady state without anyone running recover.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "owned.h"
+
+static struct shmkv_header_shm *header(const struct shmkv *kv)
+{
+	return (struct shmkv_header_shm *)kv->base;
+}
+
+int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
+{
+	struct shmkv_block_shm *b;
+	int err = shmkv__block_alloc(kv, len, ref);
+
+	if (err)
+		return err;
+	b = shmkv__block(kv, *ref);
+	/* Relaxed: nobody reads an owned block before a pin names it, and
+	 * the CAS that publishes the pin orders these stores before it. */
+	uatomic_set(&b->len, (uint32_t)len);
+	uatomic_set(&b->slot, UINT32_MAX);
+	shmkv__store_relaxed((uint64_t *)&b->deadline_ms, 0);
+	return 0;
+}
+
+void shmkv__owned_pin(struct shmkv *kv, uint64_t ref, uint32_t slot)
+{
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+
+	/* Relaxed: ordered before the pin by the CAS that publishes it;
+	 * skipped when unchanged, so a hot lock does not dirty the word. */
+	if (b != NULL && uatomic_read(&b->slot) != slot)
+		uatomic_set(&b->slot, slot);
+}
+
+bool shmkv__owned_valid(const struct shmkv *kv, uint64_t ref, uint32_t pid)
+{
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+
+	/* Relaxed: only the owner and a freer write the tag; a freer only
+	 * acts once the owner is dead (or, for DOOM, never on a block the
+	 * owner still uses), so this is a check against corruption and a
+	 * wrong liveness judgement, not a synchronisation. */
+	return b != NULL && shmkv__load_relaxed(&b->tag) ==
+				    BLK_TAG(VAL_BLOCK_GEN(ref), pid, 1);
+}
+
+int shmkv__owned_free(struct shmkv *kv, uint64_t ref)
+{
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+	uint64_t tag;
+
+	if (b == NULL)
+		return 0;
+	/* Relaxed: the CAS below decides. */
+	tag = shmkv__load_relaxed(&b->tag);
+	if (!BLK_USED(tag) || (tag & BLK_DOOM) ||
+	    BLK_GEN(tag) != VAL_BLOCK_GEN(ref))
+		return 0;
+	/* Full barrier: the DOOM bit is visible before we read the visits
+	 * (the freer's half of the store-buffer pair with a visitor). */
+	if (shmkv__cas_full(&b->tag, tag, tag | BLK_DOOM) != tag)
+		return 0;
+	if (shmkv__visited(kv, VAL_BLOCK_UNIT(ref))) {
+		/* Full barrier: the block is whole again for its visitor. */
+		shmkv__cas_full(&b->tag, tag | BLK_DOOM, tag);
+		return -EBUSY;
+	}
+	/* Full barrier: readers re-check the generation after their copy. */
+	shmkv__cas_full(&b->tag, tag | BLK_DOOM,
+			BLK_TAG(BLK_GEN(tag) + 1, 0, 0));
+	return 0;
+}
+
+#define VISIT_WORD(pid, unit) (((uint64_t)(pid) << 32) | ((uint64_t)(unit) + 1))
+#define VISIT_PID(e)	      ((uint32_t)((e) >> 32))
+#define VISIT_UNIT(e)	      ((uint32_t)(e)-1)
+
+/* Takes entry @i if it is free or a dead visitor's. */
+static bool visit_take(struct shmkv *kv, uint32_t i, uint64_t mine)
+{
+	uint64_t *e = &header(kv)->visits[i];
+	/* Relaxed: a filter; the CAS decides. */
+	uint64_t old = shmkv__load_relaxed(e);
+
+	if (old != 0 && shmkv__pid_alive(VISIT_PID(old)))
+		return false;
+	/* Full barrier: the announcement is visible before the visitor's
+	 * next reads (its re-validation of the block). */
+	return shmkv__cas_full(e, old, mine) == old;
+}
+
+int shmkv__visit_begin(struct shmkv *kv, uint32_t unit, uint32_t *entry)
+{
+	uint32_t pid = shmkv__self_pid();
+	uint64_t mine = VISIT_WORD(pid, unit);
+	/* Start where this process's entries tend to be: spreads visitors. */
+	uint32_t start = pid % SHMKV_VISITS;
+
+	/* First free entries only; then those of dead visitors, which costs
+	 * a liveness probe each. */
+	for (uint32_t n = 0; n < SHMKV_VISITS; n++) {
+		uint32_t i = (start + n) % SHMKV_VISITS;
+		uint64_t *e = &header(kv)->visits[i];
+
+		/* Relaxed filter; full-barrier CAS as in visit_take(). */
+		if (shmkv__load_relaxed(e) == 0 &&
+		    shmkv__cas_full(e, 0, mine) == 0) {
+			*entry = i;
+			return 0;
+		}
+	}
+	for (uint32_t i = 0; i < SHMKV_VISITS; i++)
+		if (visit_take(kv, i, mine)) {
+			*entry = i;
+			return 0;
+		}
+	return -EAGAIN;
+}
+
+void shmkv__visit_end(struct shmkv *kv, uint32_t entry)
+{
+	/* Release: our CAS on the value word happens before the entry is
+	 * seen free, so a freer that reads it free finds the pin gone. */
+	shmkv__store_release(&header(kv)->visits[entry % SHMKV_VISITS], 0);
+}
+
+bool shmkv__visited(struct shmkv *kv, uint32_t unit)
+{
+	bool found = false;
+
+	for (uint32_t i = 0; i < SHMKV_VISITS; i++) {
+		uint64_t *e = &header(kv)->visits[i];
+		/* Relaxed: the caller's full barrier came before this scan. */
+		uint64_t v = shmkv__load_relaxed(e);
+
+		if (v == 0 || VISIT_UNIT(v) != unit)
+			continue;
+		if (shmkv__pid_alive(VISIT_PID(v))) {
+			found = true;
+			continue;
+		}
+		/* Full barrier (CAS): a dead visitor's entry, cleared once. */
+		shmkv__cas_full(e, v, 0);
+	}
+	return found;
+}
+
+/*
+ * Liveness answers of one reclamation pass: a dead process usually left
+ * many blocks, and each probe reads /proc.
+ */
+struct pid_memo {
+	uint32_t pid[8];
+	bool alive[8];
+	uint32_t next;
+};
+
+static bool memo_alive(struct pid_memo *m, uint32_t pid)
+{
+	for (uint32_t i = 0; i < 8; i++)
+		if (m->pid[i] == pid)
+			return m->alive[i];
+	m->pid[m->next % 8] = pid;
+	m->alive[m->next % 8] = shmkv__pid_alive(pid);
+	return m->alive[m->next++ % 8];
+}
+
+/* What the slot block @b points back at holds, as far as @b is concerned:
+ * 2 its block word (published), 1 a pin of it, 0 neither. */
+static int named_by_slot(const struct shmkv *kv,
+			 const struct shmkv_block_shm *b, uint64_t ref)
+{
+	/* Relaxed: the back-pointer and the value are compared once; a race
+	 * with a replace only means the replacer frees the block itself. */
+	uint32_t slot = uatomic_read(&b->slot), unit, tag;
+	uint64_t v;
+
+	if (slot > kv->mask)
+		return 0;
+	v = shmkv__load_relaxed(&shmkv__slot(kv, slot)->value);
+	if (v == ref)
+		return 2;
+	return VAL_KIND(v) == VAL_INT &&
+	       val_pin_decode(VAL_INT_VALUE(v), &unit, &tag) &&
+	       unit == VAL_BLOCK_UNIT(ref);
+}
+
+bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
+{
+	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+
+	return b != NULL && named_by_slot(kv, b, ref) == 1;
+}
+
+/* Reclaims block @unit if a dead process left it or nothing names it.
+ * Return: 1 freed, 2 confirmed, 0 nothing to do. */
+static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m)
+{
+	uint32_t cls;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
+	/* Acquire: pairs with the CAS that allocated or confirmed it. */
+	uint64_t tag = b ? shmkv__load_acquire(&b->tag) : 0;
+	uint64_t ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
+	uint32_t pid = BLK_PID(tag);
+	int named;
+
+	if (!BLK_USED(tag) || (tag & BLK_DOOM) ||
+	    (pid != 0 && memo_alive(m, pid)))
+		return 0;
+	named = named_by_slot(kv, b, ref);
+	if (named == 2 && pid != 0) {
+		/* Published by a process that died before confirming. */
+		shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), 0, 1));
+		return 2;
+	}
+	if (named != 0)
+		return 0; /* a live value, or a dead owner's block still pinned */
+	if (pid == 0) {
+		/* Unpublished by a process that died before freeing it. */
+		shmkv__block_free(kv, ref);
+		return 1;
+	}
+	return shmkv__owned_free(kv, ref) == 0 ? 1 : 0;
+}
+
+static void count(struct shmkv_reclaimed *r, int what)
+{
+	if (r != NULL && what == 1)
+		r->blocks++;
+	else if (r != NULL && what == 2)
+		r->confirmed++;
+}
+
+uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
+{
+	struct pid_memo m = { 0 };
+	uint64_t freed = 0;
+
+	for (uint32_t page = 0; page < kv->page_count; page++) {
+		uint32_t c = shmkv__page_class(kv, page);
+
+		if (c == SHMKV__NO_CLASS)
+			continue;
+		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
+			int what = reclaim_unit(
+				kv, page * kv->units_per_page + i, &m);
+
+			freed += what == 1;
+			count(report, what);
+		}
+	}
+	return freed;
+}
+
+void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
+		      struct shmkv_reclaimed *report)
+{
+	uint64_t total = (uint64_t)kv->page_count * kv->units_per_page;
+	struct pid_memo m = { 0 };
+	uint64_t at;
+
+	if (kv->readonly)
+		return;
+	/* Full barrier (fetch-and-add): only spreads the work, so that
+	 * processes opening at once take different ranges. */
+	at = uatomic_add_return(&header(kv)->reap_unit, units) - units;
+	for (uint32_t n = 0; n < units && total > 0; n++)
+		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total),
+					   &m));
+	at = uatomic_add_return(&header(kv)->reap_slot, slots) - slots;
+	for (uint32_t n = 0; n < slots; n++) {
+		uint32_t idx = (uint32_t)(at + n) & kv->mask;
+		/* Acquire: pairs with the CAS that set the state. */
+		uint64_t w = shmkv__load_acquire(&shmkv__slot(kv, idx)->state);
+
+		if (SLOT_STATE(w) != SLOT_EMPTY)
+			shmkv__slot_reclaim(kv, idx, w, true);
+	}
+}

@@ -1,0 +1,85 @@
+/*
+ * owned.h - owned blocks, visits, and the reclamation of what dead
+ * processes leave behind. The core's generic kind of pinned memory: the
+ * core knows nothing of what an owned block holds (lock_cell.c keeps lock
+ * grants in them), only who owns it, which slot may pin it, and who is
+ * visiting it. Not public API.
+ *
+ * An OWNED block is a value block its process allocates for its own
+ * bookkeeping and never confirms, so its tag keeps the owner's pid for
+ * life. A value word names it with a pin integer (layout.h); its header's
+ * `slot` says which slot may hold that pin. While its owner lives, only
+ * the owner frees it. Once the owner is dead, anyone frees it as soon as
+ * no pin names it and nobody visits it.
+ *
+ * A VISIT protects a reader that is about to CAS a value word holding a
+ * pin from the word coming back to the same bits with another meaning
+ * (the pin's tag has 16 bits; the block may be reused or re-tagged). The
+ * visitor announces (pid, unit) in the header, then re-validates what it
+ * read; the owner, before each reuse that could repeat a tag, and any
+ * freer, first write (a tag move or a DOOM bit), fence, and then look for
+ * visits: a store-buffer pair in which one side always sees the other.
+ */
+#ifndef SHMKV_OWNED_H
+#define SHMKV_OWNED_H
+
+#include "internal.h"
+
+/*
+ * Allocates an owned block with room for @len bytes, tagged with our pid
+ * and pinned to no slot. *@ref: its block word (unit and generation).
+ * Return: 0, -ENOMEM.
+ */
+int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+/* Pins of @ref will live in slot @slot: recovery looks there. Called by
+ * the owner before the CAS that publishes a pin. */
+void shmkv__owned_pin(struct shmkv *kv, uint64_t ref, uint32_t slot);
+/* Is owned block @ref still that block, owned by @pid, not being freed?
+ * One load: the owner's check before it writes into the block. */
+bool shmkv__owned_valid(const struct shmkv *kv, uint64_t ref, uint32_t pid);
+/* Does the slot @ref's header names hold a pin of @ref? */
+bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref);
+/*
+ * Frees owned block @ref, unless a visit names it or it is no longer that
+ * block. Return: 0 (freed, or already gone), -EBUSY (visited: left for a
+ * later reclamation, once the visit ends).
+ */
+int shmkv__owned_free(struct shmkv *kv, uint64_t ref);
+
+/*
+ * Visits. Begin: announces this process on @unit (full barrier); the
+ * caller then re-validates what it read of the block, and ends the visit
+ * after its CAS. Return: 0 and *@entry, -EAGAIN (every entry is held by a
+ * live visitor: SHMKV_VISITS takeovers in flight; retry).
+ */
+int shmkv__visit_begin(struct shmkv *kv, uint32_t unit, uint32_t *entry);
+void shmkv__visit_end(struct shmkv *kv, uint32_t entry);
+/*
+ * Does a live process visit @unit? The caller has written what a visitor
+ * re-validates (the block's tag, or the owner's data) and fenced. Entries
+ * of dead visitors are cleared on the way.
+ */
+bool shmkv__visited(struct shmkv *kv, uint32_t unit);
+
+/* What one reclamation pass did (maint.c's recover reports it). */
+struct shmkv_reclaimed {
+	uint64_t blocks;    /* freed: orphaned, or owned by the dead */
+	uint64_t confirmed; /* published by a process that died first */
+};
+
+/*
+ * Reclaims the leftovers of dead processes in @units value units and
+ * @slots slots, from where the last step stopped (the header's cursors),
+ * so that every process that opens a store does a little of the work.
+ * @report may be NULL.
+ */
+void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
+		      struct shmkv_reclaimed *report);
+/*
+ * Reclaims every block of the store that a dead process left and nothing
+ * names (and every published block no slot names). Bounded by the size of
+ * value memory. Return: blocks freed.
+ */
+uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report);
+
+#endif /* SHMKV_OWNED_H */
