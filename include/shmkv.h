@@ -384,11 +384,15 @@ struct shmkv_recover_report {
 };
 
 /**
- * shmkv_recover - repairs what processes killed mid-operation left: slots
- * half-claimed, inserts half-done, value storage allocated but never
- * published or unpublished but never freed. Safe to run while other
- * processes use the store. Liveness is judged by pid, so it assumes every
- * user of the store lives in this process's pid namespace.
+ * shmkv_recover - reclaims at once what processes killed mid-operation
+ * left: slots half-claimed, inserts half-done, value storage allocated but
+ * never published or unpublished but never freed, lock cells of dead
+ * processes that no lock names. The store also reclaims all of this by
+ * itself (a few hundred slots and blocks on every read-write open, and a
+ * pass over all value memory before an allocation would answer -ENOMEM),
+ * so nobody needs to call this for the store to stay usable. Safe to run
+ * while other processes use the store. Liveness is judged by pid, so it
+ * assumes every user of the store lives in this process's pid namespace.
  * @report: may be NULL.
  * Return: the number of repairs, or a negative errno.
  */
@@ -398,10 +402,13 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
  * shmkv_check - verifies the whole store read-only: every key findable by
  * probing from its home within the probe bound, no key in two MEMBER slots,
  * every value word well-formed and naming a USED block of the right
- * generation whose backpointer names its slot, no block USED and
- * unreferenced without a live owner, no slot claimed by a dead process,
- * probe bounds within the limit.
+ * generation whose backpointer names its slot, probe bounds within the
+ * limit.
  * @fn: called once per problem with a one-line description (may be NULL).
+ * It is also called, with a line that starts with "leftover: ", for each
+ * thing a dead process left (a slot claimed or half-inserted, a block
+ * never published or no longer named): those are not problems, since the
+ * store reclaims them by itself (see shmkv_recover), and are not counted.
  * Works on a read-only handle. Racing writers can produce transient
  * reports; run it on a quiet store for a verdict.
  * Return: the number of problems found (0: clean), or a negative errno.

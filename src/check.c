@@ -13,6 +13,13 @@
  *  - every block: a USED block that no slot references must belong to a
  *    live process (one that has allocated it and is about to publish it).
  *
+ * What dead processes left (slots claimed or inserts half done, blocks
+ * never published, owned or freed) is no problem: the store reclaims it by
+ * itself (owned.c), at the latest before it would answer -ENOMEM or
+ * -ENOSPC. Such leftovers are described to the callback in lines that
+ * start with "leftover: " but are not counted: a store full of them
+ * checks clean.
+ *
  * The segment may be corrupted or changing under us, so nothing read from
  * it is trusted: every index and length is checked against the handle's
  * validated geometry before it is used, and key bytes are copied with the
@@ -55,22 +62,43 @@ struct slot_view {
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 };
 
+static void describe(struct check *c, const char *prefix, const char *fmt,
+		     va_list ap)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s", prefix);
+
+	if (c->fn == NULL)
+		return;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	c->fn(line, c->arg);
+}
+
 static void report(struct check *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void report(struct check *c, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	if (c->problems < INT_MAX)
 		c->problems++;
-	if (c->fn == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	describe(c, "", fmt, ap);
 	va_end(ap);
-	c->fn(line, c->arg);
+}
+
+/* What a dead process left: described, not counted (see the top). */
+static void leftover(struct check *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void leftover(struct check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	describe(c, "leftover: ", fmt, ap);
+	va_end(ap);
 }
 
 /* The key of @sv, quoted and escaped for a report, into @buf. */
@@ -339,18 +367,19 @@ static void check_slot(struct check *c, uint32_t idx)
 		return;
 	case SLOT_BUSY:
 		if (!shmkv__pid_alive(SLOT_PID(sv.state)))
-			report(c,
-			       "slot %u: claimed by process %u, which is dead "
-			       "(recover gives it back)",
-			       idx, SLOT_PID(sv.state));
+			leftover(c,
+				 "slot %u: claimed by process %u, which is "
+				 "dead (reclaimed by the next insert or "
+				 "reclamation step there)",
+				 idx, SLOT_PID(sv.state));
 		return;
 	case SLOT_INSERTING:
 		if (sv.key_len > c->kv->key_max)
 			sv.key_len = 0;
-		report(c,
-		       "slot %u: insert of key %s left pending (recover "
-		       "decides it)",
-		       idx, show_key(&sv, show, sizeof(show)));
+		leftover(c,
+			 "slot %u: insert of key %s pending (decided by the "
+			 "next insert or reclamation step there)",
+			 idx, show_key(&sv, show, sizeof(show)));
 		return;
 	case SLOT_MEMBER:
 		check_member(c, &sv);
@@ -376,17 +405,18 @@ static void check_block(struct check *c, uint32_t unit)
 	if (pid != 0 && shmkv__pid_alive(pid))
 		return;
 	if (pid != 0)
-		report(c,
-		       "block %u of class %u (%u bytes): allocated by "
-		       "process %u, which died before publishing it or "
-		       "left it as an idle owned block (reclaimed by the "
-		       "next pass over it, or at once by recover)",
-		       unit, cls, c->kv->class_size[cls], pid);
+		leftover(c,
+			 "block %u of class %u (%u bytes): allocated by "
+			 "process %u, which died before publishing it, or "
+			 "owned by it and named by no key (reclaimed by the "
+			 "next pass over it)",
+			 unit, cls, c->kv->class_size[cls], pid);
 	else
-		report(c,
-		       "block %u of class %u (%u bytes): used but the "
-		       "value of no key (leaked; recover frees it)",
-		       unit, cls, c->kv->class_size[cls]);
+		leftover(c,
+			 "block %u of class %u (%u bytes): used but the "
+			 "value of no key (a process died between replacing "
+			 "and freeing it; reclaimed by the next pass over it)",
+			 unit, cls, c->kv->class_size[cls]);
 }
 
 static void check_blocks(struct check *c)

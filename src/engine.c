@@ -26,6 +26,7 @@ struct run {
 	struct shmkv_slot_ref ref;
 	uint64_t block; /* allocated by us, not yet published; 0: none */
 	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
+	uint32_t stale_still; /* SHMKV_ACT_STALE in a row on an unmoved word */
 	int64_t now;	/* CLOCK_BOOTTIME ms, read at most once */
 	/* Is op->new_bytes a canonical 48-bit integer? Decided on first
 	 * store only: a SETNX that finds the key set never pays for it. */
@@ -298,9 +299,15 @@ static int attempt(struct run *r)
 	act = r->op->decide(r->op, &cur);
 	if (act < 0)
 		return act;
-	if (act == SHMKV_ACT_STALE)
+	if (act == SHMKV_ACT_RETRY)
+		return 1;
+	if (act == SHMKV_ACT_STALE) {
 		/* Relaxed: only asks whether the word moved. */
-		return shmkv__load_relaxed(word) != old ? 1 : -ESTALE;
+		if (shmkv__load_relaxed(word) != old)
+			r->stale_still = 0;
+		return ++r->stale_still < SHMKV__STALE_STILL ? 1 : -ESTALE;
+	}
+	r->stale_still = 0;
 	if (act == SHMKV_ACT_KEEP || (act == SHMKV_ACT_DELETE && !cur.exists &&
 				      VAL_KIND(old) != VAL_BLOCK)) {
 		if (VAL_KIND(old) == VAL_BLOCK && !cur.exists)

@@ -35,10 +35,19 @@ enum shmkv_act {
 	SHMKV_ACT_DELETE,   /* remove the value */
 	/* What decide() read beside the value (a lock cell the value names)
 	 * did not match it: if the value word has moved since, decide again
-	 * on the new one (a lost race, never an error); if not, fail with
-	 * -ESTALE (the value names something it does not hold). */
+	 * on the new one (a lost race, never an error). If it has not, read
+	 * again too, but after SHMKV__STALE_STILL such reads in a row fail
+	 * with -ESTALE: the value names something it does not hold. */
 	SHMKV_ACT_STALE,
+	/* What decide() relied on changed (a re-validation failed): decide
+	 * again on a fresh read of the value, whatever its bits. */
+	SHMKV_ACT_RETRY,
 };
+
+/* Reads in a row of an unmoved value that keep naming something else:
+ * more than a reader can lose to one holder (each loss needs the value's
+ * bits to come back, i.e. 2^16 grants between two of our loads). */
+#define SHMKV__STALE_STILL 4
 
 struct shmkv_op {
 	/* Returns an enum shmkv_act, or a negative errno to fail the command

@@ -118,8 +118,11 @@ static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 	if (!cur->exists)
 		return 0;
 	if (cur->is_int) {
-		int err = shmkv__lock_rec_from_int(lo->lk->kv, cur->ival,
-						   &lo->seen, &lo->cell_seen);
+		int err;
+
+		SHMKV_PAUSE_POINT("lock_read_cell");
+		err = shmkv__lock_rec_from_int(lo->lk->kv, cur->ival, &lo->seen,
+					       &lo->cell_seen);
 
 		return err == -ESTALE ? SHMKV_ACT_STALE : err;
 	}
@@ -197,11 +200,13 @@ static int take_over(struct lock_op *lo, enum shmkv_lock_grant kind)
 	if (lo->cell_seen.unit != UINT32_MAX) {
 		SHMKV_PAUSE_POINT("lock_takeover_judged");
 		err = shmkv__cell_visit(lo->lk->kv, &lo->cell_seen, &lo->visit);
+		/* The claim judged is gone: whatever the value's bits now,
+		 * they may name another grant (the pin's ABA): read again. */
 		if (err == -ESTALE)
-			return SHMKV_ACT_STALE;
-		if (err) /* -EAGAIN: every visit entry busy; the engine's
-			    retry count turns a long run of them into -EAGAIN */
+			return SHMKV_ACT_RETRY;
+		if (err) /* -EAGAIN: every visit entry busy: busy, retried */
 			return err;
+		SHMKV_PAUSE_POINT("lock_takeover_visiting");
 	}
 	return grant(lo, kind);
 }

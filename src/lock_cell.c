@@ -333,8 +333,12 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
 	 * so these see the claim that value publishes, or a later one. */
 	tag = shmkv__load_acquire(&b->tag);
 	ctl = shmkv__load_acquire(&cell->ctl);
+	/* Free, a value block, or another claim: the value has moved on
+	 * since it was read (the cell was released, taken over and freed,
+	 * or reused), or it is an integer that was never a lock. */
 	if (!BLK_USED(tag) || BLK_PID(tag) == 0 || (tag & BLK_DOOM) ||
-	    !(ctl & LOCK_CELL_CLAIMED) || (LOCK_CELL_SEQ(ctl) & EPOCH_MASK) != seq)
+	    !(ctl & LOCK_CELL_CLAIMED) ||
+	    (LOCK_CELL_SEQ(ctl) & EPOCH_MASK) != seq)
 		return -ESTALE;
 	memset(rec, 0, sizeof(*rec));
 	rec->magic = SHMKV_LOCK_MAGIC;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fault.h"
 #include "lock_record.h"
 
 struct list_ctx {
@@ -34,9 +35,11 @@ static int read_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 		op->result = -ENOENT;
 		return SHMKV_ACT_KEEP;
 	}
-	if (cur->is_int)
+	if (cur->is_int) {
+		SHMKV_PAUSE_POINT("lock_read_cell");
 		err = shmkv__lock_rec_from_int(ro->kv, cur->ival, ro->rec,
 					       NULL);
+	}
 	else
 		err = cur->len > op->cap ? -EEXIST
 					 : shmkv__lock_rec_parse(cur->bytes,

@@ -293,7 +293,11 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		/* Acquire: pairs with the CAS that set the state. */
 		uint64_t w = shmkv__load_acquire(&shmkv__slot(kv, idx)->state);
 
-		if (SLOT_STATE(w) != SLOT_EMPTY)
+		/* Claims of the dead, lost duplicates, half-recycled and
+		 * never-valued keys. A pending insert is left to the next
+		 * insert that meets it (its duplicate check decides it). */
+		if (SLOT_STATE(w) != SLOT_EMPTY &&
+		    SLOT_STATE(w) != SLOT_INSERTING)
 			shmkv__slot_reclaim(kv, idx, w, true);
 	}
 }

@@ -49,11 +49,13 @@ fi
 # torture` runs a long one). Criterion cannot run under TSan, so skipped
 # there (shown, not counted as passed).
 if [ "${SANITIZE:-}" != thread ]; then
-	step "crash points, then ${TORTURE_SECONDS:-15} s of crash torture (FAULT=1)"
+	step "crash and pause points, then ${TORTURE_SECONDS:-15} s of crash torture (FAULT=1)"
 	fault_build=build-fault${SANITIZE:+-$SANITIZE}
 	make -s --no-print-directory FAULT=1 BUILD="$fault_build" \
 		"$fault_build"/tests/unit "$fault_build"/tests/torture
 	"$fault_build"/tests/unit --filter 'crashpoint*/*'
+	# Pause points (same build): forced interleavings of the lock.
+	"$fault_build"/tests/unit --filter 'pausepoint*/*'
 	"$fault_build"/tests/torture --seconds "${TORTURE_SECONDS:-15}"
 else
 	printf '\n== crash points and torture: SKIPPED under SANITIZE=thread\n'

@@ -2,6 +2,7 @@
  * shmctl_maint.c - "shmctl check", "recover", "sweep" and "locks".
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -46,11 +47,15 @@ static void on_problem(const char *problem, void *arg)
 {
 	struct check_out *o = arg;
 
+	/* A dead process's leftover is no problem (the store reclaims it by
+	 * itself): shown, not in red. */
+	bool left = strncmp(problem, "leftover: ", 10) == 0;
+
 	if (o->json)
 		cj_cstr(&o->j, NULL, problem);
 	else
-		printf("%s%s%s\n", ctl_color(CTL_RED), problem,
-		       ctl_color(CTL_RESET));
+		printf("%s%s%s\n", left ? "" : ctl_color(CTL_RED), problem,
+		       left ? "" : ctl_color(CTL_RESET));
 }
 
 static int run_check(const struct ctl_cmd *cmd, int argc, char **argv)
@@ -89,15 +94,13 @@ const struct ctl_cmd ctl_cmd_check = {
 	.summary = "verify the whole store read-only (exit 4: problems found)",
 	.help = "Checks that every key is findable by probing from its home\n"
 		"and present once, that every value refers to valid value\n"
-		"storage that points back at it, that no value storage is\n"
-		"leaked, and that no slot is claimed by a dead process or "
-		"left\n"
-		"half-inserted. One line per problem, then a count. Writers\n"
-		"running meanwhile can cause transient reports: for a "
-		"verdict,\n"
-		"check a quiet store. shmctl recover repairs what processes\n"
-		"killed mid-operation leave.\n\n"
-		"Options:\n"
+		"storage that points back at it, and that nothing is\n"
+		"malformed. One line per problem, then a count. What dead\n"
+		"processes left (claims, half-done inserts, value storage)\n"
+		"is shown in lines that start with \"leftover: \" and is no\n"
+		"problem: the store reclaims it by itself (shmctl recover\n"
+		"does it at once). Writers running meanwhile can cause\n"
+		"transient reports: for a verdict, check a quiet store.\n\n"		"Options:\n"
 		"  -j, --json   {\"name\":...,\"problems\":[...],\"count\":N,"
 		"\"clean\":B}\n",
 	.run = run_check,

@@ -1,0 +1,294 @@
+/*
+ * test_lock_races.c - the safe lock's dangerous interleavings, forced with
+ * pause points (src/fault.h) instead of hoped for in a stress run.
+ *
+ * A child process (the taker, or a reader) runs one lock call with a pause
+ * hook: at the named step it tells the parent and waits; the parent (the
+ * holder, another process) then does exactly the grants and releases that
+ * make the interleaving dangerous, and lets the child go on. The child
+ * never asserts: it sends its result back through a pipe.
+ *
+ *  - Pin ABA: a pin carries 16 bits of its cell's claim sequence, so 2^16
+ *    grants bring a value word back to the same bits. A taker that judged
+ *    an expired grant and is paused before (or while visiting, after) its
+ *    re-validation must not take the holder's new, running grant.
+ *  - Lost races are not errors: a reader whose every cell read loses to a
+ *    release and re-acquire answers "busy" (try), keeps waiting
+ *    (acquire), or still lists the lock (lock_list); never -EEXIST.
+ *
+ * Pause points exist only in a build with -DSHMKV_FAULT_INJECTION (make
+ * FAULT=1, into build-fault/); elsewhere every test here is skipped.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers/testutil.h"
+#include "fault.h"
+#include "internal.h"
+#include "shmkv_lock.h"
+
+TestSuite(pausepoint_lock, .init = tu_setup, .fini = tu_teardown);
+
+#ifdef SHMKV_FAULT_INJECTION
+#define NEED_PAUSE_POINTS() ((void)0)
+#else
+#define NEED_PAUSE_POINTS()                                                    \
+	cr_skip_test("no pause points in this build: make FAULT=1, then "      \
+		     "build-fault/tests/unit --filter 'pausepoint_lock/*'")
+#endif
+
+#define LONG_LEASE 60000
+#define EPOCH	   65536 /* grants after which a pin's bits come back */
+
+enum call { CALL_TRY, CALL_ACQUIRE, CALL_LIST };
+
+/* The child's end of the choreography. */
+static const char *pause_at;
+static int pauses_left; /* how many passes through pause_at stop */
+static int to_parent = -1, from_parent = -1;
+
+#ifdef SHMKV_FAULT_INJECTION
+static void pause_hook(const char *name)
+{
+	char b = 'p';
+
+	if (pauses_left <= 0 || strcmp(name, pause_at) != 0)
+		return;
+	pauses_left--;
+	if (write(to_parent, &b, 1) != 1 || read(from_parent, &b, 1) != 1)
+		_exit(101);
+}
+#endif
+
+static int count_lock(const struct shmkv_lock_info *info, void *arg)
+{
+	(void)info;
+	++*(int *)arg;
+	return 0;
+}
+
+/* In the child: one call on lock "r" of a fresh handle; its result. */
+static int child_call(enum call call)
+{
+	shmkv_t *kv;
+	struct shmkv_lock lk;
+	int rc, listed = 0;
+
+	if (shmkv_open(tu_name, 0, &kv) != 0 ||
+	    shmkv_lock_init(kv, &lk, "r") != 0)
+		return -1000;
+#ifdef SHMKV_FAULT_INJECTION
+	shmkv__pause_hook = pause_hook;
+#endif
+	if (call == CALL_LIST) {
+		rc = shmkv_lock_list(kv, count_lock, &listed);
+		rc = rc < 0 ? rc : listed;
+	} else {
+		rc = call == CALL_TRY ? shmkv_lock_try(&lk, LONG_LEASE)
+				      : shmkv_lock_acquire(&lk, LONG_LEASE);
+		if (rc >= 0 && shmkv_lock_release(&lk) != 0)
+			rc = -1001;
+	}
+#ifdef SHMKV_FAULT_INJECTION
+	shmkv__pause_hook = NULL;
+#endif
+	return rc;
+}
+
+struct child {
+	pid_t pid;
+	int paused; /* read: a byte per pause */
+	int go;	    /* write: a byte lets it go on */
+	int result; /* read: its int result */
+};
+
+static struct child start_child(enum call call, const char *at, int pauses)
+{
+	int p2c[2], c2p[2], res[2];
+	struct child c;
+
+	cr_assert(pipe(p2c) == 0 && pipe(c2p) == 0 && pipe(res) == 0);
+	c.pid = fork();
+	cr_assert(c.pid >= 0);
+	if (c.pid == 0) {
+		int rc;
+
+		pause_at = at;
+		pauses_left = pauses;
+		to_parent = c2p[1];
+		from_parent = p2c[0];
+		rc = child_call(call);
+		_exit(write(res[1], &rc, sizeof(rc)) == sizeof(rc) ? 0 : 102);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	close(res[1]);
+	c.paused = c2p[0];
+	c.go = p2c[1];
+	c.result = res[0];
+	return c;
+}
+
+/* Waits until the child stops at its pause point. */
+static void await_pause(const struct child *c)
+{
+	char b;
+
+	cr_assert_eq(read(c->paused, &b, 1), 1, "the child never paused");
+}
+
+static void let_go(const struct child *c)
+{
+	char b = 'g';
+
+	cr_assert_eq(write(c->go, &b, 1), 1);
+}
+
+static int finish(struct child *c)
+{
+	int status, rc = -2000;
+
+	cr_assert_eq(read(c->result, &rc, sizeof(rc)), (ssize_t)sizeof(rc),
+		     "the child sent no result");
+	cr_assert_eq(waitpid(c->pid, &status, 0), c->pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status %d", status);
+	close(c->paused);
+	close(c->go);
+	close(c->result);
+	return rc;
+}
+
+static uint64_t lock_word(void)
+{
+	struct shmkv_value v = tu_value_for(tu_kv);
+	struct shmkv_keyref ref;
+
+	/* A GET through a prepared key leaves its slot in the reference. */
+	tu_assert_ok(shmkv_key_prepare(tu_kv, &ref, LIT("lock.r")));
+	tu_assert_rc(shmkv_key_get(tu_kv, &ref, &v), 1);
+	return shmkv__load_acquire(&shmkv__slot(tu_kv, ref.slot)->value);
+}
+
+/* The holder's grant has run out (lease 1 ms, plus the coarse clock's
+ * margin of at most a few ticks). */
+static void hold_expired(struct shmkv_lock *h)
+{
+	tu_assert_rc(shmkv_lock_try(h, 1), SHMKV_LOCK_ACQUIRED);
+	tu_sleep_ms(40);
+	cr_assert_eq(shmkv_lock_held(h), 0, "the lease did not run out");
+}
+
+/* Release, then @n grants of long leases, released but the last. */
+static void cycle(struct shmkv_lock *h, int n)
+{
+	tu_assert_ok(shmkv_lock_release(h));
+	for (int i = 0; i < n; i++) {
+		tu_assert_rc(shmkv_lock_try(h, LONG_LEASE),
+			     SHMKV_LOCK_ACQUIRED);
+		if (i + 1 < n)
+			cr_assert_eq(shmkv_lock_release(h), 0, "grant %d", i);
+	}
+}
+
+/* After the race: the holder still holds, alone, and gives it back. */
+static void assert_holder_kept(struct shmkv_lock *h, uint64_t token)
+{
+	cr_assert_eq(shmkv_lock_held(h), 1, "the holder lost its grant");
+	cr_assert_eq(shmkv_lock_token(h), token);
+	tu_assert_ok(shmkv_lock_release(h));
+}
+
+Test(pausepoint_lock,
+     a_taker_paused_before_its_visit_never_takes_a_grant_whose_pin_came_back)
+{
+	struct shmkv_lock h;
+	struct child c;
+	uint64_t judged;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_ok(shmkv_lock_init(tu_kv, &h, "r"));
+	hold_expired(&h);
+	judged = lock_word();
+	c = start_child(CALL_TRY, "lock_takeover_judged", 1);
+	await_pause(&c);
+	/* 2^16 grants on the same parked cell: the same bits again, now a
+	 * running lease. */
+	cycle(&h, EPOCH);
+	cr_assert_eq(lock_word(), judged, "the pin's bits did not come back");
+	let_go(&c);
+	tu_assert_rc(finish(&c), -EBUSY);
+	assert_holder_kept(&h, 1 + EPOCH);
+}
+
+Test(pausepoint_lock,
+     a_taker_paused_while_visiting_blocks_the_cell_from_repeating_its_pin)
+{
+	struct shmkv_lock h;
+	struct child c;
+	uint64_t judged;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_ok(shmkv_lock_init(tu_kv, &h, "r"));
+	hold_expired(&h);
+	judged = lock_word();
+	c = start_child(CALL_TRY, "lock_takeover_visiting", 1);
+	await_pause(&c);
+	/* At the epoch's start the holder sees the visit and moves to
+	 * another cell: the bits do not come back while it visits. */
+	cycle(&h, EPOCH);
+	cr_assert_neq(lock_word(), judged, "a visited cell repeated its pin");
+	let_go(&c);
+	tu_assert_rc(finish(&c), -EBUSY);
+	assert_holder_kept(&h, 1 + EPOCH);
+	/* The blocked cell comes back to use once the visit has ended. */
+	tu_assert_rc(shmkv_lock_try(&h, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	cycle(&h, EPOCH + 1);
+	tu_assert_ok(shmkv_lock_release(&h));
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
+/* The child's call meets a release and a re-acquire between its read of
+ * the value and its read of the cell, @rounds times in a row. */
+static int lose_every_cell_read(enum call call, int rounds)
+{
+	struct shmkv_lock h;
+	struct child c;
+
+	tu_assert_ok(shmkv_lock_init(tu_kv, &h, "r"));
+	tu_assert_rc(shmkv_lock_try(&h, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	c = start_child(call, "lock_read_cell", rounds);
+	for (int i = 0; i < rounds; i++) {
+		await_pause(&c);
+		cycle(&h, 1);
+		let_go(&c);
+	}
+	/* A blocked acquirer gets the lock once it is given back. */
+	if (call == CALL_ACQUIRE)
+		tu_assert_ok(shmkv_lock_release(&h));
+	return finish(&c);
+}
+
+Test(pausepoint_lock, a_try_that_loses_every_cell_read_is_busy_not_an_error)
+{
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(lose_every_cell_read(CALL_TRY, 200), -EBUSY);
+}
+
+Test(pausepoint_lock, an_acquire_that_loses_every_cell_read_keeps_waiting)
+{
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(lose_every_cell_read(CALL_ACQUIRE, 200),
+		     SHMKV_LOCK_ACQUIRED);
+}
+
+Test(pausepoint_lock, lock_list_shows_a_lock_whose_every_cell_read_loses)
+{
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(lose_every_cell_read(CALL_LIST, 200), 1);
+}
