@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "lock_record.h"
 #include "owned.h"
 
@@ -249,6 +250,7 @@ static struct cell_pool *pool_get(struct shmkv *kv)
 		return (struct cell_pool *)none;
 	}
 	pthread_mutex_lock(&open_lock);
+	SHMKV_PAUSE_POINT("lock_pools_locked");
 	p->next_open = open_list;
 	open_list = p;
 	pthread_mutex_unlock(&open_lock);

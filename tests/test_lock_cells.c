@@ -178,6 +178,67 @@ Test(lock_cells, a_thread_that_exits_gives_back_its_parked_cell)
 	cr_assert_eq(blocks_used(), base);
 }
 
+/* A thread that parks a cell of one handle, waits while the main thread
+ * closes that handle, then locks through another handle of the store. */
+struct parked_arg {
+	shmkv_t *first, *second;
+	int go[2];   /* main -> thread: the first handle is closed */
+	int done[2]; /* thread -> main: parked; then: finished */
+	int rc;
+};
+
+static int lock_cycles(shmkv_t *kv, int n)
+{
+	struct shmkv_lock lk;
+	int rc = shmkv_lock_init(kv, &lk, "park");
+
+	for (int i = 0; rc == 0 && i < n; i++) {
+		rc = shmkv_lock_try(&lk, LONG_LEASE);
+		if (rc == 0)
+			rc = shmkv_lock_release(&lk);
+	}
+	return rc;
+}
+
+static void *park_then_switch(void *p)
+{
+	struct parked_arg *t = p;
+	char b = 'x';
+
+	t->rc = lock_cycles(t->first, 1);
+	if (write(t->done[1], &b, 1) != 1 || read(t->go[0], &b, 1) != 1)
+		t->rc = -EIO;
+	if (t->rc == 0)
+		t->rc = lock_cycles(t->second, 100);
+	return NULL;
+}
+
+Test(lock_cells, closing_a_handle_frees_the_cells_other_threads_parked_for_it)
+{
+	uint64_t base = blocks_used();
+	struct parked_arg t = { .first = tu_open(tu_name, 0),
+				.second = tu_open(tu_name, 0) };
+	pthread_t th;
+	char b = 'g';
+
+	cr_assert(pipe(t.go) == 0 && pipe(t.done) == 0);
+	cr_assert_eq(pthread_create(&th, NULL, park_then_switch, &t), 0);
+	cr_assert_eq(read(t.done[0], &b, 1), 1);
+	cr_assert_eq(blocks_used(), base + 1, "the thread parked no cell");
+	/* Its cell is claimed (parked), named by no lock: freed at close. */
+	shmkv_close(t.first);
+	cr_assert_eq(blocks_used(), base);
+	cr_assert_eq(write(t.go[1], &b, 1), 1);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	tu_assert_ok(t.rc);
+	/* The stale parked cell did not stop it parking for the new
+	 * handle: 100 grants used one cell, parked between them. */
+	cr_assert_eq(blocks_used(), base + 1);
+	shmkv_close(t.second);
+	cr_assert_eq(blocks_used(), base);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
 Test(lock_cells, a_forked_child_neither_releases_nor_reuses_the_parents_cells)
 {
 	struct shmkv_lock lk = handle_on(tu_kv, "f"), other;

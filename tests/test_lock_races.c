@@ -20,6 +20,7 @@
  * FAULT=1, into build-fault/); elsewhere every test here is skipped.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,4 +297,96 @@ Test(pausepoint_lock, lock_list_shows_a_lock_whose_every_cell_read_loses)
 {
 	NEED_PAUSE_POINTS();
 	tu_assert_rc(lose_every_cell_read(CALL_LIST, 200), 1);
+}
+
+/*
+ * fork() while another thread holds the lock layer's process-local mutex
+ * (it guards the list of open handles' cell pools): the child must not
+ * inherit it locked. The holder pauses inside it; a helper thread lets it
+ * go 100 ms later; meanwhile the main thread forks, and the child opens
+ * the store and locks. Without atfork handlers the child would wait
+ * forever for a mutex no thread of it will ever release.
+ */
+static pthread_t pool_holder;
+static int holder_in[2], holder_go[2];
+
+#ifdef SHMKV_FAULT_INJECTION
+static void hold_pools(const char *name)
+{
+	char b = 'h';
+
+	if (strcmp(name, "lock_pools_locked") != 0 ||
+	    !pthread_equal(pthread_self(), pool_holder))
+		return;
+	if (write(holder_in[1], &b, 1) != 1 || read(holder_go[0], &b, 1) != 1)
+		abort();
+}
+#endif
+
+static void *lock_on_new_handle(void *arg)
+{
+	shmkv_t *kv;
+	struct shmkv_lock lk;
+	int *rc = arg;
+
+	*rc = shmkv_open(tu_name, 0, &kv);
+	if (*rc == 0) {
+		*rc = shmkv_lock_init(kv, &lk, "f");
+		if (*rc == 0)
+			*rc = shmkv_lock_try(&lk, LONG_LEASE);
+		if (*rc == 0)
+			*rc = shmkv_lock_release(&lk);
+		shmkv_close(kv);
+	}
+	return NULL;
+}
+
+static void *release_later(void *arg)
+{
+	char b = 'g';
+
+	(void)arg;
+	tu_sleep_ms(100);
+	if (write(holder_go[1], &b, 1) != 1)
+		abort();
+	return NULL;
+}
+
+Test(pausepoint_lock, a_fork_while_a_thread_holds_the_pool_list_gives_a_usable_child)
+{
+	pthread_t releaser;
+	int rc = -1, status = 0;
+	char b;
+	pid_t pid;
+
+	NEED_PAUSE_POINTS();
+	cr_assert(pipe(holder_in) == 0 && pipe(holder_go) == 0);
+#ifdef SHMKV_FAULT_INJECTION
+	shmkv__pause_hook = hold_pools;
+#endif
+	cr_assert_eq(pthread_create(&pool_holder, NULL, lock_on_new_handle,
+				    &rc),
+		     0);
+	cr_assert_eq(read(holder_in[0], &b, 1), 1, "the holder never paused");
+	cr_assert_eq(pthread_create(&releaser, NULL, release_later, NULL), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int crc;
+
+		lock_on_new_handle(&crc);
+		_exit(crc == 0 ? 0 : 1);
+	}
+	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		tu_sleep_ms(10);
+	if (kill(pid, 0) == 0 && waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		cr_assert_fail("the child deadlocked (10 s)");
+	}
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status %d", status);
+	cr_assert_eq(pthread_join(pool_holder, NULL), 0);
+	cr_assert_eq(pthread_join(releaser, NULL), 0);
+	tu_assert_ok(rc);
 }
