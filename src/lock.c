@@ -194,10 +194,10 @@ static void end_visit(struct lock_op *lo)
  */
 static int take_over(struct lock_op *lo, enum shmkv_lock_grant kind)
 {
-	int err;
-
 	end_visit(lo);
 	if (lo->cell_seen.unit != UINT32_MAX) {
+		int err;
+
 		SHMKV_PAUSE_POINT("lock_takeover_judged");
 		err = shmkv__cell_visit(lo->lk->kv, &lo->cell_seen, &lo->visit);
 		/* The claim judged is gone: whatever the value's bits now,
