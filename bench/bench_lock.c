@@ -261,6 +261,8 @@ static void print_ratios(void)
 	      LK_ROBUST, CYCLE);
 	ratio("safe lock cycle / robust mutex cycle", LK_SAFE, LK_ROBUST,
 	      CYCLE);
+	ratio("safe lock, waiter killed / safe lock cycle", LK_SAFE_SCARRED,
+	      LK_SAFE, CYCLE);
 	ratio("pattern lock cycle / robust mutex cycle", LK_PATTERN, LK_ROBUST,
 	      CYCLE);
 	ratio("flock cycle / SETNX+DEL prepared cycle", LK_FLOCK, LK_SETNX_PREP,

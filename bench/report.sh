@@ -285,11 +285,12 @@ $(awk -F, '
 	}
 	END {
 		split("SETNX+DEL|SETNX+DEL, prepared key|pattern lock (SETNX page)|" \
-		      "safe lock|robust pthread mutex|flock|OFD fcntl|" \
+		      "safe lock|safe lock after a waiter was killed|" \
+		      "robust pthread mutex|flock|OFD fcntl|" \
 		      "Redis SET NX PX + Lua release", t, "|")
-		split("setnx_del setnx_del_prepared pattern safe robust flock " \
-		      "ofd redis", tag, " ")
-		for (i = 1; i <= 8; i++)
+		split("setnx_del setnx_del_prepared pattern safe safe_scarred " \
+		      "robust flock ofd redis", tag, " ")
+		for (i = 1; i <= 9; i++)
 			name[tag[i]] = t[i]
 		print "| lock | cycle | 2 procs | 4 procs | 8 procs | handoff |"
 		print "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -314,6 +315,10 @@ $(awk -F, '
 			       "%.2fx | %.2fx |\n",
 			       v["safe", "handoff"] / v["robust", "handoff"],
 			       v["pattern", "handoff"] / v["robust", "handoff"])
+		if (v["safe", "cycle"] > 0 && v["safe_scarred", "cycle"] > 0)
+			printf("| cycle after a waiter was killed / clean " \
+			       "cycle (goal ~1) | %.2fx | |\n",
+			       v["safe_scarred", "cycle"] / v["safe", "cycle"])
 		if (v["redis", "cycle"] > 0 && v["safe", "cycle"] > 0 &&
 		    v["pattern", "cycle"] > 0)
 			printf("| Redis lock cycle / cycle (goal >= 1000) | " \

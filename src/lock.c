@@ -166,7 +166,7 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	lo->op.new_deadline_ms = 0; /* the lease is in the grant */
 	lo->op.result = (int)kind;
 	if (lo->claim.cell != NULL && r->token <= LOCK_INLINE_TOKEN_MAX) {
-		shmkv__cell_fill(lo->lk->kv, &lo->claim, lo->lk->ref.slot,
+		shmkv__cell_fill(&lo->claim, lo->lk->ref.slot,
 				 r->start, r->token, r->acquired_ms,
 				 r->deadline_ms);
 		lo->used_claim = true;
@@ -300,7 +300,7 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	/* An inline grant moves to a fresh cell: a taker that judged the old
 	 * lease over then fails its CAS instead of overwriting the new one. */
 	if (cur->is_int && lo->claim.cell != NULL) {
-		shmkv__cell_fill(lo->lk->kv, &lo->claim, lo->lk->ref.slot,
+		shmkv__cell_fill(&lo->claim, lo->lk->ref.slot,
 				 lo->seen.start, lo->seen.token,
 				 lo->seen.acquired_ms, end);
 		lo->used_claim = true;
@@ -456,7 +456,7 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
-	shmkv__cell_fill(kv, c, lk->ref.slot, me.start, token, now,
+	shmkv__cell_fill(c, lk->ref.slot, me.start, token, now,
 			 now + lease);
 	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
 	if (!shmkv__fast_cas(kv, &lk->ref, w, nw))

@@ -92,7 +92,7 @@ static bool claim_ref(struct shmkv *kv, uint64_t ref, uint32_t pid,
 	struct shmkv_lock_cell_shm *cell = cell_of(kv, ref);
 	uint64_t ctl, nctl;
 
-	if (cell == NULL || !shmkv__owned_valid(kv, ref, pid))
+	if (cell == NULL || !shmkv__owned_valid(shmkv__owned_of(cell), ref, pid))
 		return false;
 	/* Relaxed: the CAS below decides. */
 	ctl = shmkv__load_relaxed(&cell->ctl);
@@ -202,8 +202,11 @@ static void pool_drain(struct shmkv *kv, struct cell_pool *p)
 		/* Relaxed: the handle is being closed; no thread uses it. */
 		uint64_t ref = uatomic_read(&p->ref[i]);
 
-		if (ref != 0 && p->pid == shmkv__self_pid() &&
-		    shmkv__owned_valid(kv, ref, p->pid) &&
+		struct shmkv_lock_cell_shm *cell =
+			ref != 0 ? cell_of(kv, ref) : NULL;
+
+		if (cell != NULL && p->pid == shmkv__self_pid() &&
+		    shmkv__owned_valid(shmkv__owned_of(cell), ref, p->pid) &&
 		    !shmkv__owned_pinned(kv, ref))
 			shmkv__owned_free(kv, ref);
 	}
@@ -406,7 +409,7 @@ bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
 	parked.c.cell = NULL;
 	/* Before writing into it: still our block (a wrong liveness judgement
 	 * elsewhere must not make us write into someone's value). */
-	if (!shmkv__owned_valid(kv, c->ref, pid))
+	if (!shmkv__owned_valid(shmkv__owned_of(c->cell), c->ref, pid))
 		return false;
 	/* Relaxed store, then a release fence: a seqlock writer's step. The
 	 * cell is ours (claimed), so no CAS; a reader that sees a field we

@@ -100,8 +100,7 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 		      const struct lock_claim *hint);
 /* Fills the claimed cell for a grant (before the CAS that publishes it),
  * and pins it to slot @slot. */
-static inline void shmkv__cell_fill(struct shmkv *kv, const struct lock_claim *c,
-				    uint32_t slot, uint64_t start,
+static inline void shmkv__cell_fill(const struct lock_claim *c, uint32_t slot, uint64_t start,
 				    uint64_t token, int64_t acquired_ms,
 				    int64_t deadline_ms)
 {
@@ -114,7 +113,7 @@ static inline void shmkv__cell_fill(struct shmkv *kv, const struct lock_claim *c
 			     (uint64_t)acquired_ms);
 	shmkv__store_relaxed((uint64_t *)&cell->deadline_ms,
 			     (uint64_t)deadline_ms);
-	shmkv__owned_pin(kv, c->ref, slot);
+	shmkv__owned_pin(shmkv__owned_of(cell), slot);
 }
 /* Gives the cell back to the pool. */
 void shmkv__cell_unclaim(const struct lock_claim *c);

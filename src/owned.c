@@ -42,28 +42,6 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	return 0;
 }
 
-void shmkv__owned_pin(struct shmkv *kv, uint64_t ref, uint32_t slot)
-{
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
-
-	/* Relaxed: ordered before the pin by the CAS that publishes it;
-	 * skipped when unchanged, so a hot lock does not dirty the word. */
-	if (b != NULL && uatomic_read(&b->slot) != slot)
-		uatomic_set(&b->slot, slot);
-}
-
-bool shmkv__owned_valid(const struct shmkv *kv, uint64_t ref, uint32_t pid)
-{
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
-
-	/* Relaxed: only the owner and a freer write the tag; a freer only
-	 * acts once the owner is dead (or, for DOOM, never on a block the
-	 * owner still uses), so this is a check against corruption and a
-	 * wrong liveness judgement, not a synchronisation. */
-	return b != NULL && shmkv__load_relaxed(&b->tag) ==
-				    BLK_TAG(VAL_BLOCK_GEN(ref), pid, 1);
-}
-
 int shmkv__owned_free(struct shmkv *kv, uint64_t ref)
 {
 	struct shmkv_block_shm *b = shmkv__block(kv, ref);

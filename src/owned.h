@@ -31,12 +31,37 @@
  * Return: 0, -ENOMEM.
  */
 int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
-/* Pins of @ref will live in slot @slot: recovery looks there. Called by
- * the owner before the CAS that publishes a pin. */
-void shmkv__owned_pin(struct shmkv *kv, uint64_t ref, uint32_t slot);
-/* Is owned block @ref still that block, owned by @pid, not being freed?
- * One load: the owner's check before it writes into the block. */
-bool shmkv__owned_valid(const struct shmkv *kv, uint64_t ref, uint32_t pid);
+/* The owned block whose data starts at @data (a pointer the owner got
+ * from shmkv__block() once): no division on the hot path. */
+static inline struct shmkv_block_shm *shmkv__owned_of(void *data)
+{
+	return (struct shmkv_block_shm *)((unsigned char *)data -
+					  offsetof(struct shmkv_block_shm,
+						   data));
+}
+
+/* Pins of block @b will live in slot @slot: recovery looks there. Called
+ * by the owner before the CAS that publishes a pin. */
+static inline void shmkv__owned_pin(struct shmkv_block_shm *b, uint32_t slot)
+{
+	/* Relaxed: ordered before the pin by the CAS that publishes it;
+	 * skipped when unchanged, so a hot lock does not dirty the word. */
+	if (uatomic_read(&b->slot) != slot)
+		uatomic_set(&b->slot, slot);
+}
+
+/* Is @b still owned block @ref, owned by @pid, not being freed? One
+ * load: the owner's check before it writes into the block. */
+static inline bool shmkv__owned_valid(const struct shmkv_block_shm *b,
+				      uint64_t ref, uint32_t pid)
+{
+	/* Relaxed: only the owner and a freer write the tag; a freer acts
+	 * only once the owner is dead (or, for DOOM, on a block the owner
+	 * no longer uses), so this guards against corruption and a wrong
+	 * liveness judgement; it synchronises nothing. */
+	return shmkv__load_relaxed(&b->tag) ==
+	       BLK_TAG(VAL_BLOCK_GEN(ref), pid, 1);
+}
 /* Does the slot @ref's header names hold a pin of @ref? */
 bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref);
 /*

@@ -8,7 +8,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kv.h"
@@ -17,21 +19,23 @@
 #define RETRY_MAX 100000000ul /* failed attempts: only ends a hang */
 
 const char *const lock_kind_name[LK_N] = {
-	"SETNX+DEL", "SETNX+DEL prepared", "pattern lock",
-	"safe lock", "robust mutex",	   "flock",
-	"OFD fcntl", "redis SET NX PX",
+	"SETNX+DEL",	    "SETNX+DEL prepared",
+	"pattern lock",	    "safe lock",
+	"safe, waiter killed", "robust mutex",
+	"flock",	    "OFD fcntl",
+	"redis SET NX PX",
 };
 const char *const lock_kind_tag[LK_N] = {
-	"setnx_del", "setnx_del_prepared",
-	"pattern",   "safe",
-	"robust",    "flock",
-	"ofd",	     "redis",
+	"setnx_del",	"setnx_del_prepared", "pattern", "safe",
+	"safe_scarred", "robust",	      "flock",	 "ofd",
+	"redis",
 };
 
 /* Distinct keys, so no kind finds another's leftovers. */
 #define SETNX_KEY    "lk.setnx"
 #define PATTERN_NAME "bench-pattern"
 #define SAFE_NAME    "bench-safe"
+#define SCARRED_NAME "bench-safe-scarred"
 
 static pid_t main_pid;
 
@@ -41,6 +45,47 @@ void lock_die(const char *what, const char *why)
 	if (getpid() != main_pid)
 		_exit(1);
 	exit(1);
+}
+
+static int count_waiters(const struct shmkv_lock_info *info, void *arg)
+{
+	if (info->name_len == sizeof(SCARRED_NAME) - 1 &&
+	    memcmp(info->name, SCARRED_NAME, info->name_len) == 0)
+		*(uint32_t *)arg = info->waiters;
+	return 0;
+}
+
+static uint32_t scarred_waiters(shmkv_t *kv)
+{
+	uint32_t w = 0;
+
+	shmkv_lock_list(kv, count_waiters, &w);
+	return w;
+}
+
+/* Leaves SCARRED_NAME as a killed waiter leaves a lock: hold it, block a
+ * child in acquire, SIGKILL the child while it sleeps, release. */
+static int scar(shmkv_t *kv)
+{
+	struct shmkv_lock lk;
+	pid_t pid;
+	int rc = shmkv_lock_init(kv, &lk, SCARRED_NAME), st;
+
+	if (rc == 0)
+		rc = shmkv_lock_acquire(&lk, LEASE_MS);
+	if (rc != 0)
+		return rc;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(shmkv_lock_acquire(&lk, LEASE_MS) == 0 ? 0 : 1);
+	for (int i = 0; i < 100000 && scarred_waiters(kv) == 0; i++)
+		sched_yield();
+	usleep(20000); /* asleep in FUTEX_WAIT, not between tries */
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return shmkv_lock_release(&lk);
 }
 
 int lock_env_init(struct lock_env *env)
@@ -54,7 +99,8 @@ int lock_env_init(struct lock_env *env)
 	if (!env->mutex)
 		return -ENOMEM;
 	if ((err = bench_robust_mutex_init(env->mutex)) ||
-	    (err = bench_store_create("lock", NULL, &env->kv, name)))
+	    (err = bench_store_create("lock", NULL, &env->kv, name)) ||
+	    (err = scar(env->kv)))
 		return err;
 	snprintf(env->file, sizeof(env->file), "/tmp/shmkv-bench-lock-XXXXXX");
 	fd = mkstemp(env->file);
@@ -100,8 +146,10 @@ void lock_proc_open(struct lock_proc *p, const struct lock_env *env,
 	p->kind = kind;
 	p->env = env;
 	p->fd = -1;
-	if (kind == LK_SAFE)
-		rc = shmkv_lock_init(env->kv, &p->lk, SAFE_NAME);
+	if (kind == LK_SAFE || kind == LK_SAFE_SCARRED)
+		rc = shmkv_lock_init(env->kv, &p->lk,
+				     kind == LK_SAFE ? SAFE_NAME
+						     : SCARRED_NAME);
 	else if (kind == LK_PATTERN)
 		rc = shmkv_pattern_init(env->kv, &p->pl, PATTERN_NAME);
 	else if (kind == LK_SETNX_PREP)
@@ -198,6 +246,7 @@ void lock_acquire(struct lock_proc *p)
 					   &p->expiry);
 		break;
 	case LK_SAFE:
+	case LK_SAFE_SCARRED:
 		rc = shmkv_lock_acquire(&p->lk, LEASE_MS);
 		break;
 	case LK_ROBUST:
@@ -235,6 +284,7 @@ void lock_release(struct lock_proc *p)
 		rc = shmkv_pattern_release(&p->pl, p->expiry);
 		break;
 	case LK_SAFE:
+	case LK_SAFE_SCARRED:
 		rc = shmkv_lock_release(&p->lk);
 		break;
 	case LK_ROBUST:

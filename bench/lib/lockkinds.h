@@ -7,6 +7,9 @@
  *   setnx+del prepared  the same through shmkv_key_setnx / shmkv_key_del
  *   pattern lock        shmkv_pattern_lock (the SETNX page's lock)
  *   safe lock           shmkv_lock_acquire / release (futex waits)
+ *   safe lock, waiter   the same on a lock one of whose waiters was
+ *     killed            killed while asleep (before the runs): what the
+ *                       mark it left costs the releases that follow
  *   robust mutex        a process-shared robust pthread mutex
  *   flock               flock(2) on a file, one open file per process
  *   OFD fcntl           F_OFD_SETLKW on byte 0 of that file
@@ -27,6 +30,7 @@ enum lock_kind {
 	LK_SETNX_PREP,
 	LK_PATTERN,
 	LK_SAFE,
+	LK_SAFE_SCARRED,
 	LK_ROBUST,
 	LK_FLOCK,
 	LK_OFD,
