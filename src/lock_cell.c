@@ -302,10 +302,10 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 	    claim_ref(kv, hint->ref, pid, c))
 		return 0;
 	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
-		/* Relaxed: the entry's cell was initialised by this process
-		 * (another thread's CAS published the entry, and claim_ref's
-		 * full-barrier CAS on the cell orders what follows). */
-		uint64_t ref = uatomic_read(&p->ref[i]);
+		/* Acquire: pairs with the CAS that added the entry, so the
+		 * cell's initialisation (and the block's past lives before
+		 * its allocation) happen before our reads of it. */
+		uint64_t ref = SHMKV_LOAD_ACQ(&p->ref[i]);
 
 		if (ref == 0)
 			empty = true;
