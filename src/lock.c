@@ -501,6 +501,13 @@ static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
 	}
 	if (rc < 0)
 		return rc;
+	/* The dead holder's cell is named by nothing now: free it here (its
+	 * pid may already belong to a new process, which reclamation would
+	 * take for the owner); a visit of another taker defers it. */
+	if (rc == SHMKV_LOCK_OWNER_DEAD && lo.cell_seen.unit != UINT32_MAX)
+		shmkv__owned_free(lk->kv,
+				  VAL_BLOCK_WORD(lo.cell_seen.unit,
+						 BLK_GEN(lo.cell_seen.tag)));
 	lk_granted(lk, &lo.claim);
 	lk->token = lo.rec.token;
 	lk->deadline_ms = lo.rec.deadline_ms;
