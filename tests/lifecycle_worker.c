@@ -22,9 +22,10 @@
  * (the first also described there) and the worker goes on, so the soak
  * can report how often each failure happened.
  *
- * once: opens NAME, takes the lock LOCK with shmkv_lock_acquire, releases
- * it, and leaves by KIND (return, exit, _exit or abort) without
- * shmkv_close. Exit status LW_OPEN or LW_ONCE_LOCK if a call failed.
+ * once: opens NAME, takes the lock LOCK with shmkv_lock_acquire (which
+ * must find it free: SHMKV_LOCK_ACQUIRED), releases it, and leaves by KIND
+ * (return, exit, _exit or abort) without shmkv_close. Exit status LW_OPEN
+ * or LW_ONCE_LOCK if a call failed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -433,8 +434,9 @@ static int once(const char *name, const char *lock, const char *how)
 		return usage();
 	if (shmkv_open(name, 0, &kv) || shmkv_lock_init(kv, &lk, lock))
 		return LW_OPEN;
+	/* One process at a time, each releasing: the lock is always free. */
 	rc = shmkv_lock_acquire(&lk, LC_LEASE_MS);
-	if (rc != SHMKV_LOCK_ACQUIRED && rc != SHMKV_LOCK_OWNER_DEAD)
+	if (rc != SHMKV_LOCK_ACQUIRED)
 		return LW_ONCE_LOCK;
 	if (shmkv_lock_release(&lk) != 0)
 		return LW_ONCE_LOCK;
