@@ -113,6 +113,8 @@ struct lc_slot {
 	_Atomic uint32_t in_cmd;
 	_Atomic uint32_t holding; /* between a grant and its release: only
 				     counted, to show kills land there */
+	_Atomic uint32_t opened;  /* the store is open: most kills are
+				     timed from here, not from the spawn */
 };
 
 struct lc_lock_tally {

@@ -70,8 +70,9 @@
 struct child {
 	pid_t pid; /* 0: slot free */
 	enum lc_kind kind;
-	int64_t kill_at_us; /* LC_KILL: when to kill it */
-	bool killed;	    /* the SIGKILL was sent */
+	int64_t kill_after_us; /* LC_KILL: how long after its start */
+	int64_t kill_at_us;    /* when; 0: once it has opened the store */
+	bool killed;	       /* the SIGKILL was sent */
 };
 
 struct soak {
@@ -149,6 +150,7 @@ static void spawn(struct soak *s, enum lc_kind kind)
 	atomic_store(&s->j->slot[slot].kill_req, 0);
 	atomic_store(&s->j->slot[slot].in_cmd, 0);
 	atomic_store(&s->j->slot[slot].holding, 0);
+	atomic_store(&s->j->slot[slot].opened, 0);
 	fflush(NULL);
 	c->pid = fork();
 	if (c->pid < 0)
@@ -157,7 +159,11 @@ static void spawn(struct soak *s, enum lc_kind kind)
 		exec_worker(s, slot, kind, seed);
 	c->kind = kind;
 	c->killed = false;
-	c->kill_at_us = now_us() + (int64_t)(seed % KILL_WINDOW_US);
+	/* One kill in four timed from the spawn, so some land in exec or
+	 * shmkv_open; the others from the moment the store is open, so
+	 * they land in the work on a slow (sanitized) build too. */
+	c->kill_after_us = (int64_t)(seed % KILL_WINDOW_US);
+	c->kill_at_us = (seed >> 32) % 4 ? 0 : now_us() + c->kill_after_us;
 	s->started[kind]++;
 	s->running++;
 	s->running_short += kind != LC_LONG;
@@ -233,8 +239,11 @@ static void kill_due(struct soak *s, bool all)
 		struct child *c = &s->ch[i];
 		struct lc_slot *sl = &s->j->slot[i];
 
-		if (c->pid == 0 || c->kind != LC_KILL || c->killed ||
-		    (!all && now < c->kill_at_us))
+		if (c->pid == 0 || c->kind != LC_KILL || c->killed)
+			continue;
+		if (c->kill_at_us == 0 && atomic_load(&sl->opened))
+			c->kill_at_us = now + c->kill_after_us;
+		if (!all && (c->kill_at_us == 0 || now < c->kill_at_us))
 			continue;
 		/* Seq_cst store then load: our half of the Dekker pair with
 		 * the worker's store of in_cmd and load of kill_req. */

@@ -56,6 +56,8 @@ struct worker {
 	struct lc_journal *j;
 	struct lc_slot *slot;
 	struct shmkv_lock lk[LC_LOCKS];
+	shmkv_t *inherited; /* a fork child's parent's handle, kept
+			       reachable (no leak report at exit) */
 	uint64_t rng;
 	pid_t parent; /* the soak: gone means stop */
 	enum lc_kind kind;
@@ -318,6 +320,7 @@ static int fork_child(struct worker *w)
 	w->slot = &no_slot;
 	w->rng ^= (uint64_t)getpid() << 32;
 	if (below(w, 2) && shmkv_open(w->name, 0, &own) == 0) {
+		w->inherited = w->kv;
 		w->kv = own;
 		if (bind_locks(w))
 			return LW_OPEN;
@@ -462,5 +465,6 @@ int main(int argc, char **argv)
 			shmkv_strerror(rc));
 		return LW_OPEN;
 	}
+	atomic_store(&w.slot->opened, 1);
 	return run(&w);
 }
