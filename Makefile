@@ -376,7 +376,8 @@ help:
 	@echo '  test           deps, build, run tests/run-tests.sh or the unit tests'
 	@echo '  bench          deps, build, run bench/run.sh (bench-quick: QUICK=1)'
 	@echo '  demo           deps, build, run $(BUILD)/shmkv-demo'
-	@echo '  torture        deps, FAULT=1 build, crash torture for TORTURE_SECONDS (60)'
+	@echo '  torture        deps, FAULT=1 build, crash torture for TORTURE_SECONDS (60),'
+	@echo '                 then the lifecycle soak for LIFECYCLE_SECONDS (120)'
 	@echo '  deps           install missing build/test dependencies (Debian)'
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'
 	@echo '  format format-check clean'
@@ -391,12 +392,18 @@ help:
 # in this FAULT=1 build, at the crash points; then recover, check, audit.
 
 TORTURE_SECONDS ?= 60
+# Then the lifecycle soak (tests/lifecycle_soak.c): short-lived processes
+# leaving every way, no recovery; the store must come back to a steady state.
+LIFECYCLE_SECONDS ?= 120
 .PHONY: torture torture-run
 torture: deps
 	$(Q)$(SUBMAKE) FAULT=1 torture-run
 
-torture-run: $(BUILD)/tests/torture $(BUILD)/tests/torture_worker
+torture-run: $(BUILD)/tests/torture $(BUILD)/tests/torture_worker \
+		$(BUILD)/tests/lifecycle_soak $(BUILD)/tests/lifecycle_worker
 	$(Q)$(BUILD)/tests/torture --seconds $(TORTURE_SECONDS)
+	$(Q)$(BUILD)/tests/lifecycle_soak --seconds $(LIFECYCLE_SECONDS) \
+		--rounds 4
 
 # ---------------------------------------------------------------------------
 # Fuzzing (tests/fuzz/): libFuzzer harnesses, built with clang under ASan

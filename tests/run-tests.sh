@@ -17,6 +17,13 @@ step() {
 step "unit and multi-process tests (Criterion)"
 "$BUILD"/tests/unit --jobs 2
 
+# Thousands of short-lived processes that take locks and write, then leave
+# every way (return, exit, _exit, abort, SIGKILL, main-thread exit, fork),
+# never closing the store and never recovering it: locks, counters and
+# storage must come back to a steady state (`make torture` runs it long).
+step "lifecycle soak: ${LIFECYCLE_SECONDS:-10} s, >= 1000 short-lived processes"
+"$BUILD"/tests/lifecycle_soak --seconds "${LIFECYCLE_SECONDS:-10}" --procs 1000
+
 step "differential test against redis-server"
 # Exit 77 means redis-server is missing: a failure here, never a pass, since
 # `make test` installs it. Several seeds, each a fresh random stream.

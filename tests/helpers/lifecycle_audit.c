@@ -1,0 +1,339 @@
+/*
+ * lifecycle_audit.c - the lifecycle soak's verdict on the store after a
+ * round (see tests/lifecycle_soak.c and tests/lifecycle.h): the locks,
+ * the unexpected results the workers counted, the lock-protected
+ * counters, and the steady state of value storage and slots. A helper
+ * rather than part of lifecycle_soak.c only to keep files small.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers/mp_census.h"
+#include "helpers/selfcheck.h"
+#include "lifecycle.h"
+#include "shmkv_lock.h"
+
+#define LOCK_WAIT_MS  10000 /* the audit's take of a lock: hang guard */
+#define SHOW_PROBLEMS 10    /* shmkv_check problems printed */
+
+void lc_verdict(struct lc_audit *a, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		a->passed++;
+		return;
+	}
+	a->failed++;
+	fflush(stdout);
+	fprintf(stderr, "lifecycle_soak: FAILED: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *errno_name(unsigned e)
+{
+	const char *n = e ? strerrorname_np((int)e) : NULL;
+
+	return n ? n : "other";
+}
+
+/*
+ * The audit.
+ */
+
+/* Takes each lock three times on a handle of its own, then closes it
+ * (closing frees the lock cell its thread parked). The first take finds
+ * any holder that died in its section. */
+static void clear_locks(struct lc_audit *a)
+{
+	struct shmkv_lock lk;
+	shmkv_t *kv;
+	int rc = shmkv_open(a->name, 0, &kv);
+
+	if (rc) {
+		lc_verdict(a, false, "audit: open %s: %s", a->name,
+			   shmkv_strerror(rc));
+		return;
+	}
+	for (unsigned l = 0; l < LC_LOCKS; l++) {
+		struct lc_lock_tally *t = &a->j->lock[l];
+
+		rc = shmkv_lock_init(kv, &lk, lc_lock_name[l]);
+		lc_verdict(a, rc == 0, "audit: shmkv_lock_init %s: %s",
+			   lc_lock_name[l], shmkv_strerror(rc));
+		if (rc)
+			break;
+		for (int n = 0; n < 3; n++) {
+			atomic_fetch_add(&t->begin, 1);
+			rc = shmkv_lock_timed(&lk, LC_LEASE_MS, LOCK_WAIT_MS);
+			lc_verdict(
+				a,
+				rc == SHMKV_LOCK_ACQUIRED ||
+					(n == 0 && rc == SHMKV_LOCK_OWNER_DEAD),
+				"audit: take %d of lock %s with every worker "
+				"gone: %d (%s)",
+				n + 1, lc_lock_name[l], rc, shmkv_strerror(rc));
+			if (rc < 0) {
+				atomic_fetch_add(&t->end, 1);
+				continue;
+			}
+			atomic_fetch_add(&t->grants, 1);
+			if (rc == SHMKV_LOCK_OWNER_DEAD) {
+				atomic_fetch_add(&t->owner_dead, 1);
+				a->takeovers_here++;
+			}
+			rc = shmkv_lock_release(&lk);
+			lc_verdict(a, rc == 0, "audit: release of lock %s: %s",
+				   lc_lock_name[l], shmkv_strerror(rc));
+			atomic_fetch_add(&t->end, 1);
+		}
+	}
+	shmkv_close(kv);
+}
+
+struct lock_seen {
+	uint32_t waiters[LC_LOCKS];
+	int held[LC_LOCKS], found[LC_LOCKS];
+};
+
+static int lock_seen_fn(const struct shmkv_lock_info *info, void *arg)
+{
+	struct lock_seen *ls = arg;
+
+	for (unsigned l = 0; l < LC_LOCKS; l++)
+		if (info->name_len == strlen(lc_lock_name[l]) &&
+		    !memcmp(info->name, lc_lock_name[l], info->name_len)) {
+			ls->found[l]++;
+			ls->held[l] = info->held;
+			ls->waiters[l] = info->waiters;
+		}
+	return 0;
+}
+
+static void audit_lock_states(struct lc_audit *a)
+{
+	struct lock_seen ls = { 0 };
+	int rc = shmkv_lock_list(a->kv, lock_seen_fn, &ls);
+
+	lc_verdict(a, rc >= 0, "shmkv_lock_list: %s", shmkv_strerror(rc));
+	for (unsigned l = 0; l < LC_LOCKS; l++)
+		lc_verdict(
+			a, ls.found[l] == 1 && !ls.held[l] && !ls.waiters[l],
+			"lock %s, with every worker gone and three takes "
+			"since: listed %d times, held %d, %u waiters counted",
+			lc_lock_name[l], ls.found[l], ls.held[l],
+			ls.waiters[l]);
+}
+
+static bool bit(const _Atomic uint64_t *map, uint64_t v)
+{
+	/* Relaxed: every writer has been reaped. */
+	uint64_t w = atomic_load_explicit(&map[v / 64], memory_order_relaxed);
+
+	return (w >> (v % 64)) & 1;
+}
+
+static uint64_t counter_value(struct lc_audit *a, unsigned l)
+{
+	char buf[48];
+	struct shmkv_value v = { buf, sizeof(buf) - 1, 0 };
+	int rc = shmkv_get(a->kv, lc_counter[l], strlen(lc_counter[l]), &v);
+
+	lc_verdict(a, rc == 1, "GET %s: %d", lc_counter[l], rc);
+	buf[rc == 1 ? v.len : 0] = '\0';
+	return strtoull(buf, NULL, 10);
+}
+
+/* The counter of lock @l is exact (lifecycle.h). Return: its value. */
+static uint64_t audit_counter(struct lc_audit *a, unsigned l)
+{
+	struct lc_lock_tally *t = &a->j->lock[l];
+	uint64_t c = counter_value(a, l), acked = 0, landed = 0, missing = 0;
+	uint64_t over = 0, first_missing = 0, dead = t->begin - t->end;
+
+	for (uint64_t v = 1; v < LC_COUNT_MAX; v++) {
+		bool ack = bit(a->j->acked[l], v);
+
+		if (v > c) {
+			over += ack;
+		} else if (ack) {
+			acked++;
+		} else if (bit(a->j->intent[l], v)) {
+			landed++;
+		} else if (missing++ == 0) {
+			first_missing = v;
+		}
+	}
+	lc_verdict(a,
+		   t->dup == 0 && missing == 0 && over == 0 && landed <= dead &&
+			   c == acked + landed,
+		   "counter %s = %llu: %llu increments acked, %llu landed by "
+		   "holders that died (at most %llu died in a section), %llu "
+		   "values written twice (lost updates), %llu never written "
+		   "(first %llu), %llu acked past the counter",
+		   lc_counter[l], (unsigned long long)c,
+		   (unsigned long long)acked, (unsigned long long)landed,
+		   (unsigned long long)dead, (unsigned long long)t->dup,
+		   (unsigned long long)missing,
+		   (unsigned long long)first_missing, (unsigned long long)over);
+	lc_verdict(
+		a, t->owner_dead <= dead,
+		"lock %s: %llu grants reported SHMKV_LOCK_OWNER_DEAD, but at "
+		"most %llu holders died in their section: a live holder was "
+		"taken for dead",
+		lc_lock_name[l], (unsigned long long)t->owner_dead,
+		(unsigned long long)dead);
+	lc_verdict(a, t->expired == 0,
+		   "lock %s: %llu grants reported SHMKV_LOCK_LEASE_EXPIRED of "
+		   "a %d ms lease",
+		   lc_lock_name[l], (unsigned long long)t->expired,
+		   LC_LEASE_MS);
+	return c;
+}
+
+/* No call gave a result it may not give; the counts by errno. */
+static void audit_errors(struct lc_audit *a)
+{
+	for (int e = 0; e < LE_KINDS; e++) {
+		char what[512];
+		size_t at = 0;
+		uint64_t all = 0;
+
+		what[0] = '\0';
+		for (unsigned i = 0; i < LC_ERRNO_CAP; i++) {
+			uint64_t n = atomic_load(&a->j->err[e][i]);
+
+			all += n;
+			if (n && at < sizeof(what) - 40)
+				at += (size_t)snprintf(
+					what + at, sizeof(what) - at,
+					" %s%s x %llu", i ? "-" : "",
+					errno_name(i), (unsigned long long)n);
+		}
+		lc_verdict(a, all == 0,
+			   "%s gave results it may not give %llu times:%s "
+			   "(the first: %s)",
+			   lc_err_name[e], (unsigned long long)all, what,
+			   a->j->note[e]);
+	}
+	lc_verdict(a, a->j->capped == 0,
+		   "%llu sections skipped: a counter passed LC_COUNT_MAX",
+		   (unsigned long long)a->j->capped);
+}
+
+static bool value_ok(const char *v, size_t len)
+{
+	size_t i = 0;
+
+	if (sc_value_ok(v, len))
+		return true;
+	while (i < len && v[i] >= '0' && v[i] <= '9')
+		i++;
+	if (i == 0 || i == len || v[i] != ':')
+		return false;
+	return sc_is_canonical_int(v + i + 1, len - i - 1);
+}
+
+static void show_problem(const char *problem, void *arg)
+{
+	long *n = arg;
+
+	if ((*n)++ < SHOW_PROBLEMS)
+		fprintf(stderr, "lifecycle_soak: check: %s\n", problem);
+}
+
+/* A new key with a value of each size class still fits: 32 ... 512
+ * bytes and the top class (block header 24 bytes). */
+static void audit_room(struct lc_audit *a)
+{
+	static const size_t lens[] = { 8, 40, 104, 232, 488, LC_VALUE_MAX };
+	static char val[LC_VALUE_MAX];
+
+	memset(val, 'v', sizeof(val));
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		int rc = shmkv_set(a->kv, "probe", 5, val, lens[i], 0, 0, NULL);
+
+		lc_verdict(
+			a, rc == 1,
+			"SET of a new key with %zu bytes after the round: %s",
+			lens[i], shmkv_strerror(rc));
+		shmkv_del(a->kv, "probe", 5);
+	}
+}
+
+static void audit_storage(struct lc_audit *a, int r)
+{
+	int64_t slack = a->slack, extra;
+	long problems = 0;
+	struct census c;
+	int rc = mp_census_take(a->kv, LC_SLOTS, &c, value_ok);
+	const struct shmkv_stats *st = &c.st;
+
+	lc_verdict(a, rc == 0, "census: %s", shmkv_strerror(rc));
+	lc_verdict(a, !c.dups && !c.bad_values && c.live == st->live_keys,
+		   "census: %zu keys scanned twice, %zu values never written, "
+		   "%zu live keys read, %llu counted",
+		   c.dups, c.bad_values, c.live,
+		   (unsigned long long)st->live_keys);
+	extra = (int64_t)mp_blocks_used(st) - (int64_t)c.need_block;
+	lc_verdict(
+		a, extra >= 0 && extra <= slack,
+		"round %d: %llu value blocks used, the %zu live keys need %zu: "
+		"%lld more than a bound of %lld (processes alive at once)",
+		r + 1, (unsigned long long)mp_blocks_used(st), c.live,
+		c.need_block, (long long)extra, (long long)slack);
+	lc_verdict(a, r == 0 || extra == a->extra_prev,
+		   "round %d: %lld blocks beyond the live keys' need, round %d "
+		   "left %lld: not a steady state",
+		   r + 1, (long long)extra, r, (long long)a->extra_prev);
+	lc_verdict(a,
+		   st->live_keys + st->tombstones + st->expired <=
+				   LC_KEYSPACE &&
+			   st->pending == 0 && st->corrupt == 0,
+		   "round %d: slots %llu live, %llu tombstones, %llu expired, "
+		   "%llu pending, %llu corrupt; the workers name %u keys",
+		   r + 1, (unsigned long long)st->live_keys,
+		   (unsigned long long)st->tombstones,
+		   (unsigned long long)st->expired,
+		   (unsigned long long)st->pending,
+		   (unsigned long long)st->corrupt, LC_KEYSPACE);
+	rc = shmkv_check(a->kv, show_problem, &problems);
+	lc_verdict(a, rc == 0, "round %d: shmkv_check found %d problems", r + 1,
+		   rc);
+	a->extra_prev = extra;
+	a->used_final = mp_blocks_used(st);
+	a->need_final = c.need_block;
+	a->problems_final = rc;
+	printf("lifecycle_soak: round %d: %llu value blocks used (live keys "
+	       "need %zu), slots %llu live + %llu tombstones + %llu pending, "
+	       "check %d problems\n",
+	       r + 1, (unsigned long long)mp_blocks_used(st), c.need_block,
+	       (unsigned long long)st->live_keys,
+	       (unsigned long long)st->tombstones,
+	       (unsigned long long)st->pending, rc);
+	free(c.keys.k);
+	audit_room(a);
+}
+
+void lc_audit_round(struct lc_audit *a, int r)
+{
+	uint64_t c[LC_LOCKS];
+
+	clear_locks(a);
+	audit_lock_states(a);
+	audit_errors(a);
+	for (unsigned l = 0; l < LC_LOCKS; l++)
+		c[l] = audit_counter(a, l);
+	printf("lifecycle_soak: round %d: counters %s %llu, %s %llu, %s %llu\n",
+	       r + 1, lc_counter[0], (unsigned long long)c[0], lc_counter[1],
+	       (unsigned long long)c[1], lc_counter[2],
+	       (unsigned long long)c[2]);
+	audit_storage(a, r);
+	fflush(stdout);
+}
