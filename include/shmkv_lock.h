@@ -300,8 +300,10 @@ struct shmkv_lock_info {
 	uint64_t token;	       /**< of the last grant */
 	int64_t held_for_ms;   /**< since the last grant, when HELD */
 	int64_t lease_left_ms; /**< <= 0: lease over; 0 when FREE */
-	uint32_t waiters;      /**< sleeping on this name's futex word
-				    (shared with names hashed alike) */
+	uint32_t waiters;      /**< 1: a waiter may sleep on the lock's
+				    futex word (the mark waiters set; a
+				    killed waiter's clears at the next
+				    release), 0: none */
 };
 
 /** Return 0 to go on, non-zero to stop the listing. */

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,17 +82,40 @@ static uint32_t waiters(shmkv_t *kv)
 	return w;
 }
 
-/* Polls until @want processes are counted waiting for "L". */
-static void wait_for_waiters(shmkv_t *kv, uint32_t want)
+/* Polls until "L" shows a waiter (its futex word is marked: someone may
+ * sleep on it; the mark says nothing about how many). */
+static void wait_for_waiter(shmkv_t *kv)
 {
 	for (int i = 0; i < POLL_MAX; i++) {
 		uint32_t w = waiters(kv);
 
-		if (w != UINT32_MAX && w >= want)
+		if (w != UINT32_MAX && w >= 1)
 			return;
 		tu_sleep_ms(1);
 	}
-	cr_assert_fail("never saw %u processes blocked on lock L", want);
+	cr_assert_fail("never saw a process blocked on lock L");
+}
+
+/* Polls until process @pid sleeps (state S in /proc: between its tries,
+ * a blocked acquirer is asleep on the futex word). */
+static void wait_asleep(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < POLL_MAX; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p != NULL && p[1] == ' ' && p[2] == 'S')
+			return;
+		tu_sleep_ms(1);
+	}
+	cr_assert_fail("process %d never went to sleep", (int)pid);
 }
 
 static struct shmkv_lock lock_L(shmkv_t *kv)
@@ -350,7 +374,7 @@ Test(lifecycle, a_killed_waiter_is_no_longer_counted_after_two_cycles)
 
 	tu_assert_rc(shmkv_lock_try(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
 	pid = blocked_waiter();
-	wait_for_waiters(tu_kv, 1);
+	wait_for_waiter(tu_kv);
 	kill_and_reap(pid);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	/* A stale mark may cost a wake-up nobody takes; then it is gone. */
@@ -375,7 +399,7 @@ Test(lifecycle, a_waiter_still_gets_the_lock_after_another_waiter_is_killed)
 
 	tu_assert_rc(shmkv_lock_try(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
 	doomed = blocked_waiter();
-	wait_for_waiters(tu_kv, 1);
+	wait_for_waiter(tu_kv);
 	fflush(NULL);
 	survivor = fork();
 	cr_assert_geq(survivor, 0, "fork");
@@ -392,7 +416,8 @@ Test(lifecycle, a_waiter_still_gets_the_lock_after_another_waiter_is_killed)
 			_exit(CHILD_CMD);
 		_exit(shmkv_lock_release(&mine) == 0 ? 0 : CHILD_VALUE);
 	}
-	wait_for_waiters(tu_kv, 2);
+	wait_for_waiter(tu_kv);
+	wait_asleep(survivor);
 	kill_and_reap(doomed);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	st = reap(survivor);
