@@ -289,7 +289,7 @@ static int add_cell(struct shmkv *kv, struct cell_pool *p,
 	return -ENOMEM;
 }
 
-int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
+static int pool_claim(struct shmkv *kv, struct lock_claim *c,
 		      const struct lock_claim *hint)
 {
 	uint32_t pid = shmkv__self_pid();
@@ -319,8 +319,19 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 		if (err != -EAGAIN)
 			return err;
 	}
-	c->cell = NULL;
 	return -ENOMEM;
+}
+
+int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
+		      const struct lock_claim *hint)
+{
+	int err = pool_claim(kv, c, hint);
+
+	/* A failed claim leaves no pointer behind: a caller that tried
+	 * several cells must never take the last one tried for its own. */
+	if (err)
+		c->cell = NULL;
+	return err;
 }
 
 int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
@@ -409,16 +420,20 @@ bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,
 	parked.c.cell = NULL;
 	/* Before writing into it: still our block (a wrong liveness judgement
 	 * elsewhere must not make us write into someone's value). */
-	if (!shmkv__owned_valid(shmkv__owned_of(c->cell), c->ref, pid))
+	if (!shmkv__owned_valid(shmkv__owned_of(c->cell), c->ref, pid)) {
+		c->cell = NULL;
 		return false;
+	}
 	/* Relaxed store, then a release fence: a seqlock writer's step. The
 	 * cell is ours (claimed), so no CAS; a reader that sees a field we
 	 * write next sees the new sequence too. */
 	shmkv__store_relaxed(&c->cell->ctl, c->ctl);
 	shmkv__fence_release();
-	if ((LOCK_CELL_SEQ(c->ctl) & EPOCH_MASK) != 0)
+	if ((LOCK_CELL_SEQ(c->ctl) & EPOCH_MASK) != 0 ||
+	    epoch_clear((struct shmkv *)kv, c, 0))
 		return true;
-	return epoch_clear((struct shmkv *)kv, c, 0);
+	c->cell = NULL; /* left BLOCKED in the pool */
+	return false;
 }
 
 void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
