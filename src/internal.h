@@ -83,6 +83,8 @@ struct shmkv {
 	/* A layer's per-handle state, attached on first use (lock_cell.c's
 	 * cell pool): shmkv_close calls its close() before unmapping. */
 	struct shmkv_ext *ext;
+	/* This handle ran its reclamation step (owned.c). */
+	bool reaped;
 	char name[SHMKV_NAME_MAX + 1];
 };
 

@@ -9,10 +9,11 @@
  * racing, one sees the other (both write, fence, then read the other's
  * word), so a block is never freed under a visit that re-validated it.
  *
- * Reclamation is amortised: each process that opens a store for writing
- * runs one step over the next few hundred units and slots (cursors in the
- * header), and a command about to answer -ENOMEM first runs a pass over
- * all of value memory. A store used by short-lived processes that never
+ * Reclamation is amortised: each handle that starts owning blocks (a lock
+ * user: what short-lived processes leave) first runs one step over the
+ * next SHMKV_REAP_STEP_UNITS units and SHMKV_REAP_STEP_SLOTS slots
+ * (cursors in the header), and an allocation about to answer -ENOMEM
+ * first runs a pass over all of value memory. A store used by short-lived processes that never
  * close it thus stays at its steady state without anyone running recover.
  */
 #include <errno.h>
@@ -29,7 +30,18 @@ static struct shmkv_header_shm *header(const struct shmkv *kv)
 int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 {
 	struct shmkv_block_shm *b;
-	int err = shmkv__block_alloc(kv, len, ref);
+	int err;
+
+	/* A handle that starts owning blocks (what a process that dies
+	 * without closing leaves behind) first reclaims a step's worth of
+	 * what dead processes left: each such process frees more than it
+	 * can leak. Process-local flag; a race only runs two steps. */
+	if (!uatomic_read(&kv->reaped)) {
+		uatomic_set(&kv->reaped, true);
+		shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS,
+				 SHMKV_REAP_STEP_SLOTS, NULL);
+	}
+	err = shmkv__block_alloc(kv, len, ref);
 
 	if (err)
 		return err;
@@ -190,9 +202,11 @@ bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
 	return b != NULL && named_by_slot(kv, b, ref) == 1;
 }
 
-/* Reclaims block @unit if a dead process left it or nothing names it.
- * Return: 1 freed, 2 confirmed, 0 nothing to do. */
-static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m)
+/* Reclaims block @unit if a dead process left it, or (with @orphans) if
+ * it is published and nothing names it. Return: 1 freed, 2 confirmed, 0
+ * nothing to do. */
+static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
+			bool orphans)
 {
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
@@ -202,7 +216,7 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m)
 	uint32_t pid = BLK_PID(tag);
 	int named;
 
-	if (!BLK_USED(tag) || (tag & BLK_DOOM) ||
+	if (!BLK_USED(tag) || (tag & BLK_DOOM) || (pid == 0 && !orphans) ||
 	    (pid != 0 && memo_alive(m, pid)))
 		return 0;
 	named = named_by_slot(kv, b, ref);
@@ -241,7 +255,7 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 			continue;
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
 			int what = reclaim_unit(
-				kv, page * kv->units_per_page + i, &m);
+				kv, page * kv->units_per_page + i, &m, true);
 
 			freed += what == 1;
 			count(report, what);
@@ -262,9 +276,13 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 	/* Full barrier (fetch-and-add): only spreads the work, so that
 	 * processes opening at once take different ranges. */
 	at = uatomic_add_return(&header(kv)->reap_unit, units) - units;
+	/* Blocks of the dead only: checking every published block against
+	 * its slot would touch a random slot per block (a page fault each in
+	 * a fresh mapping); the rare orphan of a process killed between a
+	 * replace and its free waits for a full pass. */
 	for (uint32_t n = 0; n < units && total > 0; n++)
 		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total),
-					   &m));
+					   &m, false));
 	at = uatomic_add_return(&header(kv)->reap_slot, slots) - slots;
 	for (uint32_t n = 0; n < slots; n++) {
 		uint32_t idx = (uint32_t)(at + n) & kv->mask;

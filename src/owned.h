@@ -86,6 +86,13 @@ void shmkv__visit_end(struct shmkv *kv, uint32_t entry);
  */
 bool shmkv__visited(struct shmkv *kv, uint32_t unit);
 
+/* One amortised reclamation step (see shmkv__reap_step): value units and
+ * slots. A step only reads block tags and slot states in order (no slot
+ * lookups per block: those would fault in a random page each), about
+ * 20 us in a fresh mapping. */
+#define SHMKV_REAP_STEP_UNITS 2048u
+#define SHMKV_REAP_STEP_SLOTS 512u
+
 /* What one reclamation pass did (maint.c's recover reports it). */
 struct shmkv_reclaimed {
 	uint64_t blocks;    /* freed: orphaned, or owned by the dead */
@@ -95,8 +102,9 @@ struct shmkv_reclaimed {
 /*
  * Reclaims the leftovers of dead processes in @units value units and
  * @slots slots, from where the last step stopped (the header's cursors),
- * so that every process that opens a store does a little of the work.
- * @report may be NULL.
+ * so that the processes that use a store share the work. Published
+ * blocks nothing names (a process killed between a replace and its free)
+ * are left to full passes. @report may be NULL.
  */
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report);

@@ -19,7 +19,6 @@
 
 #include "atomic.h"
 #include "internal.h"
-#include "owned.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
 {
@@ -31,11 +30,6 @@ static void shm_path(char *buf, size_t cap, const char *name)
 {
 	snprintf(buf, cap, "%s%s", SHMKV_SHM_DIR, name);
 }
-
-/* Units and slots each read-write open reclaims (owned.c): the work of
- * keeping a store used by short-lived processes at its steady state. */
-#define OPEN_REAP_UNITS 512u
-#define OPEN_REAP_SLOTS 256u
 
 static uint64_t last_serial; /* handles opened by this process */
 
@@ -258,7 +252,6 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 		goto out_close;
 	}
 	handle_init(kv, fd, base, &g, seed, name, ro);
-	shmkv__reap_step(kv, OPEN_REAP_UNITS, OPEN_REAP_SLOTS, NULL);
 	*out = kv;
 	return 0;
 out_close:

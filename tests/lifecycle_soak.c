@@ -29,13 +29,15 @@
  *   often than holders died in their section; its counter exact
  *   (lifecycle.h: every increment acked or landed by a holder that died);
  * - the steady state: used value blocks <= the blocks the live keys need
- *   + SLACK, where SLACK = 2J + K is the number of processes that can be
- *   alive at once (room for a library that reclaims a dead process's
- *   lock cells lazily), never a function of how many processes ran; and
- *   the excess over the live keys' need is identical to the round
- *   before's. Slots: live + tombstones <= LC_KEYSPACE (the keys anyone
- *   can name), nothing pending or corrupt. shmkv_check finds no problem.
- *   A new key with a value of each size class still fits.
+ *   + SLACK, where SLACK = 2J + K (the processes that can be alive at
+ *   once) + two cells for each reclamation step it takes to cover the
+ *   store once (what amortised reclamation may not have reached yet):
+ *   never a function of how many processes ran. Then ordinary work, lock
+ *   users coming and going (no recover), must leave no leftover within
+ *   twice that many steps, and exactly the blocks the live keys need.
+ *   Slots: live + tombstones <= LC_KEYSPACE (the keys anyone can name),
+ *   nothing pending or corrupt. shmkv_check finds no problem. A new key
+ *   with a value of each size class still fits.
  *
  * Prints one line per round, a summary, and "lifecycle_soak: N passed, M
  * failed"; exits 1 on any failure, keeping the store (its name printed).

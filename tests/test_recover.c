@@ -4,7 +4,12 @@
  * (Repairs after killed processes are exercised by the multi-process
  * tests.)
  */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "helpers/testutil.h"
+#include "internal.h"
+#include "shmkv_lock.h"
 
 TestSuite(recover, .init = tu_setup, .fini = tu_teardown);
 
@@ -89,4 +94,36 @@ Test(recover, a_second_handle_sees_a_clean_store_too)
 	assert_clean(other);
 	assert_clean(tu_kv);
 	shmkv_close(other);
+}
+
+/* A pid that is certainly dead: a child we made and reaped. */
+static uint32_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	return (uint32_t)pid;
+}
+
+Test(recover, is_not_needed_a_lock_users_first_cell_reclaims_a_step)
+{
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)tu_kv->base;
+	struct shmkv_recover_report r;
+	struct shmkv_lock lk;
+	shmkv_t *kv = tu_open(tu_name, 0);
+	uint32_t idx = 7;
+
+	/* A dead process's claim and block, where the next step starts. */
+	shmkv__slot(tu_kv, idx)->state = SLOT_WORD(SLOT_BUSY, dead_pid(), 0);
+	h->reap_slot = idx;
+	tu_assert_ok(shmkv_lock_init(kv, &lk, "first"));
+	tu_assert_rc(shmkv_lock_try(&lk, 60000), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_release(&lk), 0);
+	cr_assert_eq(SLOT_STATE(shmkv__slot(tu_kv, idx)->state), SLOT_EMPTY,
+		     "the dead claim is still there");
+	shmkv_close(kv);
+	tu_assert_rc(shmkv_recover(tu_kv, &r), 0);
 }

@@ -104,23 +104,6 @@ Test(shmctl_maint, recover_reclaims_the_leftovers_check_shows)
 	assert_has(r.out, "\"repairs\":0,\"stale_claims\":0,");
 }
 
-Test(shmctl_maint, a_dead_claim_is_reclaimed_by_writers_without_recover)
-{
-	struct shmkv_header_shm *h = (struct shmkv_header_shm *)tu_kv->base;
-	struct run r;
-	uint32_t idx = plant_dead_claim();
-
-	/* The next read-write open reclaims the slots at the cursor. */
-	h->reap_slot = idx;
-	r = RUN(tu_name, "set", "k", "v");
-	assert_code(r, 0);
-	r = RUN("check", tu_name);
-	assert_code(r, 0);
-	r = RUN("recover", "--json", tu_name);
-	assert_code(r, 0);
-	assert_has(r.out, "\"repairs\":0,\"stale_claims\":0,");
-}
-
 Test(shmctl_maint, sweep_deletes_the_expired_keys)
 {
 	char want[TU_NAME_CAP + 64];
