@@ -45,7 +45,8 @@
  * must live in the same pid namespace (as for shmkv_recover()). A process
  * is the owner: a thread that exits holding a lock is not detected (its
  * lease still ends); a process whose main thread exited while others run
- * shows as a zombie and is taken for dead.
+ * is alive until its last thread ends (its /proc state Z is its main
+ * thread's; the thread count tells it from a real zombie).
  *
  * The safe lock and the pattern lock of one name share the key
  * "lock.<name>": use one kind per name (the other kind gets -EEXIST).

@@ -132,7 +132,8 @@ static inline uint32_t shmkv__self_pid(void)
 	return pid != 0 ? pid : shmkv__self_pid_slow();
 }
 /* Is @pid a live process? No for no such pid and for a zombie (it has
- * exited; only its parent's wait() is missing). A stopped one is alive. */
+ * exited; only its parent's wait() is missing). A stopped one is alive, and
+ * so is one whose main thread exited while other threads run. */
 bool shmkv__pid_alive(uint32_t pid);
 /*
  * Process identity. The pair (pid, start time) names one process for the
@@ -164,9 +165,10 @@ static inline void shmkv__proc_self(struct shmkv_proc_id *me)
 
 /*
  * Is the process named by (@pid, @start) gone? True if no such pid, the
- * pid is a zombie, or it now names a process with another start time.
- * Costs a read of /proc/<pid>/stat (kill(pid, 0) if that is unreadable).
- * A stopped process is alive.
+ * pid is a zombie with no live thread, or it now names a process with
+ * another start time (@start 0: not compared). Costs a read of
+ * /proc/<pid>/stat (kill(pid, 0) if that is unreadable or hidden). A
+ * stopped process is alive; so is one whose main thread has exited.
  */
 bool shmkv__proc_dead(uint32_t pid, uint64_t start);
 

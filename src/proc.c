@@ -4,7 +4,14 @@
  * A process is named by (pid, start time): a reused pid comes with a later
  * start time. Liveness is read from /proc/<pid>/stat, which also tells a
  * zombie (exited, not yet reaped) from a live process; kill(pid, 0) alone
- * cannot.
+ * cannot. Its state letter is the main thread's only: a process whose main
+ * thread called pthread_exit() shows Z while its other threads run, so a
+ * Z counts as dead only when the thread count says the zombie is alone.
+ *
+ * Pids are judged in our own pid namespace: every process that uses a
+ * store is assumed to live in one namespace (as shmkv_recover() and the
+ * locks document). A pid recorded from another namespace names another
+ * process here, or none, so its owner could be taken for dead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,13 +47,21 @@ uint32_t shmkv__self_pid_slow(void)
 	return uatomic_read(&shmkv__pid_cache);
 }
 
+/* What /proc/<pid>/stat says of a process. */
+struct proc_stat {
+	char state;	/* of its main thread: R, S, D, T, Z, X... */
+	long threads;	/* live threads, a zombie main thread counted */
+	uint64_t start; /* clock ticks since boot */
+};
+
 /*
- * Reads the state (field 3) and start time (field 22, clock ticks since
- * boot) of @pid. The command name (field 2) may hold spaces and
- * parentheses, so fields are counted from the last ')'.
- * Return: 0, -ENOENT (no such process), or another negative errno.
+ * Reads the state (field 3), thread count (field 20) and start time
+ * (field 22) of @pid: one small read. The command name (field 2) may hold
+ * spaces and parentheses, so fields are counted from the last ')'.
+ * Return: 0, -ENOENT (no such process, or one /proc hides from us:
+ * hidepid=2), or another negative errno (-EACCES under hidepid=1).
  */
-static int proc_stat(uint32_t pid, char *state, uint64_t *start)
+static int proc_stat(uint32_t pid, struct proc_stat *st)
 {
 	char path[32], buf[1024], *p;
 	ssize_t n;
@@ -65,14 +80,16 @@ static int proc_stat(uint32_t pid, char *state, uint64_t *start)
 	if (p == NULL || p[1] != ' ')
 		return -EIO;
 	p += 2;
-	*state = *p;
+	st->state = *p;
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p, ' ');
 		if (p == NULL)
 			return -EIO;
 		p++;
+		if (field + 1 == 20)
+			st->threads = strtol(p, NULL, 10);
 	}
-	*start = strtoull(p, NULL, 10);
+	st->start = strtoull(p, NULL, 10);
 	return 0;
 }
 
@@ -87,12 +104,12 @@ uint64_t shmkv__start_pid;
 void shmkv__proc_self_slow(struct shmkv_proc_id *me)
 {
 	uint32_t pid = shmkv__self_pid();
-	char state;
+	struct proc_stat st;
 	uint64_t start = 0;
 
 	/* Unreadable /proc: start 0 tells others to judge by pid alone. */
-	if (proc_stat(pid, &state, &start) != 0)
-		start = 0;
+	if (proc_stat(pid, &st) == 0)
+		start = st.start;
 	/* Relaxed, then release: the start time is visible before the pid
 	 * that names it (shmkv__proc_self() loads the pid with acquire). */
 	shmkv__store_relaxed(&shmkv__start_cache, start);
@@ -104,9 +121,7 @@ void shmkv__proc_self_slow(struct shmkv_proc_id *me)
 bool shmkv__proc_dead(uint32_t pid, uint64_t start)
 {
 	struct shmkv_proc_id me;
-	uint64_t now_start;
-	char state;
-	int err;
+	struct proc_stat st;
 
 	if (pid == 0)
 		return true;
@@ -114,16 +129,16 @@ bool shmkv__proc_dead(uint32_t pid, uint64_t start)
 	if (pid == me.pid)
 		/* Our own pid with another start time: its holder is gone. */
 		return start != 0 && me.start != 0 && start != me.start;
-	err = proc_stat(pid, &state, &now_start);
-	if (err == -ENOENT)
-		return true;
-	if (err)
-		/* /proc hidden (hidepid) or odd: fall back to the pid. */
+	if (proc_stat(pid, &st) != 0)
+		/* No entry, or one hidden from us (hidepid): only ESRCH is
+		 * death; EPERM is a process of another user. */
 		return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-	/* A zombie has exited: only its parent's wait() is missing. */
-	if (state == 'Z' || state == 'X')
-		return true;
-	return start != 0 && now_start != start;
+	if (start != 0 && st.start != start)
+		return true; /* the pid was reused */
+	/* Z with other threads: the main thread exited, the process runs.
+	 * Z alone (the zombie counts itself) awaits only its parent's
+	 * wait(); X is the instant of that reap. */
+	return st.state == 'X' || (st.state == 'Z' && st.threads <= 1);
 }
 
 bool shmkv__pid_alive(uint32_t pid)

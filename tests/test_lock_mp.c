@@ -9,6 +9,7 @@
  * assertion depends on how long anything took (latencies are printed).
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -339,6 +340,100 @@ Test(lock_mp, zombie_owner_counts_as_dead)
 	}
 	cr_assert_eq(shmkv_lock_token(&lk), 2);
 	cr_assert_eq(reap(pid), 0);
+}
+
+/* The second thread of a child whose main thread has exited: holds "L"
+ * (and has a released cell of "M" parked, a block only its process owns),
+ * reports 'y', waits for a byte, then releases and re-acquires "L". */
+struct orphan_ctx {
+	shmkv_t *kv;
+	int report, go;
+};
+
+static void *orphan_thread(void *arg)
+{
+	struct orphan_ctx *c = arg;
+	struct shmkv_lock l, m;
+	char ch = 'y';
+
+	if (shmkv_lock_init(c->kv, &l, "L") || shmkv_lock_init(c->kv, &m, "M"))
+		_exit(2);
+	if (shmkv_lock_acquire(&l, 60000) != 0 ||
+	    shmkv_lock_acquire(&m, 60000) != 0 || shmkv_lock_release(&m) != 0)
+		_exit(3);
+	if (write(c->report, &ch, 1) != 1 || read(c->go, &ch, 1) != 1)
+		_exit(4);
+	if (shmkv_lock_release(&l) != 0)
+		_exit(5);
+	if (shmkv_lock_try(&l, 60000) != SHMKV_LOCK_ACQUIRED ||
+	    shmkv_lock_release(&l) != 0)
+		_exit(6);
+	shmkv_close(c->kv);
+	_exit(0);
+}
+
+static void orphan_main(int report, int go)
+{
+	static struct orphan_ctx c;
+	pthread_t t;
+
+	c.report = report;
+	c.go = go;
+	if (shmkv_open(tu_name, 0, &c.kv) != 0)
+		_exit(1);
+	if (pthread_create(&t, NULL, orphan_thread, &c) != 0)
+		_exit(7);
+	pthread_exit(NULL);
+}
+
+static uint64_t used_blocks(void)
+{
+	struct shmkv_stats st;
+	uint64_t used = 0;
+
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	for (uint32_t c = 0; c < st.classes; c++)
+		used += st.cls[c].used;
+	return used;
+}
+
+Test(lock_mp, holder_whose_main_thread_exited_while_its_thread_runs_is_alive)
+{
+	struct shmkv_lock lk = handle_L();
+	struct shmkv_recover_report rep;
+	int report[2], go[2], rc;
+	uint64_t before;
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe(report), 0);
+	cr_assert_eq(pipe(go), 0);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* Without the parent's ends: its death ends our wait. */
+		close(report[0]);
+		close(go[1]);
+		orphan_main(report[1], go[0]);
+	}
+	close(report[1]);
+	close(go[0]);
+	cr_assert_eq(read(report[0], &c, 1), 1, "the child's thread failed");
+	/* Its leader now shows Z although the process runs. */
+	tu_wait_proc_state(pid, 'Z');
+	tu_assert_rc(shmkv_lock_try(&lk, 60000), -EBUSY);
+	before = used_blocks();
+	rc = shmkv_recover(tu_kv, &rep);
+	cr_assert_eq(rc, 0,
+		     "recover repaired %d things of a live process "
+		     "(%llu blocks)",
+		     rc, (unsigned long long)rep.leaked_blocks);
+	cr_assert_eq(used_blocks(), before, "recover freed a live block");
+	cr_assert_eq(write(go[1], "r", 1), 1);
+	rc = reap(pid);
+	cr_assert_eq(rc, 0, "the child's thread failed at step %d", rc);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+	tu_assert_rc(shmkv_lock_try(&lk, 60000), SHMKV_LOCK_ACQUIRED);
 }
 
 Test(lock_mp, release_wakes_a_blocked_acquirer_in_another_process)

@@ -297,6 +297,30 @@ void tu_sleep_ms(unsigned ms)
 		;
 }
 
+char tu_proc_state(int pid)
+{
+	char path[32], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* The command name may hold ") ": the state follows the last ')'. */
+	p = p ? strrchr(buf, ')') : NULL;
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+void tu_wait_proc_state(int pid, char want)
+{
+	for (int i = 0; i < 10000 && tu_proc_state(pid) != want; i++)
+		tu_sleep_ms(1);
+	cr_assert_eq(tu_proc_state(pid), want, "pid %d is in state %c, not %c",
+		     pid, tu_proc_state(pid), want);
+}
+
 /*
  * Raw segment files.
  */

@@ -80,6 +80,13 @@ char *tu_fill(size_t len, int c);
 int64_t tu_now_ms(void);
 void tu_sleep_ms(unsigned ms);
 
+/* The state letter of @pid in /proc/<pid>/stat ('R', 'S', 'Z'...; for a
+ * multi-threaded process, its main thread's), or '?' if unreadable. */
+char tu_proc_state(int pid);
+/* Polls (1 ms apart, at most 10 s) until tu_proc_state(@pid) is @want;
+ * asserts that it got there. */
+void tu_wait_proc_state(int pid, char want);
+
 /* "/dev/shm<name>" into @path (at least TU_PATH_CAP bytes). */
 #define TU_PATH_CAP (TU_NAME_CAP + 16)
 void tu_shm_path(const char *name, char path[TU_PATH_CAP]);
