@@ -98,9 +98,13 @@ enum shmkv_open_flags {
  * @cfg:  geometry and mode, or NULL for the defaults.
  * @out:  receives the handle on success; untouched on failure.
  *
- * The segment is built under a private temporary name and linked to @name
- * only once complete, so no process ever sees a half-built store; the mode
- * is applied with fchmod, so the umask does not narrow it.
+ * The segment is built in an unnamed file (O_TMPFILE) and linked to @name
+ * only once complete, so no process ever sees a half-built store, and a
+ * creator killed on the way leaves no file. Where /dev/shm has no O_TMPFILE
+ * it is built under "/dev/shm/.shmkv-new-<pid>-<random>" instead; such
+ * files of dead processes are removed by the next shmkv_create() or
+ * read-write shmkv_open() (one pass over /dev/shm). The mode is applied with
+ * fchmod, so the umask does not narrow it.
  *
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
@@ -121,7 +125,9 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * @out:   receives the handle on success.
  *
  * The header is validated before the store is used: magic, layout version,
- * geometry within bounds and consistent with the file size.
+ * geometry within bounds and consistent with the file size. A read-write
+ * open also removes the working files that killed creators left (see
+ * shmkv_create()); a read-only one changes nothing.
  *
  * Return: 0, or -EINVAL (bad name or flags), -ENOENT (no such segment),
  * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too

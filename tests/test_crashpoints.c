@@ -101,6 +101,9 @@ static void worker_path(char *buf, size_t cap)
 		     strerror(errno));
 }
 
+/* The last crash_worker run_worker() ran: its debris is named by it. */
+static pid_t worker_pid;
+
 /* Runs crash_worker to its end (bounded: COUNT commands); @point NULL
  * runs it unarmed. Return: its wait status. */
 static int run_worker(const char *name, const char *point, unsigned after,
@@ -126,6 +129,7 @@ static int run_worker(const char *name, const char *point, unsigned after,
 		_exit(127);
 	}
 	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	worker_pid = pid;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return st;
@@ -600,4 +604,51 @@ Test(crashpoint, swept_unfreed_leaks_the_expired_block_until_recover)
 					 .gone_prefix = "e",
 					 .gone = SWEEP_KEYS,
 					 .left = { .unref = 1 } });
+}
+
+/* A creator killed with the segment built but unnamed: it leaves no file
+ * at all, and the name stays free for the next creator. */
+Test(crashpoint, create_built_leaves_no_file_and_the_name_free)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = NULL;
+	unsigned left;
+	int st;
+
+	NEED_CRASH_POINTS();
+	tu_make_name(name, NULL);
+	st = run_worker(name, "create_built", 1, "create", "-", 0, 0);
+	assert_died_at(st, "create_built", 1);
+	left = tu_count_new_files(worker_pid);
+	cr_assert_eq(left, 0,
+		     "the killed creator left %u /dev/shm/.shmkv-new-"
+		     "%d-* files",
+		     left, (int)worker_pid);
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+	tu_assert_ok(shmkv_create(name, NULL, &kv));
+	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
+	shmkv_close(kv);
+}
+
+/* The same kill where O_TMPFILE is missing leaves the named working file;
+ * the next create removes it, since its creator is dead. */
+Test(crashpoint,
+     create_built_on_the_named_fallback_leaves_a_file_the_next_create_removes)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = NULL;
+	int st;
+
+	NEED_CRASH_POINTS();
+	tu_make_name(name, NULL);
+	st = run_worker(name, "create_built", 1, "create-named", "-", 0, 0);
+	assert_died_at(st, "create_built", 1);
+	cr_assert_eq(tu_count_new_files(worker_pid), 1,
+		     "the named fallback was not taken");
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+	tu_assert_ok(shmkv_create(name, NULL, &kv));
+	cr_assert_eq(tu_count_new_files(worker_pid), 0,
+		     "create left the dead creator's working file");
+	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
+	shmkv_close(kv);
 }
