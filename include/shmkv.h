@@ -198,7 +198,9 @@ enum shmkv_set_flags {
  * Without KEEPTTL, the key's time to live is replaced (dropped when no
  * expiry flag is given). The new value and its expiry become visible in one
  * atomic step: no reader sees one without the other. An EXAT/PXAT in the
- * past stores the value already expired: the key is gone.
+ * past stores the value already expired: the key is gone. One of exactly
+ * now stores a key that lives through this millisecond (PTTL 0), as in
+ * Redis 7: a key expires once now has passed its deadline.
  *
  * Return: 1 if the value was set, 0 if NX or XX prevented it. With GET the
  * old value's existence is reported by @old->len set and bit
@@ -242,7 +244,7 @@ enum shmkv_getex_mode {
 
 /**
  * GETEX: GET, then change the key's TTL in the same atomic step.
- * A time in the past deletes the key (its value is still returned).
+ * A time at or before now deletes the key (its value is still returned).
  * Return: 1 and the value, 0 if missing; -EINVAL for t <= 0 or overflow
  * (checked before the key is looked at: Redis replies nil for a missing
  * key with a bad time, which shmkv_exec() reproduces).
@@ -291,7 +293,9 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 
 /**
  * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the
- * key has none, -2 if the key does not exist. Return: 0.
+ * key has none, -2 if the key does not exist. 0 during the millisecond of
+ * the deadline, when the key still exists (Redis: expired once now > the
+ * deadline). Return: 0.
  */
 int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
 

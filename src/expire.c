@@ -42,14 +42,14 @@ static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 }
 
 int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
-		    bool positive, int64_t *deadline)
+		    enum shmkv__deadline_rule rule, int64_t *deadline)
 {
 	int64_t unix_now, boot_now, ms = t;
 
 	/* The checks and their order are Redis 7's (t_string.c, expire.c). */
 	if (kv == NULL)
 		return -EINVAL;
-	if (positive && t <= 0)
+	if (rule != SHMKV__RULE_EXPIRE && t <= 0)
 		return -EINVAL;
 	if (seconds) {
 		if (t > INT64_MAX / 1000 || t < INT64_MIN / 1000)
@@ -61,18 +61,20 @@ int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
 	if (!absolute) {
 		if (ms > INT64_MAX - unix_now)
 			return -EINVAL;
+		/* now + ms <= now: only EXPIRE's rules let ms <= 0 through. */
 		*deadline = ms <= 0 ? SHMKV__DEADLINE_PAST : boot_now + ms;
 		return 0;
 	}
 	/* Past or not is decided on the wall clock, as Redis does. */
-	if (ms <= unix_now) {
+	if (ms < unix_now || (ms == unix_now && rule != SHMKV__RULE_SET)) {
 		*deadline = SHMKV__DEADLINE_PAST;
 		return 0;
 	}
 	*deadline = ms - clock_offset(kv, unix_now, boot_now);
-	/* Within the re-sync tolerance of now: due, but not yet past. */
-	if (*deadline <= boot_now)
-		*deadline = boot_now + 1;
+	/* Within the re-sync tolerance of now: due, but not yet past (a
+	 * future Unix time stays at least 1 ms ahead, as on the wall). */
+	if (*deadline < boot_now + (ms > unix_now))
+		*deadline = boot_now + (ms > unix_now);
 	return 0;
 }
 
@@ -129,7 +131,7 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 		return -EINVAL;
 	err = shmkv__deadline(
 		kv, t, unit == SHMKV_EXPIRE_SEC || unit == SHMKV_EXPIRE_AT_SEC,
-		unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
+		unit >= SHMKV_EXPIRE_AT_SEC, SHMKV__RULE_EXPIRE, &c.deadline);
 	if (err)
 		return err;
 	return shmkv__run(kv, key, klen, &op);
@@ -230,10 +232,11 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
-		err = shmkv__deadline(
-			kv, t,
-			mode == SHMKV_GETEX_EX || mode == SHMKV_GETEX_EXAT,
-			mode >= SHMKV_GETEX_EXAT, true, &c.deadline);
+		err = shmkv__deadline(kv, t,
+				      mode == SHMKV_GETEX_EX ||
+					      mode == SHMKV_GETEX_EXAT,
+				      mode >= SHMKV_GETEX_EXAT,
+				      SHMKV__RULE_GETEX, &c.deadline);
 	if (err)
 		return err;
 	op.read_only = mode == SHMKV_GETEX_KEEP;

@@ -99,6 +99,33 @@ Test(expire, a_deadline_at_or_before_now_deletes_the_key)
 	}
 }
 
+/* Redis's checkAlreadyExpired (when <= now) for the EXPIRE family: a
+ * deadline of exactly now deletes at once; one ms later is a TTL. */
+Test(expire, a_deadline_of_exactly_now_deletes_and_one_ms_later_does_not)
+{
+	int64_t now = ttl_freeze();
+
+	ttl_set_ms("k", "v", HOUR_MS);
+	tu_assert_rc(
+		shmkv_expire(tu_kv, LIT("k"), now, SHMKV_EXPIRE_AT_MSEC, 0), 1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	ttl_set_plain("k", "v");
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), now / 1000,
+				  SHMKV_EXPIRE_AT_SEC, 0),
+		     1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	ttl_set_plain("k", "v");
+	tu_assert_rc(
+		shmkv_expire(tu_kv, LIT("k"), now + 1, SHMKV_EXPIRE_AT_MSEC, 0),
+		1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), 1);
+	ttl_advance(1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), 0);
+	tu_assert_get_str(tu_kv, "k", "v");
+	ttl_advance(1);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
 Test(expire, times_that_overflow_are_einval_and_change_nothing)
 {
 	static const struct {
