@@ -36,7 +36,10 @@ static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
 
 	info->held = held && r->deadline_ms > c->now;
 	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) : -1;
-	info->pid = r->pid;
+	/* A free lock keeps only its token; a FREE record (past 2^46
+	 * grants) still carries the last holder's pid: not reported, so
+	 * both encodings read alike. */
+	info->pid = held ? r->pid : 0;
 	info->token = r->token;
 	info->held_for_ms = held ? c->now - r->acquired_ms : 0;
 	info->lease_left_ms = held ? r->deadline_ms - c->now : 0;
