@@ -101,17 +101,19 @@ static void worker_path(char *buf, size_t cap)
 		     strerror(errno));
 }
 
-/* The last crash_worker run_worker() ran: its debris is named by it. */
+/* The last crash_worker started: its debris is named by it. */
 static pid_t worker_pid;
 
-/* Runs crash_worker to its end (bounded: COUNT commands); @point NULL
- * runs it unarmed. Return: its wait status. */
-static int run_worker(const char *name, const char *point, unsigned after,
-		      const char *mode, const char *prefix, unsigned start,
-		      unsigned count)
+/* What an armed worker does at its crash point. */
+enum crash_how { CRASH_KILL, CRASH_STOP };
+
+/* Starts crash_worker (bounded: COUNT commands); @point NULL runs it
+ * unarmed. Return: its pid. */
+static pid_t spawn_worker(const char *name, const char *point, unsigned after,
+			  const char *mode, const char *prefix, unsigned start,
+			  unsigned count, enum crash_how how)
 {
 	char path[PATH_MAX], a[16], s[16], c[16];
-	int st = 0;
 	pid_t pid;
 
 	worker_path(path, sizeof(path));
@@ -125,11 +127,26 @@ static int run_worker(const char *name, const char *point, unsigned after,
 			setenv("SHMKV_CRASH_AT", point, 1);
 			setenv("SHMKV_CRASH_AFTER", a, 1);
 		}
+		if (how == CRASH_STOP)
+			setenv("SHMKV_CRASH_SIGNAL", "STOP", 1);
 		execl(path, path, name, mode, prefix, s, c, (char *)NULL);
 		_exit(127);
 	}
 	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
 	worker_pid = pid;
+	return pid;
+}
+
+/* Runs crash_worker to its end, as spawn_worker() starts it, killed at
+ * its crash point. Return: its wait status. */
+static int run_worker(const char *name, const char *point, unsigned after,
+		      const char *mode, const char *prefix, unsigned start,
+		      unsigned count)
+{
+	pid_t pid = spawn_worker(name, point, after, mode, prefix, start, count,
+				 CRASH_KILL);
+	int st = 0;
+
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return st;
@@ -631,20 +648,28 @@ Test(crashpoint, create_built_leaves_no_file_and_the_name_free)
 }
 
 /* The same kill where O_TMPFILE is missing leaves the named working file;
- * the next create removes it, since its creator is dead. */
+ * the next create removes it, since its creator is dead. The worker is
+ * stopped at the point first: alive, its file is safe from the creates of
+ * tests running beside this one, so it can be counted. */
 Test(crashpoint,
      create_built_on_the_named_fallback_leaves_a_file_the_next_create_removes)
 {
 	char name[TU_NAME_CAP];
 	shmkv_t *kv = NULL;
-	int st;
+	int st = 0;
+	pid_t pid;
 
 	NEED_CRASH_POINTS();
 	tu_make_name(name, NULL);
-	st = run_worker(name, "create_built", 1, "create-named", "-", 0, 0);
-	assert_died_at(st, "create_built", 1);
-	cr_assert_eq(tu_count_new_files(worker_pid), 1,
+	pid = spawn_worker(name, "create_built", 1, "create-named", "-", 0, 0,
+			   CRASH_STOP);
+	cr_assert_eq(waitpid(pid, &st, WUNTRACED), pid);
+	cr_assert(WIFSTOPPED(st), "crash_worker did not stop at create_built");
+	cr_assert_eq(tu_count_new_files(pid), 1,
 		     "the named fallback was not taken");
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	assert_died_at(st, "create_built", 1);
 	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
 	tu_assert_ok(shmkv_create(name, NULL, &kv));
 	cr_assert_eq(tu_count_new_files(worker_pid), 0,
