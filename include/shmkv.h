@@ -98,9 +98,13 @@ enum shmkv_open_flags {
  * @cfg:  geometry and mode, or NULL for the defaults.
  * @out:  receives the handle on success; untouched on failure.
  *
- * The segment is built under a private temporary name and linked to @name
- * only once complete, so no process ever sees a half-built store; the mode
- * is applied with fchmod, so the umask does not narrow it.
+ * The segment is built in an unnamed file (O_TMPFILE) and linked to @name
+ * only once complete, so no process ever sees a half-built store, and a
+ * creator killed on the way leaves no file. Where /dev/shm has no O_TMPFILE
+ * it is built under "/dev/shm/.shmkv-new-<pid>-<random>" instead; such
+ * files of dead processes are removed by the next shmkv_create() or
+ * read-write shmkv_open() (one pass over /dev/shm). The mode is applied with
+ * fchmod, so the umask does not narrow it.
  *
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
@@ -121,7 +125,9 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * @out:   receives the handle on success.
  *
  * The header is validated before the store is used: magic, layout version,
- * geometry within bounds and consistent with the file size.
+ * geometry within bounds and consistent with the file size. A read-write
+ * open also removes the working files that killed creators left (see
+ * shmkv_create()); a read-only one changes nothing.
  *
  * Return: 0, or -EINVAL (bad name or flags), -ENOENT (no such segment),
  * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
@@ -192,7 +198,9 @@ enum shmkv_set_flags {
  * Without KEEPTTL, the key's time to live is replaced (dropped when no
  * expiry flag is given). The new value and its expiry become visible in one
  * atomic step: no reader sees one without the other. An EXAT/PXAT in the
- * past stores the value already expired: the key is gone.
+ * past stores the value already expired: the key is gone. One of exactly
+ * now stores a key that lives through this millisecond (PTTL 0), as in
+ * Redis 7: a key expires once now has passed its deadline.
  *
  * Return: 1 if the value was set, 0 if NX or XX prevented it. With GET the
  * old value's existence is reported by @old->len set and bit
@@ -236,7 +244,7 @@ enum shmkv_getex_mode {
 
 /**
  * GETEX: GET, then change the key's TTL in the same atomic step.
- * A time in the past deletes the key (its value is still returned).
+ * A time at or before now deletes the key (its value is still returned).
  * Return: 1 and the value, 0 if missing; -EINVAL for t <= 0 or overflow
  * (checked before the key is looked at: Redis replies nil for a missing
  * key with a bad time, which shmkv_exec() reproduces).
@@ -285,7 +293,9 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 
 /**
  * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the
- * key has none, -2 if the key does not exist. Return: 0.
+ * key has none, -2 if the key does not exist. 0 during the millisecond of
+ * the deadline, when the key still exists (Redis: expired once now > the
+ * deadline). Return: 0.
  */
 int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
 

@@ -297,7 +297,9 @@ struct shmkv_lock_info {
 	size_t name_len;
 	int held;	       /**< 1: HELD with its lease running */
 	int alive;	       /**< HELD: 1 holder exists, 0 dead; FREE: -1 */
-	uint32_t pid;	       /**< holder, or the last holder when FREE */
+	uint32_t pid;	       /**< holder, when alive >= 0 (lease running
+				    or over); 0 when FREE: a free lock
+				    keeps only its token */
 	uint64_t token;	       /**< of the last grant */
 	int64_t held_for_ms;   /**< since the last grant, when HELD */
 	int64_t lease_left_ms; /**< <= 0: lease over; 0 when FREE */

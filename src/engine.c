@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "engine.h"
+#include "expire.h"
 #include "fault.h"
 #include "intconv.h"
 
@@ -86,7 +87,7 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 	}
 	if (view.deadline_ms != 0) {
 		cur->now_ms = run_now(r);
-		if (view.deadline_ms <= cur->now_ms)
+		if (shmkv__expired(view.deadline_ms, cur->now_ms))
 			return 0; /* expired: as good as absent */
 	}
 	cur->exists = true;

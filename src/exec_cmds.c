@@ -97,6 +97,15 @@ static int str_args_parse(const struct exec_ctx *c, int first, int is_set,
 	return 0;
 }
 
+/* Would now + @ms pass INT64_MAX (Redis's "invalid expire time")? Checked:
+ * INT64_MAX - now itself overflows for a wall clock before 1970. */
+static bool overflows_from_now(int64_t ms)
+{
+	int64_t now = shmkv__unix_ms();
+
+	return now > 0 && ms > INT64_MAX - now;
+}
+
 /*
  * Checks the time of an EX/PX/EXAT/PXAT option as Redis's
  * getExpireMillisecondsOrReply: positive, and its deadline in milliseconds
@@ -115,7 +124,7 @@ static int str_expire_check(const struct exec_ctx *c, const struct str_args *a,
 	if (*t <= 0 || (secs && *t > INT64_MAX / 1000))
 		return EXEC_EEXPIRE;
 	ms = secs ? *t * 1000 : *t;
-	if (rel && ms > INT64_MAX - shmkv__unix_ms())
+	if (rel && overflows_from_now(ms))
 		return EXEC_EEXPIRE;
 	return 0;
 }
@@ -382,7 +391,7 @@ static int expire_time_check(int64_t t, enum shmkv_expire_unit unit)
 			return EXEC_EEXPIRE;
 		t *= 1000;
 	}
-	if (rel && t > INT64_MAX - shmkv__unix_ms())
+	if (rel && overflows_from_now(t))
 		return EXEC_EEXPIRE;
 	return 0;
 }

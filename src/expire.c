@@ -20,18 +20,49 @@
  * absolute time always maps to one deadline, in every process. */
 #define CLOCK_RESYNC_MS 5
 
+/*
+ * Saturating int64 arithmetic. Every operand here comes from outside: the
+ * clocks (a host without a real-time clock boots in 1970, so boot time may
+ * be ahead of wall time), the caller's time (any int64 Redis accepts) and
+ * the header's offset (any int64, if the segment is corrupted). A sum past
+ * the int64 range is the farthest deadline there is, never a wrapped one.
+ */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * The store's Unix-minus-boottime offset, never trusted blindly: the one
+ * used is always within CLOCK_RESYNC_MS of what the clocks say now; a
+ * header offset farther away (a stepped wall clock, or a corrupted one,
+ * however extreme) is replaced.
+ */
 static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 			    int64_t boot_now)
 {
 	int64_t *shared =
 		&((struct shmkv_header_shm *)kv->base)->clock_offset_ms;
-	int64_t now_off = unix_now - boot_now;
+	int64_t now_off = sat_sub(unix_now, boot_now);
 	/* Relaxed: the offset is a self-contained value, published by the
 	 * creator before the segment got its name. */
 	int64_t off = (int64_t)shmkv__load_relaxed((uint64_t *)shared);
+	int64_t drift = sat_sub(off, now_off);
 
-	if (off - now_off > CLOCK_RESYNC_MS ||
-	    now_off - off > CLOCK_RESYNC_MS) {
+	if (drift > CLOCK_RESYNC_MS || drift < -CLOCK_RESYNC_MS) {
 		/* Full barrier, and one winner: all agree on the new offset. */
 		if (!kv->readonly)
 			shmkv__cas_full((uint64_t *)shared, (uint64_t)off,
@@ -42,14 +73,14 @@ static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 }
 
 int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
-		    bool positive, int64_t *deadline)
+		    enum shmkv__deadline_rule rule, int64_t *deadline)
 {
 	int64_t unix_now, boot_now, ms = t;
 
 	/* The checks and their order are Redis 7's (t_string.c, expire.c). */
 	if (kv == NULL)
 		return -EINVAL;
-	if (positive && t <= 0)
+	if (rule != SHMKV__RULE_EXPIRE && t <= 0)
 		return -EINVAL;
 	if (seconds) {
 		if (t > INT64_MAX / 1000 || t < INT64_MIN / 1000)
@@ -59,20 +90,24 @@ int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
 	unix_now = shmkv__unix_ms();
 	boot_now = shmkv__now_ms();
 	if (!absolute) {
-		if (ms > INT64_MAX - unix_now)
+		/* Redis's bound: now + ms must fit, now on the wall clock. */
+		if (ms > sat_sub(INT64_MAX, unix_now))
 			return -EINVAL;
-		*deadline = ms <= 0 ? SHMKV__DEADLINE_PAST : boot_now + ms;
+		/* now + ms <= now: only EXPIRE's rules let ms <= 0 through. */
+		*deadline = ms <= 0 ? SHMKV__DEADLINE_PAST
+				    : sat_add(boot_now, ms);
 		return 0;
 	}
 	/* Past or not is decided on the wall clock, as Redis does. */
-	if (ms <= unix_now) {
+	if (ms < unix_now || (ms == unix_now && rule != SHMKV__RULE_SET)) {
 		*deadline = SHMKV__DEADLINE_PAST;
 		return 0;
 	}
-	*deadline = ms - clock_offset(kv, unix_now, boot_now);
-	/* Within the re-sync tolerance of now: due, but not yet past. */
-	if (*deadline <= boot_now)
-		*deadline = boot_now + 1;
+	*deadline = sat_sub(ms, clock_offset(kv, unix_now, boot_now));
+	/* Within the re-sync tolerance of now: due, but not yet past (a
+	 * future Unix time stays at least 1 ms ahead, as on the wall). */
+	if (*deadline < sat_add(boot_now, ms > unix_now))
+		*deadline = sat_add(boot_now, ms > unix_now);
 	return 0;
 }
 
@@ -129,7 +164,7 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
 		return -EINVAL;
 	err = shmkv__deadline(
 		kv, t, unit == SHMKV_EXPIRE_SEC || unit == SHMKV_EXPIRE_AT_SEC,
-		unit >= SHMKV_EXPIRE_AT_SEC, false, &c.deadline);
+		unit >= SHMKV_EXPIRE_AT_SEC, SHMKV__RULE_EXPIRE, &c.deadline);
 	if (err)
 		return err;
 	return shmkv__run(kv, key, klen, &op);
@@ -145,7 +180,7 @@ static int pttl_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 		*ms = -1;
 	else
 		*ms = cur->deadline_ms > cur->now_ms
-			      ? cur->deadline_ms - cur->now_ms
+			      ? sat_sub(cur->deadline_ms, cur->now_ms)
 			      : 0;
 	op->result = 0;
 	return SHMKV_ACT_KEEP;
@@ -172,8 +207,9 @@ int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen, int64_t *sec)
 	err = shmkv_pttl(kv, key, klen, &ms);
 	if (err)
 		return err;
-	/* Redis rounds to the nearest second. */
-	*sec = ms < 0 ? ms : (ms + 500) / 1000;
+	/* Redis rounds to the nearest second: (ms + 500) / 1000, which
+	 * would overflow near INT64_MAX. */
+	*sec = ms < 0 ? ms : ms / 1000 + (ms % 1000 >= 500);
 	return 0;
 }
 
@@ -230,10 +266,11 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
-		err = shmkv__deadline(
-			kv, t,
-			mode == SHMKV_GETEX_EX || mode == SHMKV_GETEX_EXAT,
-			mode >= SHMKV_GETEX_EXAT, true, &c.deadline);
+		err = shmkv__deadline(kv, t,
+				      mode == SHMKV_GETEX_EX ||
+					      mode == SHMKV_GETEX_EXAT,
+				      mode >= SHMKV_GETEX_EXAT,
+				      SHMKV__RULE_GETEX, &c.deadline);
 	if (err)
 		return err;
 	op.read_only = mode == SHMKV_GETEX_KEEP;

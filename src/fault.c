@@ -15,6 +15,7 @@
 void (*shmkv__pause_hook)(const char *name);
 static const char *crash_at;
 static long crash_after;
+static int crash_signal = SIGKILL;
 static long passes; /* process-local; torture workers are single-threaded */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -22,8 +23,12 @@ static void arm(void)
 {
 	const char *after = getenv("SHMKV_CRASH_AFTER");
 
+	const char *sig = getenv("SHMKV_CRASH_SIGNAL");
+
 	crash_at = getenv("SHMKV_CRASH_AT");
 	crash_after = after ? strtol(after, NULL, 10) : 1;
+	if (sig != NULL && strcmp(sig, "STOP") == 0)
+		crash_signal = SIGSTOP;
 }
 
 void shmkv__crash_point(const char *name)
@@ -33,7 +38,7 @@ void shmkv__crash_point(const char *name)
 	    (strcmp(crash_at, "any") != 0 && strcmp(crash_at, name) != 0))
 		return;
 	if (++passes >= crash_after)
-		raise(SIGKILL);
+		raise(crash_signal);
 }
 #else
 /* ISO C wants at least one declaration in a translation unit. */

@@ -7,7 +7,9 @@
  * build with -DSHMKV_FAULT_INJECTION (make FAULT=1) lets a test process
  * die exactly there: with SHMKV_CRASH_AT=<name> (or "any") and
  * SHMKV_CRASH_AFTER=<n> in its environment it raises SIGKILL on its n-th
- * pass through the point. Without the flag the points compile to nothing.
+ * pass through the point (SIGSTOP with SHMKV_CRASH_SIGNAL=STOP, so a test
+ * can look at what it leaves while it is still alive, then kill it).
+ * Without the flag the points compile to nothing.
  */
 #ifndef SHMKV_FAULT_H
 #define SHMKV_FAULT_H

@@ -177,6 +177,9 @@ bool shmkv__proc_dead(uint32_t pid, uint64_t start);
 
 int64_t shmkv__now_ms(void);
 int64_t shmkv__unix_ms(void);
+/* Test seam (tests/helpers/ttl.c): non-zero, the ms the two calls above
+ * return instead of reading CLOCK_BOOTTIME and CLOCK_REALTIME. */
+extern int64_t shmkv__fake_now_ms, shmkv__fake_unix_ms;
 /* CLOCK_MONOTONIC ms: the locks' clock. A lease is running time: it does
  * not run out while the host is suspended. */
 int64_t shmkv__mono_ms(void);

@@ -87,6 +87,9 @@ static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
 
 	info->held = held && r->deadline_ms > c->now;
 	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) : -1;
+	/* A free lock keeps only its token; a FREE record (past 2^46
+	 * grants) still carries the last holder's pid: not reported, so
+	 * both encodings read alike. */
 	info->pid = held ? r->pid : 0;
 	info->token = r->token;
 	info->held_for_ms = held ? c->now - r->acquired_ms : 0;

@@ -31,7 +31,7 @@ struct shmkv_lock_rec {
 	uint32_t magic;
 	uint16_t version;
 	uint16_t state;	     /* enum shmkv_lock_state */
-	uint32_t pid;	     /* holder, or last holder when FREE */
+	uint32_t pid;	     /* holder; FREE: 0 inline, a record's last */
 	uint32_t reserved;   /* 0 */
 	uint64_t start;	     /* holder's start time (/proc stat field 22),
 				0: unknown, judge by pid alone */

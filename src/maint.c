@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "expire.h"
 #include "fault.h"
 #include "internal.h"
 #include "owned.h"
@@ -56,7 +57,7 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		if (SLOT_STATE(w) != SLOT_MEMBER)
 			continue;
 		v = member_value(kv, (uint32_t)i, w, &deadline);
-		if (v == 0 || deadline == 0 || deadline > now)
+		if (v == 0 || !shmkv__expired(deadline, now))
 			continue;
 		/* Full barrier: the same CAS a lazy expiry does. */
 		if (shmkv__cas_full(&s->value, v,
@@ -141,7 +142,7 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 		v = member_value(kv, i, w, &deadline);
 		if (v == 0)
 			st->tombstones++;
-		else if (deadline != 0 && deadline <= now)
+		else if (shmkv__expired(deadline, now))
 			st->expired++;
 		else if (deadline != 0)
 			st->live_keys++, st->volatile_keys++;
@@ -212,7 +213,7 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	if (SLOT_STATE(w) != SLOT_MEMBER)
 		return -1;
 	if (member_value(kv, i, w, &deadline) == 0 ||
-	    (deadline != 0 && deadline <= now))
+	    shmkv__expired(deadline, now))
 		return -1;
 	len = uatomic_read(&s->key_len);
 	if (len > kv->key_max)

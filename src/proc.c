@@ -167,14 +167,22 @@ static int64_t clock_ms(clockid_t id)
  * cannot move them, and unlike CLOCK_MONOTONIC it keeps counting through
  * suspend, as a TTL set in wall-clock terms should.
  */
+int64_t shmkv__fake_now_ms, shmkv__fake_unix_ms;
+
 int64_t shmkv__now_ms(void)
 {
-	return clock_ms(CLOCK_BOOTTIME);
+	/* Relaxed: a test sets it before the calls it means to steer. */
+	int64_t fake = uatomic_read(&shmkv__fake_now_ms);
+
+	return fake != 0 ? fake : clock_ms(CLOCK_BOOTTIME);
 }
 
 int64_t shmkv__unix_ms(void)
 {
-	return clock_ms(CLOCK_REALTIME);
+	/* Relaxed: as above. */
+	int64_t fake = uatomic_read(&shmkv__fake_unix_ms);
+
+	return fake != 0 ? fake : clock_ms(CLOCK_REALTIME);
 }
 
 int64_t shmkv__mono_ms(void)

@@ -1,12 +1,21 @@
 /*
  * segment.c - creating, attaching and removing the shared segment.
  *
- * Create builds the whole segment under a private temporary name in
- * /dev/shm and then link()s it to the public name. link() fails with EEXIST
- * if the name is taken, so creation is exclusive and race-free, and no
- * process can ever open a half-built store. The magic is still stored last
- * (release) so a reader that maps the file sees every header field.
+ * Create builds the whole segment in an unnamed file (O_TMPFILE) in
+ * /dev/shm and then linkat()s it to the public name. A creator killed
+ * before that leaves nothing: the file never had a name, so it goes with
+ * its last descriptor. linkat() fails with EEXIST if the name is taken, so
+ * creation is exclusive and race-free, and no process can ever open a
+ * half-built store. The magic is still stored last (release) so a reader
+ * that maps the file sees every header field.
+ *
+ * Where O_TMPFILE is missing (or the file cannot be linked: no capability
+ * for AT_EMPTY_PATH and no /proc) the segment is built under a private
+ * name, "/dev/shm/.shmkv-new-<pid>-<random>", and link()ed. A creator
+ * killed then leaves that file; create and read-write open remove those
+ * whose pid is dead.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,7 +27,9 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "internal.h"
+#include "segment.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
 {
@@ -141,17 +152,119 @@ static int check_create_args(const char *name, const struct shmkv_config *cfg,
 	return shmkv__geometry_from_config(cfg, g);
 }
 
+bool shmkv__tmpfile_off;
+
+/* Creation's working file: unnamed, or named @tmp. */
+struct new_file {
+	int fd;
+	bool named;
+	char tmp[sizeof(SHMKV_SHM_DIR) + 64];
+};
+
+/* Opens an unnamed working file in /dev/shm, or a named one if @named or
+ * if the file system has no O_TMPFILE. */
+static int new_file_open(struct new_file *nf, bool named)
+{
+	uint64_t nonce;
+
+	nf->named = named || shmkv__tmpfile_off;
+	if (!nf->named) {
+		/* No O_EXCL: it would forbid the linkat() that names it. */
+		nf->fd = open(SHMKV_SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC,
+			      0600);
+		if (nf->fd >= 0)
+			return 0;
+		/* EISDIR: a kernel older than O_TMPFILE; EOPNOTSUPP: a file
+		 * system without it. Other errors a named file would share. */
+		if (errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL)
+			return shmkv__errno();
+		nf->named = true;
+	}
+	/* Not the hash seed: file names are visible to every user. */
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		nonce = (uint64_t)shmkv__mono_ms() * 0x9e3779b97f4a7c15u;
+	snprintf(nf->tmp, sizeof(nf->tmp), "%s/" SHMKV__NEW_PREFIX "%u-%016llx",
+		 SHMKV_SHM_DIR, shmkv__self_pid(), (unsigned long long)nonce);
+	nf->fd = open(nf->tmp,
+		      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return nf->fd < 0 ? shmkv__errno() : 0;
+}
+
+/*
+ * Names the built file @path: atomic, and exclusive because a link never
+ * replaces. Return: 0, 1 (an unnamed file we cannot link: build a named
+ * one), or a negative errno (-EEXIST: the name is taken).
+ */
+static int new_file_publish(const struct new_file *nf, const char *path)
+{
+	char self[32];
+
+	if (nf->named)
+		return link(nf->tmp, path) == 0 ? 0 : shmkv__errno();
+	/* Links the descriptor itself; older kernels allow that only with
+	 * CAP_DAC_READ_SEARCH and say ENOENT without. */
+	if (linkat(nf->fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return shmkv__errno();
+	/* The same file through /proc's link to it, which needs no capability
+	 * (and ENOENT again: no /proc). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", nf->fd);
+	if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	return errno == ENOENT ? 1 : shmkv__errno();
+}
+
+static void new_file_discard(const struct new_file *nf)
+{
+	if (nf->named)
+		unlink(nf->tmp);
+	close(nf->fd);
+}
+
+/*
+ * Builds the segment in a new working file (named if @named) and names it
+ * @path. Return: 0 (nf->fd and *base are the store's), 1 (cannot name an
+ * unnamed file: try @named), or a negative errno; nothing is left on
+ * failure.
+ */
+static int build(struct new_file *nf, bool named, const char *path,
+		 const struct shmkv_geometry *g, uint32_t mode, uint64_t seed,
+		 unsigned char **base)
+{
+	int err = new_file_open(nf, named);
+
+	if (err)
+		return err;
+	err = map_new(nf->fd, g, mode, base);
+	if (err)
+		goto out_discard;
+	header_write(*base, g, seed);
+	SHMKV_CRASH_POINT("create_built");
+	err = new_file_publish(nf, path);
+	if (err) {
+		munmap(*base, g->segment_size);
+		goto out_discard;
+	}
+	if (nf->named)
+		unlink(nf->tmp);
+	return 0;
+out_discard:
+	new_file_discard(nf);
+	return err;
+}
+
 int shmkv_create(const char *name, const struct shmkv_config *cfg,
 		 shmkv_t **out)
 {
-	char tmp[sizeof(SHMKV_SHM_DIR) + 64],
-		path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	struct shmkv_geometry g;
+	struct new_file nf;
 	unsigned char *base = NULL;
 	struct shmkv *kv;
 	uint64_t seed = 0;
 	uint32_t mode;
-	int fd, err;
+	int err;
 
 	err = check_create_args(name, cfg, out, &g);
 	if (err)
@@ -162,37 +275,60 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
 		return -ENOMEM;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = (uint64_t)shmkv__unix_ms() ^ shmkv__self_pid();
-	snprintf(tmp, sizeof(tmp), "%s/.shmkv-new-%u-%016llx", SHMKV_SHM_DIR,
-		 shmkv__self_pid(), (unsigned long long)seed);
 	shm_path(path, sizeof(path), name);
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0) {
-		err = shmkv__errno();
-		goto out_free;
+	shmkv__new_files_sweep();
+	err = build(&nf, false, path, &g, mode, seed, &base);
+	if (err == 1)
+		err = build(&nf, true, path, &g, mode, seed, &base);
+	if (err) {
+		free(kv);
+		return err;
 	}
-	err = map_new(fd, &g, mode, &base);
-	if (err)
-		goto out_unlink;
-	header_write(base, &g, seed);
-	/* The publication: atomic, and exclusive because link never replaces. */
-	if (link(tmp, path) != 0) {
-		err = shmkv__errno();
-		goto out_unmap;
-	}
-	unlink(tmp);
-	handle_init(kv, fd, base, &g, seed, name, false);
+	handle_init(kv, nf.fd, base, &g, seed, name, false);
 	*out = kv;
 	return 0;
+}
 
-out_unmap:
-	munmap(base, g.segment_size);
-out_unlink:
-	unlink(tmp);
-	close(fd);
-out_free:
-	free(kv);
-	return err;
+/* The creator's pid in a working file's name ".shmkv-new-<pid>-<16 hex>";
+ * 0 if @name is not one. */
+static uint32_t new_file_pid(const char *name)
+{
+	size_t plen = strlen(SHMKV__NEW_PREFIX);
+	const char *p = name + plen;
+	uint64_t pid = 0;
+
+	if (strncmp(name, SHMKV__NEW_PREFIX, plen) != 0)
+		return 0;
+	for (; *p >= '0' && *p <= '9' && pid <= UINT32_MAX; p++)
+		pid = pid * 10 + (uint64_t)(*p - '0');
+	if (*p != '-' || pid > UINT32_MAX ||
+	    strspn(p + 1, "0123456789abcdef") != 16 || p[17] != '\0')
+		return 0;
+	return (uint32_t)pid;
+}
+
+int shmkv__new_files_sweep(void)
+{
+	uint32_t self = shmkv__self_pid();
+	DIR *d = opendir(SHMKV_SHM_DIR);
+	struct dirent *e;
+	int removed = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		uint32_t pid = new_file_pid(e->d_name);
+
+		/* Ours may be another thread's create under way. A reused pid
+		 * keeps the file until that process dies too. Judged in our
+		 * pid namespace (proc.c): a creator in another one could lose
+		 * its file and fail with -ENOENT. */
+		if (pid == 0 || pid == self || shmkv__pid_alive(pid))
+			continue;
+		removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+	}
+	closedir(d);
+	return removed;
 }
 
 /* Reads and validates the header of an open file without mapping it. */
@@ -232,6 +368,8 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 		return err;
 	if (out == NULL || (flags & ~(unsigned)SHMKV_OPEN_READONLY))
 		return -EINVAL;
+	if (!ro) /* a read-only open changes nothing, not even debris */
+		shmkv__new_files_sweep();
 	shm_path(path, sizeof(path), name);
 	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

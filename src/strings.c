@@ -80,9 +80,10 @@ static int set_deadline(struct shmkv *kv, unsigned flags, int64_t expire,
 		return -EINVAL;
 	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
 		return 0;
-	return shmkv__deadline(
-		kv, expire, ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
-		ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT, true, deadline);
+	return shmkv__deadline(kv, expire,
+			       ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
+			       ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT,
+			       SHMKV__RULE_SET, deadline);
 }
 
 int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,

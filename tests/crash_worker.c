@@ -6,6 +6,9 @@
  *   int    SET PREFIX<i> to "<i>" (an inline integer)  for i in
  *   block  SET PREFIX<i> to crash_block_value(i)       [START, START+COUNT)
  *   sweep  one full shmkv_sweep pass (PREFIX, START, COUNT ignored)
+ *   create create NAME (1024 slots), close it; PREFIX, START, COUNT ignored
+ *   create-named  the same, built in a named working file (as where
+ *          /dev/shm has no O_TMPFILE)
  *
  * The test runs it with SHMKV_CRASH_AT and SHMKV_CRASH_AFTER in its
  * environment on a build with crash points, so it is meant to die of
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "segment.h"
 #include "shmkv.h"
 
 /* Must match test_crashpoints.c: 40 bytes, never a number. */
@@ -70,6 +74,24 @@ static int run_sweep(shmkv_t *kv)
 	return rc < 0 ? 4 : 0;
 }
 
+static int run_create(const char *name)
+{
+	struct shmkv_config cfg;
+	shmkv_t *kv;
+	int rc;
+
+	shmkv_config_init(&cfg);
+	cfg.slots = 1024;
+	rc = shmkv_create(name, &cfg, &kv);
+	if (rc) {
+		fprintf(stderr, "crash_worker: create %s: %s\n", name,
+			shmkv_strerror(rc));
+		return 3;
+	}
+	shmkv_close(kv);
+	return 0;
+}
+
 static int parse_ul(const char *s, unsigned long *out)
 {
 	char *end;
@@ -88,11 +110,15 @@ int main(int argc, char **argv)
 	if (argc != 6 || parse_ul(argv[4], &start) ||
 	    parse_ul(argv[5], &count) ||
 	    (strcmp(argv[2], "int") && strcmp(argv[2], "block") &&
-	     strcmp(argv[2], "sweep"))) {
-		fprintf(stderr, "usage: crash_worker NAME int|block|sweep "
-				"PREFIX START COUNT\n");
+	     strcmp(argv[2], "sweep") && strcmp(argv[2], "create") &&
+	     strcmp(argv[2], "create-named"))) {
+		fprintf(stderr, "usage: crash_worker NAME int|block|sweep|"
+				"create|create-named PREFIX START COUNT\n");
 		return 2;
 	}
+	shmkv__tmpfile_off = strcmp(argv[2], "create-named") == 0;
+	if (strncmp(argv[2], "create", 6) == 0)
+		return run_create(argv[1]);
 	rc = shmkv_open(argv[1], 0, &kv);
 	if (rc) {
 		fprintf(stderr, "crash_worker: open %s: %s\n", argv[1],

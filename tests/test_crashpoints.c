@@ -101,14 +101,19 @@ static void worker_path(char *buf, size_t cap)
 		     strerror(errno));
 }
 
-/* Runs crash_worker to its end (bounded: COUNT commands); @point NULL
- * runs it unarmed. Return: its wait status. */
-static int run_worker(const char *name, const char *point, unsigned after,
-		      const char *mode, const char *prefix, unsigned start,
-		      unsigned count)
+/* The last crash_worker started: its debris is named by it. */
+static pid_t worker_pid;
+
+/* What an armed worker does at its crash point. */
+enum crash_how { CRASH_KILL, CRASH_STOP };
+
+/* Starts crash_worker (bounded: COUNT commands); @point NULL runs it
+ * unarmed. Return: its pid. */
+static pid_t spawn_worker(const char *name, const char *point, unsigned after,
+			  const char *mode, const char *prefix, unsigned start,
+			  unsigned count, enum crash_how how)
 {
 	char path[PATH_MAX], a[16], s[16], c[16];
-	int st = 0;
 	pid_t pid;
 
 	worker_path(path, sizeof(path));
@@ -122,10 +127,26 @@ static int run_worker(const char *name, const char *point, unsigned after,
 			setenv("SHMKV_CRASH_AT", point, 1);
 			setenv("SHMKV_CRASH_AFTER", a, 1);
 		}
+		if (how == CRASH_STOP)
+			setenv("SHMKV_CRASH_SIGNAL", "STOP", 1);
 		execl(path, path, name, mode, prefix, s, c, (char *)NULL);
 		_exit(127);
 	}
 	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	worker_pid = pid;
+	return pid;
+}
+
+/* Runs crash_worker to its end, as spawn_worker() starts it, killed at
+ * its crash point. Return: its wait status. */
+static int run_worker(const char *name, const char *point, unsigned after,
+		      const char *mode, const char *prefix, unsigned start,
+		      unsigned count)
+{
+	pid_t pid = spawn_worker(name, point, after, mode, prefix, start, count,
+				 CRASH_KILL);
+	int st = 0;
+
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return st;
@@ -600,4 +621,59 @@ Test(crashpoint, swept_unfreed_leaks_the_expired_block_until_recover)
 					 .gone_prefix = "e",
 					 .gone = SWEEP_KEYS,
 					 .left = { .unref = 1 } });
+}
+
+/* A creator killed with the segment built but unnamed: it leaves no file
+ * at all, and the name stays free for the next creator. */
+Test(crashpoint, create_built_leaves_no_file_and_the_name_free)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = NULL;
+	unsigned left;
+	int st;
+
+	NEED_CRASH_POINTS();
+	tu_make_name(name, NULL);
+	st = run_worker(name, "create_built", 1, "create", "-", 0, 0);
+	assert_died_at(st, "create_built", 1);
+	left = tu_count_new_files(worker_pid);
+	cr_assert_eq(left, 0,
+		     "the killed creator left %u /dev/shm/.shmkv-new-"
+		     "%d-* files",
+		     left, (int)worker_pid);
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+	tu_assert_ok(shmkv_create(name, NULL, &kv));
+	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
+	shmkv_close(kv);
+}
+
+/* The same kill where O_TMPFILE is missing leaves the named working file;
+ * the next create removes it, since its creator is dead. The worker is
+ * stopped at the point first: alive, its file is safe from the creates of
+ * tests running beside this one, so it can be counted. */
+Test(crashpoint,
+     create_built_on_the_named_fallback_leaves_a_file_the_next_create_removes)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = NULL;
+	int st = 0;
+	pid_t pid;
+
+	NEED_CRASH_POINTS();
+	tu_make_name(name, NULL);
+	pid = spawn_worker(name, "create_built", 1, "create-named", "-", 0, 0,
+			   CRASH_STOP);
+	cr_assert_eq(waitpid(pid, &st, WUNTRACED), pid);
+	cr_assert(WIFSTOPPED(st), "crash_worker did not stop at create_built");
+	cr_assert_eq(tu_count_new_files(pid), 1,
+		     "the named fallback was not taken");
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	assert_died_at(st, "create_built", 1);
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+	tu_assert_ok(shmkv_create(name, NULL, &kv));
+	cr_assert_eq(tu_count_new_files(worker_pid), 0,
+		     "create left the dead creator's working file");
+	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
+	shmkv_close(kv);
 }

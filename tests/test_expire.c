@@ -4,10 +4,14 @@
  * SET's and GETEX's expiry are tested in test_expire_set.c; TTL, PERSIST,
  * lazy expiry and shmkv_sweep() in test_ttl.c.
  */
+#include <time.h>
+
 #include "helpers/testutil.h"
 #include "helpers/ttl.h"
+#include "internal.h"
 
 TestSuite(expire, .init = tu_setup, .fini = tu_teardown);
+TestSuite(expire_clock, .init = tu_setup, .fini = tu_teardown);
 
 /*
  * EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
@@ -97,6 +101,33 @@ Test(expire, a_deadline_at_or_before_now_deletes_the_key)
 		tu_assert_missing(tu_kv, LIT("k"));
 		tu_assert_missing(tu_kv, LIT("p"));
 	}
+}
+
+/* Redis's checkAlreadyExpired (when <= now) for the EXPIRE family: a
+ * deadline of exactly now deletes at once; one ms later is a TTL. */
+Test(expire, a_deadline_of_exactly_now_deletes_and_one_ms_later_does_not)
+{
+	int64_t now = ttl_freeze();
+
+	ttl_set_ms("k", "v", HOUR_MS);
+	tu_assert_rc(
+		shmkv_expire(tu_kv, LIT("k"), now, SHMKV_EXPIRE_AT_MSEC, 0), 1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	ttl_set_plain("k", "v");
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), now / 1000,
+				  SHMKV_EXPIRE_AT_SEC, 0),
+		     1);
+	tu_assert_missing(tu_kv, LIT("k"));
+	ttl_set_plain("k", "v");
+	tu_assert_rc(
+		shmkv_expire(tu_kv, LIT("k"), now + 1, SHMKV_EXPIRE_AT_MSEC, 0),
+		1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), 1);
+	ttl_advance(1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), 0);
+	tu_assert_get_str(tu_kv, "k", "v");
+	ttl_advance(1);
+	tu_assert_missing(tu_kv, LIT("k"));
 }
 
 Test(expire, times_that_overflow_are_einval_and_change_nothing)
@@ -346,4 +377,113 @@ Test(expire, pexpire_expires_the_key)
 		1);
 	tu_sleep_ms(PAST_SHORT_MS);
 	tu_assert_missing(tu_kv, LIT("k"));
+}
+
+/*
+ * Clocks and offsets at the edges: each must come out sane (and, under
+ * UBSan, without a signed overflow on the way).
+ */
+
+static int64_t *header_offset(void)
+{
+	return &((struct shmkv_header_shm *)tu_kv->base)->clock_offset_ms;
+}
+
+/* Unix ms minus CLOCK_BOOTTIME ms, as the library would compute it. */
+static int64_t real_offset(void)
+{
+	struct timespec u, b;
+
+	clock_gettime(CLOCK_REALTIME, &u);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	return ((int64_t)u.tv_sec - b.tv_sec) * 1000 +
+	       (u.tv_nsec / 1000000 - b.tv_nsec / 1000000);
+}
+
+Test(expire_clock, a_corrupt_clock_offset_in_the_header_is_resynced)
+{
+	static const int64_t bad[] = {
+		INT64_MIN,	     INT64_MIN + 1,	  INT64_MAX,
+		INT64_MAX - 1,	     -(INT64_C(1) << 62), INT64_C(1) << 62,
+		-(INT64_C(1) << 44), INT64_C(1) << 44,
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int64_t now, off;
+
+		cr_log_info("offset %lld", (long long)bad[i]);
+		*header_offset() = bad[i];
+		now = tu_now_ms();
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"),
+				       SHMKV_SET_PXAT, now + 60000, NULL),
+			     1);
+		tu_assert_pttl_in(tu_kv, LIT("k"), 50000, 60000);
+		off = *header_offset() - real_offset();
+		cr_assert(off >= -1000 && off <= 1000,
+			  "offset %lld from the clocks' after a resync",
+			  (long long)off);
+		*header_offset() = bad[i];
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), INT64_MAX,
+					  SHMKV_EXPIRE_AT_MSEC, 0),
+			     1);
+		tu_assert_pttl_in(tu_kv, LIT("k"), INT64_C(1) << 62, INT64_MAX);
+		*header_offset() = bad[i];
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), now / 1000 + 100,
+					  SHMKV_EXPIRE_AT_SEC, 0),
+			     1);
+		tu_assert_pttl_in(tu_kv, LIT("k"), 90000, 101000);
+	}
+}
+
+/* A host without a real-time clock boots in 1970: CLOCK_BOOTTIME is then
+ * ahead of the wall clock, and the offset is negative. The largest times
+ * Redis accepts end at the largest deadline instead of wrapping. */
+Test(expire_clock, boot_time_ahead_of_wall_time_saturates_far_deadlines)
+{
+	const int64_t unix_ms = 1000, rel_max = INT64_MAX - unix_ms;
+	struct shmkv_value v = tu_value_for(tu_kv);
+	int64_t sec = 0;
+
+	shmkv__fake_unix_ms = unix_ms;
+	shmkv__fake_now_ms = INT64_C(1000000000); /* up 11.6 days */
+	ttl_set_plain("a", "v");
+	ttl_set_plain("g", "v");
+	ttl_set_plain("x", "v");
+	tu_assert_rc(
+		shmkv_expire(tu_kv, LIT("a"), rel_max, SHMKV_EXPIRE_MSEC, 0),
+		1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("s"), LIT("v"), SHMKV_SET_PX, rel_max,
+			       NULL),
+		     1);
+	tu_assert_rc(shmkv_getex(tu_kv, LIT("g"), SHMKV_GETEX_PX, rel_max, &v),
+		     1);
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("x"), INT64_MAX,
+				  SHMKV_EXPIRE_AT_MSEC, 0),
+		     1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("p"), LIT("v"), SHMKV_SET_PXAT,
+			       INT64_MAX, NULL),
+		     1);
+	tu_assert_pttl_in(tu_kv, LIT("a"), INT64_C(1) << 62, INT64_MAX);
+	tu_assert_pttl_in(tu_kv, LIT("s"), INT64_C(1) << 62, INT64_MAX);
+	tu_assert_pttl_in(tu_kv, LIT("g"), INT64_C(1) << 62, INT64_MAX);
+	tu_assert_pttl_in(tu_kv, LIT("x"), INT64_C(1) << 62, INT64_MAX);
+	tu_assert_pttl_in(tu_kv, LIT("p"), INT64_C(1) << 62, INT64_MAX);
+	tu_assert_ok(shmkv_ttl(tu_kv, LIT("x"), &sec));
+	cr_assert_gt(sec, INT64_C(1) << 52, "TTL %lld", (long long)sec);
+}
+
+/* Redis's own rounding, (ms + 500) / 1000, would overflow here. */
+Test(expire_clock, ttl_of_a_pttl_near_int64_max_rounds_without_overflow)
+{
+	int64_t sec = 0;
+
+	shmkv__fake_now_ms = 1;
+	shmkv__fake_unix_ms = 2;
+	ttl_set_plain("k", "v");
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), INT64_MAX,
+				  SHMKV_EXPIRE_AT_MSEC, 0),
+		     1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), INT64_MAX - 2);
+	tu_assert_ok(shmkv_ttl(tu_kv, LIT("k"), &sec));
+	cr_assert_eq(sec, INT64_MAX / 1000 + 1, "TTL %lld", (long long)sec);
 }

@@ -87,6 +87,45 @@ Test(set_expiry, pxat_in_the_past_with_get_returns_the_old_value)
 	tu_assert_missing(tu_kv, LIT("k"));
 }
 
+/* Redis 7 SET keeps a PXAT/EXAT of exactly now (it is not yet past:
+ * now > when is false), unlike EXPIREAT and GETEX, which delete. */
+Test(set_expiry, pxat_and_exat_of_exactly_now_set_a_key_for_this_ms)
+{
+	int64_t now = ttl_freeze();
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("p"), LIT("v"), SHMKV_SET_PXAT, now, NULL),
+		1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("e"), LIT("v"), SHMKV_SET_EXAT,
+			       now / 1000, NULL),
+		     1);
+	tu_assert_get_str(tu_kv, "p", "v");
+	tu_assert_get_str(tu_kv, "e", "v");
+	tu_assert_pttl_is(tu_kv, LIT("p"), 0);
+	tu_assert_pttl_is(tu_kv, LIT("e"), 0);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("o"), LIT("v"), SHMKV_SET_PXAT,
+			       now - 1, NULL),
+		     1);
+	tu_assert_missing(tu_kv, LIT("o"));
+	ttl_advance(1);
+	tu_assert_missing(tu_kv, LIT("p"));
+	tu_assert_missing(tu_kv, LIT("e"));
+}
+
+Test(set_expiry, keepttl_at_the_deadline_keeps_the_ttl_of_the_live_key)
+{
+	ttl_freeze();
+	ttl_set_ms("k", "v", 10);
+	ttl_advance(10);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("w"), SHMKV_SET_KEEPTTL, 0,
+			       NULL),
+		     1);
+	tu_assert_get_str(tu_kv, "k", "w");
+	tu_assert_pttl_is(tu_kv, LIT("k"), 0);
+	ttl_advance(1);
+	tu_assert_missing(tu_kv, LIT("k"));
+}
+
 Test(set_expiry, far_future_deadlines_are_accepted)
 {
 	int64_t before = tu_now_ms(), after;
@@ -331,6 +370,24 @@ Test(getex, a_deadline_in_the_past_returns_the_value_and_deletes)
 		     1);
 	tu_assert_value_str(v, "vb");
 	tu_assert_missing(tu_kv, LIT("b"));
+}
+
+/* GETEX uses checkAlreadyExpired (when <= now): PXAT of exactly now
+ * returns the value and deletes. */
+Test(getex, pxat_of_exactly_now_returns_the_value_and_deletes)
+{
+	struct shmkv_value v = tu_value_for(tu_kv);
+	int64_t now = ttl_freeze();
+
+	ttl_set_plain("k", "v");
+	tu_assert_rc(shmkv_getex(tu_kv, LIT("k"), SHMKV_GETEX_PXAT, now, &v),
+		     1);
+	tu_assert_value_str(v, "v");
+	tu_assert_missing(tu_kv, LIT("k"));
+	ttl_set_plain("k", "v");
+	tu_assert_rc(
+		shmkv_getex(tu_kv, LIT("k"), SHMKV_GETEX_PXAT, now + 1, &v), 1);
+	tu_assert_pttl_is(tu_kv, LIT("k"), 1);
 }
 
 Test(getex, invalid_times_are_einval_and_change_nothing)

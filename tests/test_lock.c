@@ -431,6 +431,29 @@ Test(lock, list_describes_held_free_and_dead_locks_and_skips_other_keys)
 	cr_assert_eq(fd.info.token, 7);
 }
 
+/* A free lock keeps only its token: its pid reads 0 in both encodings,
+ * the inline -token and the binary record used past 2^46 grants (whose
+ * release copies the holder's fields). */
+Test(lock, list_gives_pid_zero_for_a_free_lock_in_either_encoding)
+{
+	struct shmkv_lock b = handle("inline");
+	struct found fi = { .name = "inline" }, fr = { .name = "record" };
+	struct shmkv_lock_rec r = held_by((uint32_t)getppid(), 1);
+
+	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), 0);
+	tu_assert_ok(shmkv_lock_release(&b));
+	r.state = SHMKV_LOCK_FREE;
+	r.token = (uint64_t)LOCK_INLINE_TOKEN_MAX + 5;
+	put_record("record", &r);
+	tu_assert_rc(shmkv_lock_list(tu_kv, find_lock, &fi), 2);
+	tu_assert_rc(shmkv_lock_list(tu_kv, find_lock, &fr), 2);
+	cr_assert(fi.info.held == 0 && fi.info.alive == -1);
+	cr_assert(fr.info.held == 0 && fr.info.alive == -1);
+	cr_assert_eq(fi.info.pid, 0);
+	cr_assert_eq(fr.info.pid, 0, "a free record's pid is %u", fr.info.pid);
+	cr_assert_eq(fr.info.token, (uint64_t)LOCK_INLINE_TOKEN_MAX + 5);
+}
+
 /*
  * The pattern lock, step by step on one process.
  */

@@ -5,9 +5,13 @@
  * scribbled content, in test_foreign.c.
  */
 #include "helpers/testutil.h"
+#include "segment.h"
 
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 TestSuite(segment, .fini = tu_teardown);
 TestSuite(names, .fini = tu_teardown);
@@ -208,6 +212,75 @@ Test(segment, unlink_of_a_foreign_file_is_eproto_and_leaves_it_alone)
 	tu_shm_write_new(other, zeros, sizeof(zeros));
 	tu_assert_rc(shmkv_unlink(other), -EPROTO);
 	cr_assert_eq(tu_shm_size(other), (off_t)sizeof(zeros));
+}
+
+/*
+ * Working files of creators that died (left only where /dev/shm has no
+ * O_TMPFILE, or by older versions)
+ */
+
+/* A pid that names no process: a child's, reaped. */
+static int dead_pid(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	return (int)pid;
+}
+
+/* Leaves a working file of creator @pid, as a killed create would. */
+static void plant_new_file(int pid)
+{
+	char name[TU_NAME_CAP];
+
+	snprintf(name, sizeof(name), "/.shmkv-new-%d-0123456789abcdef", pid);
+	tu_shm_write_new(name, "x", 1);
+}
+
+Test(segment, create_removes_working_files_of_dead_creators_only)
+{
+	int dead = dead_pid(), parent = (int)getppid(), self = (int)getpid();
+
+	plant_new_file(dead);
+	plant_new_file(parent);
+	/* Ours may be another thread's create under way. */
+	plant_new_file(self);
+	tu_kv = tu_create(NULL, tu_name);
+	cr_assert_eq(tu_count_new_files(dead), 0, "the dead pid's file stayed");
+	cr_assert_eq(tu_count_new_files(parent), 1);
+	cr_assert_eq(tu_count_new_files(self), 1);
+}
+
+/* (That a read-only open leaves them is not tested: any create running
+ * beside this test may remove a dead creator's file at any moment.) */
+Test(segment, open_for_writing_removes_working_files_of_dead_creators)
+{
+	int dead = dead_pid();
+	shmkv_t *kv;
+
+	tu_kv = tu_create(NULL, tu_name);
+	plant_new_file(dead);
+	kv = tu_open(tu_name, 0);
+	shmkv_close(kv);
+	cr_assert_eq(tu_count_new_files(dead), 0, "the dead pid's file stayed");
+}
+
+Test(segment, the_named_fallback_leaves_no_working_file_and_stays_exclusive)
+{
+	shmkv_t *again = NULL;
+
+	shmkv__tmpfile_off = true;
+	tu_kv = tu_create(NULL, tu_name);
+	tu_assert_rc(shmkv_create(tu_name, NULL, &again), -EEXIST);
+	cr_assert_null(again);
+	cr_assert_eq(tu_count_new_files((int)getpid()), 0);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	again = tu_open(tu_name, 0);
+	tu_assert_get(again, LIT("k"), LIT("v"));
+	shmkv_close(again);
 }
 
 Test(segment, close_of_null_is_a_noop)

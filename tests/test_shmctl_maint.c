@@ -148,3 +148,23 @@ Test(shmctl_maint, locks_lists_a_held_lock_with_its_holder)
 	r = RUN("locks", tu_name);
 	assert_has(r.out, " free ");
 }
+
+/* A free lock keeps only its token, not who held it last. */
+Test(shmctl_maint, locks_shows_no_pid_for_a_free_lock)
+{
+	char row[64];
+	struct shmkv_lock lk;
+	struct run r;
+
+	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "job"));
+	cr_assert_geq(shmkv_lock_try(&lk, 600000), 0);
+	tu_assert_ok(shmkv_lock_release(&lk));
+	r = RUN("locks", tu_name);
+	assert_code(r, 0);
+	/* STATE, then PID and ALIVE both "-", as the table lays them out. */
+	snprintf(row, sizeof(row), " %-17s %8s %5s ", "free", "-", "-");
+	assert_has(r.out, row);
+	r = RUN("locks", "--json", tu_name);
+	assert_has(r.out, "\"state\":\"free\",\"held\":false,\"alive\":null,"
+			  "\"pid\":null,\"token\":1,");
+}

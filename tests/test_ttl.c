@@ -199,6 +199,55 @@ Test(lazy_expiry, expired_keys_are_not_counted_or_scanned)
 		     tu_snap_count(snap));
 }
 
+/* Redis's rule (keyIsExpired: now > when): a key is still there during
+ * the millisecond of its deadline, with a PTTL of 0. */
+static int count_key(const void *key, size_t klen, void *arg)
+{
+	(void)key, (void)klen;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+static unsigned scan_count(void)
+{
+	uint64_t cursor = 0;
+	unsigned n = 0;
+
+	do
+		tu_assert_ok(
+			shmkv_scan(tu_kv, cursor, 64, count_key, &n, &cursor));
+	while (cursor != 0);
+	return n;
+}
+
+Test(lazy_expiry, a_key_lives_through_its_deadline_and_is_gone_one_ms_later)
+{
+	struct shmkv_stats st;
+	int64_t sec = -3;
+
+	ttl_freeze();
+	ttl_set_ms("s", "v", 10);
+	ttl_set_ms("i", "12", 10);
+	ttl_advance(10);
+	tu_assert_get_str(tu_kv, "s", "v");
+	tu_assert_get_str(tu_kv, "i", "12");
+	tu_assert_rc(shmkv_exists(tu_kv, LIT("s")), 1);
+	tu_assert_pttl_is(tu_kv, LIT("s"), 0);
+	tu_assert_ok(shmkv_ttl(tu_kv, LIT("s"), &sec));
+	cr_assert_eq(sec, 0, "TTL %lld", (long long)sec);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.live_keys, 2, "live_keys %llu",
+		     (unsigned long long)st.live_keys);
+	cr_assert_eq(st.expired, 0);
+	cr_assert_eq(scan_count(), 2);
+	ttl_advance(1);
+	tu_assert_missing(tu_kv, LIT("s"));
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.live_keys, 0);
+	cr_assert_eq(st.expired, 1, "\"i\", not touched since, is expired");
+	cr_assert_eq(scan_count(), 0);
+}
+
 /*
  * shmkv_sweep
  */
@@ -252,6 +301,18 @@ Test(sweep, deletes_expired_keys_and_counts_them)
 
 		tu_assert_rc(shmkv_exists(tu_kv, k, kl), 1);
 	}
+}
+
+Test(sweep, leaves_a_key_whose_deadline_is_now)
+{
+	ttl_freeze();
+	ttl_set_ms("s", "v", 10);
+	ttl_advance(10);
+	cr_assert_eq(sweep_pass(64), 0, "swept a key at its deadline");
+	tu_assert_get_str(tu_kv, "s", "v");
+	ttl_advance(1);
+	cr_assert_eq(sweep_pass(64), 1);
+	tu_assert_missing(tu_kv, LIT("s"));
 }
 
 Test(sweep, leaves_keys_that_have_not_expired)

@@ -53,6 +53,10 @@ static int dump_key(const void *key, size_t klen, void *arg)
 	ctl_repr(d->out, key, klen);
 	fputc(' ', d->out);
 	ctl_repr(d->out, d->val.buf, d->val.len);
+	/* PTTL 0 is a key in the millisecond of its deadline, still live (as
+	 * in Redis); written as 1, since restore takes a positive PX. */
+	if (ttl == 0)
+		ttl = 1;
 	fprintf(d->out, " %" PRId64 "\n", ttl < 0 ? (int64_t)-1 : ttl);
 	d->count++;
 	return ferror(d->out) ? -EIO : 0;

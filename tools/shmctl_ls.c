@@ -19,7 +19,8 @@
 
 #include "shmctl.h"
 
-/* Prefix of the private name a store is built under before it is linked. */
+/* Prefix of the private name a store is built under before it is linked,
+ * where /dev/shm has no O_TMPFILE (src/segment.h). */
 #define TMP_PREFIX ".shmkv-new-"
 
 struct row {

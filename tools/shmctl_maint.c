@@ -241,11 +241,14 @@ static void lock_json(struct ctl_json *j, const struct shmkv_lock_info *li)
 	cj_str(j, "lock", li->name, li->name_len);
 	cj_cstr(j, "state", lock_state(li));
 	cj_bool(j, "held", li->held);
-	if (li->alive < 0)
+	/* Free: nobody to judge, and no holder kept (only the token). */
+	if (li->alive < 0) {
 		cj_null(j, "alive");
-	else
+		cj_null(j, "pid");
+	} else {
 		cj_bool(j, "alive", li->alive);
-	cj_u64(j, "pid", li->pid);
+		cj_u64(j, "pid", li->pid);
+	}
 	cj_u64(j, "token", li->token);
 	cj_i64(j, "held_for_ms", li->held ? li->held_for_ms : 0);
 	cj_i64(j, "lease_left_ms", li->lease_left_ms);
@@ -269,15 +272,18 @@ static int on_lock(const struct shmkv_lock_info *li, void *arg)
 	if (o->json) {
 		lock_json(&o->j, li);
 	} else {
-		char held[32], left[32];
+		char held[32], left[32], pid[16] = "-";
 
 		if (o->n == 0)
 			printf("%-24s %-17s %8s %5s %10s %10s %8s %7s\n",
 			       "LOCK", "STATE", "PID", "ALIVE", "HELD FOR",
 			       "LEASE LEFT", "TOKEN", "WAITERS");
-		printf("%-24.*s %-17s %8" PRIu32 " %5s %10s %10s %8" PRIu64
-		       " %7" PRIu32 "\n",
-		       (int)li->name_len, li->name, lock_state(li), li->pid,
+		/* A free lock has no holder: "-", as for ALIVE. */
+		if (li->alive >= 0)
+			snprintf(pid, sizeof(pid), "%" PRIu32, li->pid);
+		printf("%-24.*s %-17s %8s %5s %10s %10s %8" PRIu64 " %7" PRIu32
+		       "\n",
+		       (int)li->name_len, li->name, lock_state(li), pid,
 		       li->alive < 0 ? "-"
 		       : li->alive   ? "yes"
 				     : "no",
@@ -325,9 +331,11 @@ const struct ctl_cmd ctl_cmd_locks = {
 	.help = "Lists the safe locks (shmkv_lock.h): keys lock.<name>\n"
 		"holding an owner record. STATE is \"held\", \"held, holder\n"
 		"dead\", \"lease over\" (anyone may take it) or \"free\".\n"
-		"WAITERS counts sleepers on the lock's futex word, shared by\n"
-		"names that hash alike. A snapshot: each lock is read once,\n"
-		"with a liveness probe of its holder.\n\n"
+		"PID and ALIVE are \"-\" for a free lock (it keeps only its\n"
+		"token; null in JSON). WAITERS counts sleepers on the lock's\n"
+		"futex word, shared by names that hash alike. A snapshot: "
+		"each\n"
+		"lock is read once, with a liveness probe of its holder.\n\n"
 		"Options:\n"
 		"  -j, --json   {\"name\":...,\"locks\":[{lock,state,held,"
 		"alive,pid,\n"

@@ -369,6 +369,21 @@ void tu_shm_truncate(const char *name, off_t len)
 	close(fd);
 }
 
+unsigned tu_count_new_files(int pid)
+{
+	char prefix[48];
+	unsigned n = 0;
+	struct dirent *e;
+	DIR *d = opendir("/dev/shm");
+
+	cr_assert_not_null(d, "opendir /dev/shm: %s", strerror(errno));
+	snprintf(prefix, sizeof(prefix), ".shmkv-new-%d-", pid);
+	while ((e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
 off_t tu_shm_size(const char *name)
 {
 	struct stat st;

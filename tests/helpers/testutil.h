@@ -97,6 +97,9 @@ void tu_shm_pwrite(const char *name, const void *data, size_t len, off_t off);
 void tu_shm_pread(const char *name, void *data, size_t len, off_t off);
 void tu_shm_truncate(const char *name, off_t len);
 off_t tu_shm_size(const char *name);
+/* How many of shmkv_create's named working files ("/dev/shm/.shmkv-new-
+ * <pid>-*") process @pid has in /dev/shm. */
+unsigned tu_count_new_files(int pid);
 /* The whole file in a malloc'd buffer (freed when the test ends). */
 void *tu_shm_read_all(const char *name, size_t *len);
 

@@ -3,7 +3,10 @@
  */
 #include "helpers/ttl.h"
 
+#include <time.h>
+
 #include "helpers/testutil.h"
+#include "internal.h"
 
 void ttl_set_ms(const char *key, const char *val, int64_t ms)
 {
@@ -30,4 +33,36 @@ int64_t ttl_pttl_of(const char *key)
 int64_t ttl_round(int64_t ms)
 {
 	return (ms + 500) / 1000;
+}
+
+static int64_t clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ttl_freeze(void)
+{
+	int64_t boot = clock_ms(CLOCK_BOOTTIME),
+		unix_ms = clock_ms(CLOCK_REALTIME);
+	/* Back to the whole second: both clocks, so the offset stays. */
+	int64_t back = unix_ms % 1000;
+
+	shmkv__fake_now_ms = boot - back;
+	shmkv__fake_unix_ms = unix_ms - back;
+	return shmkv__fake_unix_ms;
+}
+
+void ttl_advance(int64_t ms)
+{
+	shmkv__fake_now_ms += ms;
+	shmkv__fake_unix_ms += ms;
+}
+
+void ttl_thaw(void)
+{
+	shmkv__fake_now_ms = 0;
+	shmkv__fake_unix_ms = 0;
 }

@@ -24,4 +24,16 @@ int64_t ttl_pttl_of(const char *key);
 /* Redis's TTL: the PTTL rounded to the nearest second. */
 int64_t ttl_round(int64_t ms);
 
+/*
+ * The library's clocks stopped (a seam in src/proc.c), so a test can put
+ * "now" exactly on a deadline. Both clocks stop together, their offset
+ * unchanged, with the Unix clock on a whole second (so EXAT can hit it
+ * too). Return: the Unix time they stopped at, in ms.
+ */
+int64_t ttl_freeze(void);
+/* Moves both stopped clocks @ms forward. */
+void ttl_advance(int64_t ms);
+/* Lets the clocks run again. */
+void ttl_thaw(void);
+
 #endif /* SHMKV_TTL_H */
