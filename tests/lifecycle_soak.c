@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/journal.h"
 #include "helpers/selfcheck.h"
 #include "lifecycle.h"
 #include "shmkv.h"
@@ -361,13 +362,9 @@ static void setup(struct soak *s)
 		rc = make_keys(s->name);
 	if (rc)
 		die(s->name, -rc);
-	s->jfd = memfd_create("lifecycle-journal", 0);
-	if (s->jfd < 0 || ftruncate(s->jfd, sizeof(*s->j)))
+	s->j = journal_map("lifecycle-journal", sizeof(*s->j), &s->jfd);
+	if (s->j == NULL)
 		die("journal", errno);
-	s->j = mmap(NULL, sizeof(*s->j), PROT_READ | PROT_WRITE, MAP_SHARED,
-		    s->jfd, 0);
-	if (s->j == MAP_FAILED)
-		die("mmap journal", errno);
 	s->a.kv = s->kv;
 	s->a.name = s->name;
 	s->a.j = s->j;

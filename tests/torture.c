@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/journal.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
 #include "torture.h"
@@ -462,13 +463,9 @@ static void setup(struct sup *s)
 		rc = make_lock_keys(s->name);
 	if (rc)
 		die(s->name, -rc);
-	s->jfd = memfd_create("torture-journal", 0);
-	if (s->jfd < 0 || ftruncate(s->jfd, sizeof(*s->j)))
+	s->j = journal_map("torture-journal", sizeof(*s->j), &s->jfd);
+	if (s->j == NULL)
 		die("journal", errno);
-	s->j = mmap(NULL, sizeof(*s->j), PROT_READ | PROT_WRITE, MAP_SHARED,
-		    s->jfd, 0);
-	if (s->j == MAP_FAILED)
-		die("mmap journal", errno);
 }
 
 static void usage(int code)
