@@ -5,9 +5,9 @@
  *
  * Input: [patch count u8 (mod 17)][patches, 12 bytes each][script]
  *   patch: [region u8][mode u8][index u16][value u64]
- *     region (mod 10): slot state, value, probe_bound, hash, key_len, key
+ *     region (mod 10): slot state, value, probe_bound, hash (or wait), key_len, key
  *       bytes; page table word; block tag/deadline/len/slot; header
- *       clock_offset_ms/lock_wait/lock_waiters; any 8 bytes past the
+ *       clock_offset_ms/lock_wait/visits/reap cursors; any 8 bytes past the
  *       header. index picks the slot, page table word, header word or
  *       word; for a block, index % pages the page, index >> 8 the block.
  *     mode & 3: 0 store value, 1 xor it, 2 add its top byte (signed),
@@ -123,16 +123,18 @@ static void patch_header(uint32_t index, uint8_t mode, uint64_t v)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)owner->base;
 
-	switch ((mode >> 2) % 3) {
+	switch ((mode >> 2) % 4) {
 	case 0:
 		patch64(&h->clock_offset_ms, mode, v);
 		break;
 	case 1:
 		patch32(&h->lock_wait[index % SHMKV_LOCK_WAIT_WORDS], mode, v);
 		break;
+	case 2:
+		patch64(&h->visits[index % SHMKV_VISITS], mode, v);
+		break;
 	default:
-		patch32(&h->lock_waiters[index % SHMKV_LOCK_WAIT_WORDS], mode,
-			v);
+		patch64(index % 2 ? &h->reap_unit : &h->reap_slot, mode, v);
 	}
 }
 
@@ -158,8 +160,8 @@ static void apply_patch(struct fz_in *in)
 		patch64(&s->value, mode, v);
 	else if (region == R_BOUND)
 		patch32(&s->probe_bound, mode, v);
-	else if (region == R_HASH)
-		patch32(&s->hash, mode, v);
+	else if (region == R_HASH) /* or the slot's futex word beside it */
+		patch32((mode >> 2) & 1 ? &s->wait : &s->hash, mode, v);
 	else if (region == R_KEYLEN)
 		patch32(&s->key_len, mode, v);
 	else if (region == R_KEY)
