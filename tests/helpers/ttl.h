@@ -28,7 +28,8 @@ int64_t ttl_round(int64_t ms);
  * The library's clocks stopped (a seam in src/proc.c), so a test can put
  * "now" exactly on a deadline. Both clocks stop together, their offset
  * unchanged, with the Unix clock on a whole second (so EXAT can hit it
- * too). Return: the Unix time they stopped at, in ms.
+ * too); the test store's shared clock offset is set to theirs exactly.
+ * Return: the Unix time they stopped at, in ms.
  */
 int64_t ttl_freeze(void);
 /* Moves both stopped clocks @ms forward. */
