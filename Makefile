@@ -579,8 +579,9 @@ valgrind-run: $(SHMCTL)
 	$(Q)BUILD='$(BUILD)' bash tests/valgrind-shmctl.sh $(SHMCTL)
 
 # ---------------------------------------------------------------------------
-# Model check (tests/model/): spin explores every interleaving of the slot
-# protocol's Promela model; MODEL_FULL=1 adds the big 3-worker runs.
+# Model check (tests/model/): spin explores every interleaving of the
+# Promela models of the slot protocol and the safe lock's takeover;
+# MODEL_FULL=1 adds the big 3-process runs.
 
 .PHONY: model model-run
 model: deps

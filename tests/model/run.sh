@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # run.sh - model-check the slot protocol (slots.pml, which includes
-# defs.pml and monitor.pml) with spin.
+# defs.pml and monitor.pml) and the safe lock's takeover protocol
+# (locks.pml: the lock-* checks) with spin.
 #
-#   tests/model/run.sh           the CI set (1-2 minutes on 2 cores)
-#   tests/model/run.sh --full    adds the big runs (15-30 minutes, 5 GB)
+#   tests/model/run.sh           the CI set (2-3 minutes on 2 cores)
+#   tests/model/run.sh --full    adds the big runs (20-40 minutes, 5 GB)
 #   tests/model/run.sh --trails  print the counterexample of every check
 #                                that has one
 #   tests/model/run.sh NAME...   only the named checks (see --list)
 #
-# Every check is one spin run of slots.pml with some -D options, and an
-# expectation: "ok" (complete search, no violation), "fail:<flag>" (spin
-# must find a counterexample naming that assertion flag), "cycle" (spin
-# must find a non-progress cycle). A deliberately broken variant that spin
-# does not reject fails the run, as does a good model it does reject.
-# README.md here says what each check shows. Exit status 0 when every
-# expectation holds, 1 otherwise, 77 when spin or cc is missing.
+# Every check is one spin run of slots.pml (locks.pml for the lock-*
+# checks) with some -D options, and an expectation: "ok" (complete
+# search, no violation), "fail:<flag>" (spin must find a counterexample
+# naming that assertion flag), "cycle" (spin must find a non-progress
+# cycle). A deliberately broken variant that spin does not reject fails
+# the run, as does a good model it does reject. README.md here says what
+# each check shows. Exit status 0 when every expectation holds, 1
+# otherwise, 77 when spin or cc is missing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +31,7 @@ for a in "$@"; do
 	--trails) trails=1 ;;
 	--list) only=(--list) ;;
 	-h | --help)
-		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -55,6 +57,7 @@ C=-DCOLLAPSE   # compress stored states (the 3-worker runs)
 # findings led to. The finding-* checks keep modelling the protocol before
 # them, as evidence that each fix was needed.
 F="-DFIX_ENOSPC -DFIX_FRESH_PID -DFIX_CAP"
+L=-DFIX_V_RECHECK # locks.pml: README.md, "The lock model", finding 1
 checks=(
 	"good-3slots|ok|$F $S|-DSAFETY||3 slots, 2 keys homed at slot 0, 2 workers x 2 commands, 1 death"
 	"good-4slots-2homes|ok|$F $S -DNSLOT=4 -DHOME1=1|-DSAFETY||4 slots, keys homed at 0 and 1 (overlapping windows that wrap)"
@@ -72,6 +75,23 @@ checks=(
 	"old-enospc|fail:p4_solo_worker_finds_room|-DSOLO=1 -DNSLOT=2|-DSAFETY||before the fix: -ENOSPC right after the second pass decided a dead worker's insert"
 	"old-fresh-livelock|cycle|-DNSLOT=2 -DWRAP=1|-DNP|-l|before the fix: two SETs of one key in a full window recycle each other's FRESH slot forever"
 	"old-recheck-cap|fail:p1_no_two_members_same_key|-DRECHECK_CAP=2 -DAUX=0 -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2 -DMAXKILL=0|-DSAFETY||before the fix: at its retries cap (4096; 2 here) the duplicate check moves past a slot that just became MEMBER"
+	# The safe lock (locks.pml). L: the new protocol with the fix of the
+	# stale-fields finding; lock-finding-stale-fields checks it as proposed.
+	"lock-good|ok|$L|-DSAFETY||lock: 1 holder (8 acquires), 1 taker, 2 sequence bits in the value word, 1 death"
+	"lock-good-2deaths|ok|$L -DMAXKILL=2|-DSAFETY||lock: the same, both may die"
+	"lock-good-extend|ok|$L -DEXTEND=2|-DSAFETY||lock: the holder extends (a fresh cell, then unclaims the old one)"
+	"lock-good-free|ok|$L -DFREES=1 -DHCELLS=1|-DSAFETY||lock: a cell freed after a release and allocated again (sequence seeded from the generation)"
+	"lock-good-2takers-reclaim|ok|$L -DNTAKER=2 -DSEQ_BITS=1 -DRECLAIM=1|-DSAFETY $C||lock: 2 takers (1 sequence bit) who also free dead owners' cells"
+	"lock-good-reuse-3procs|ok|$L -DNTAKER=2 -DSEQ_BITS=1 -DRECLAIM=1 -DTAKER_ACQUIRE=1 -DFREES=1 -DHCELLS=1 -DNACQ=2 -DTCLAIMS=3 -DMAXKILL=0|-DSAFETY $C||lock: a cell freed by recovery is allocated by another process while a taker judged its old life"
+	"lock-old-aba|fail:lk_taken_grant_is_judged|-DOLD|-DSAFETY||lock, commit e1c90e4: the value word comes back after 2^SEQ_BITS claims; the taker's CAS replaces a fresh grant"
+	"lock-finding-stale-fields|fail:lk_taken_lease_was_over||-DSAFETY||lock, new protocol as proposed: a taker judges a claimed but unfilled cell by the last claim's fields"
+	"lock-finding-free-claim|fail:lk_taken_grant_is_judged|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFREES=1 -DHCELLS=1 -DAUX=0|-DSAFETY||lock: the claim before a free (pool_drain) crosses an epoch unchecked; the free keeps the visited cell unblocked"
+	"lock-broken-no-epoch|fail:lk_taken_grant_is_judged|$L -DBUG_NO_EPOCH -DAUX=0|-DSAFETY||lock: claims skip the epoch-boundary scan"
+	"lock-broken-no-revalidate|fail:lk_taken_grant_is_judged|$L -DBUG_NO_REVALIDATE -DAUX=0|-DSAFETY||lock: the taker CASes right after announcing its visit"
+	"lock-broken-no-tag-check|fail:lk_taken_grant_is_judged|$L -DBUG_NO_TAG_CHECK -DFREES=1 -DHCELLS=1 -DAUX=0|-DSAFETY||lock: the re-validation compares ctl but not the tag (a reused block repeats a sequence)"
+	"lock-broken-free-no-scan|fail:lk_taken_grant_is_judged|$L -DBUG_FREE_NO_SCAN -DFREES=1 -DHCELLS=1 -DAUX=0|-DSAFETY||lock: freeing a cell without DOOM and the scan of the intents"
+	"lock-broken-visit-no-fence|fail:lk_taken_grant_is_judged|$L -DBUG_TAKER_NO_FENCE -DAUX=0|-DSAFETY||lock: no fence between the intent store and the re-validation loads"
+	"lock-broken-claim-no-fence|fail:lk_taken_grant_is_judged|$L -DBUG_HOLDER_NO_FENCE -DAUX=0|-DSAFETY||lock: no fence between the claim's ctl store and its scan"
 )
 if [ "$full" = 1 ]; then
 	memlim=${MODEL_MEMLIM:-8000}
@@ -86,6 +106,12 @@ if [ "$full" = 1 ]; then
 		"full-3workers|ok|$F $S -DNPROC=3 -DNOPS=1 -DNKEY=1|-DSAFETY $C||3 workers x 1 command (any), 1 key, 1 death"
 		"full-3workers-2deaths|ok|$F $S -DNPROC=3 -DNOPS=1 -DNKEY=1 -DMAXKILL=2|-DSAFETY $C||3 workers x 1 command (any), 1 key, 2 deaths"
 		"full-live-3workers-setnx|ok|$F -DNPROC=3 -DNOPS=1 -DNKEY=1 -DOPMASK=2 -DWRAP=1|-DNP $C|-l|no non-progress cycle: 3 workers SETNX one key, 1 death"
+		"lock-full-2takers|ok|$L -DNTAKER=2|-DSAFETY $C||lock: 1 holder (8 acquires), 2 takers, 2 sequence bits, 1 death"
+		"lock-full-2takers-reclaim|ok|$L -DNTAKER=2 -DRECLAIM=1|-DSAFETY $C||lock: the same, the takers also free dead owners' cells"
+		"lock-full-reuse-3procs|ok|$L -DNTAKER=2 -DSEQ_BITS=1 -DRECLAIM=1 -DTAKER_ACQUIRE=1 -DFREES=1 -DHCELLS=1 -DNACQ=1 -DNTAKE=2 -DMAXKILL=0|-DSAFETY $C||lock: cells reused across processes, the takers winning twice"
+		"lock-full-free-extend|ok|$L -DFREES=2 -DEXTEND=2 -DHCELLS=1 -DMAXKILL=2|-DSAFETY $C||lock: frees, reuse and extends together, 2 deaths"
+		"lock-full-seq3|ok|$L -DSEQ_BITS=3|-DSAFETY||lock: 3 sequence bits, 16 acquires"
+		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
 
@@ -100,25 +126,34 @@ fi
 work=${MODEL_WORK:-$(mktemp -d /tmp/shmkv-model.XXXXXX)}
 mkdir -p "$work"
 
+# model_of NAME: the model file a check runs.
+model_of() {
+	case $1 in
+	lock-*) echo locks.pml ;;
+	*) echo slots.pml ;;
+	esac
+}
+
 # run_check NAME DEFS CFLAGS PANFLAGS: builds and runs pan in $work/NAME.
 # Runs as a background job: its cd stays in the job.
 run_check() {
-	local dir=$work/$1
+	local dir=$work/$1 pml
+	pml=$(model_of "$1")
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$here"/*.pml "$dir"/
 	cd "$dir" || return
 	# shellcheck disable=SC2086 # option lists
-	if ! spin -a $2 slots.pml >spin.log 2>&1 ||
+	if ! spin -a $2 "$pml" >spin.log 2>&1 ||
 		! cc -O2 -w $3 -DMEMLIM="$memlim" -o pan pan.c >cc.log 2>&1; then
 		echo "build failed" >error
 		return
 	fi
 	# shellcheck disable=SC2086
 	./pan -m2000000 $4 >pan.log 2>&1 || true
-	if [ -e slots.pml.trail ]; then
+	if [ -e "$pml.trail" ]; then
 		# shellcheck disable=SC2086
-		spin -t $2 slots.pml 2>&1 |
+		spin -t $2 "$pml" 2>&1 |
 			grep -E '^ *P[0-9]|CYCLE|assertion violated' |
 			sed 's/^ *//' >trail.txt || true
 	fi
