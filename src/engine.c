@@ -105,6 +105,8 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 	uint32_t ver = SLOT_VERSION(r->ref.state);
 
 	memset(cur, 0, sizeof(*cur));
+	cur->word = v;
+	cur->word_at = &shmkv__slot(r->kv, r->ref.index)->value;
 	switch (VAL_KIND(v)) {
 	case VAL_NONE:
 		/* The state word was unchanged after we read v, so v is this

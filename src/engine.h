@@ -27,6 +27,11 @@ struct shmkv_cur {
 	int64_t now_ms;	     /* CLOCK_BOOTTIME ms when the value was read */
 	size_t len;	     /* the value's length in bytes */
 	const unsigned char *bytes; /* op->buf, when op->want_bytes */
+	/* The value word this was decoded from, and where it lives: for a
+	 * decide() that reads what the word names and must know the word
+	 * still names it (a lock cell's fields). */
+	uint64_t word;
+	const uint64_t *word_at;
 };
 
 enum shmkv_act {

@@ -64,16 +64,17 @@ int shmkv__lock_rec_parse(const void *bytes, size_t len,
 	return 0;
 }
 
-int shmkv__lock_rec_from_int(const struct shmkv *kv, int64_t v,
-			     struct shmkv_lock_rec *rec,
+int shmkv__lock_rec_from_int(const struct shmkv *kv, const uint64_t *at,
+			     uint64_t w, struct shmkv_lock_rec *rec,
 			     struct lock_cell_seen *seen)
 {
+	int64_t v = VAL_INT_VALUE(w);
 	uint32_t unit, seq;
 
 	if (seen != NULL)
 		seen->unit = UINT32_MAX;
 	if (val_pin_decode(v, &unit, &seq)) {
-		int err = shmkv__cell_read(kv, unit, seq, rec, seen);
+		int err = shmkv__cell_read(kv, at, w, rec, seen);
 
 		/* Naming no cell at all: an integer a plain SET wrote. */
 		return err == -EBADMSG ? -EEXIST : err;
@@ -121,7 +122,8 @@ static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 		int err;
 
 		SHMKV_PAUSE_POINT("lock_read_cell");
-		err = shmkv__lock_rec_from_int(lo->lk->kv, cur->ival, &lo->seen,
+		err = shmkv__lock_rec_from_int(lo->lk->kv, cur->word_at,
+					       cur->word, &lo->seen,
 					       &lo->cell_seen);
 
 		return err == -ESTALE ? SHMKV_ACT_STALE : err;
@@ -750,8 +752,8 @@ static int find_word(struct shmkv_lock *lk)
 	/* Acquire: pairs with the CAS that published the grant. */
 	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
 	if (VAL_KIND(w) == VAL_INT)
-		err = shmkv__lock_rec_from_int(kv, VAL_INT_VALUE(w), &rec,
-					       NULL);
+		err = shmkv__lock_rec_from_int(
+			kv, &shmkv__slot(kv, ref.index)->value, w, &rec, NULL);
 	else if (VAL_KIND(w) == VAL_BLOCK &&
 		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
 		err = shmkv__lock_rec_parse(&rec, view.len, &rec);

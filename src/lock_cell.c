@@ -334,14 +334,16 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 	return err;
 }
 
-int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
+int shmkv__cell_read(const struct shmkv *kv, const uint64_t *at, uint64_t w,
 		     struct shmkv_lock_rec *rec, struct lock_cell_seen *seen)
 {
-	uint32_t cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
+	uint32_t cls, unit = 0, seq = 0;
+	struct shmkv_block_shm *b = NULL;
 	const struct shmkv_lock_cell_shm *cell;
 	uint64_t tag, ctl;
 
+	if (val_pin_decode(VAL_INT_VALUE(w), &unit, &seq))
+		b = shmkv__block_at(kv, unit, &cls);
 	if (b == NULL || kv->class_size[cls] - sizeof(*b) < sizeof(*cell))
 		return -EBADMSG;
 	cell = (const struct shmkv_lock_cell_shm *)b->data;
@@ -355,6 +357,12 @@ int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
 	if (!BLK_USED(tag) || BLK_PID(tag) == 0 || (tag & BLK_DOOM) ||
 	    !(ctl & LOCK_CELL_CLAIMED) ||
 	    (LOCK_CELL_SEQ(ctl) & EPOCH_MASK) != seq)
+		return -ESTALE;
+	/* Acquire: the word again, after the claim word. Still @w: the claim
+	 * we loaded is the one that published it (a claim moves only after
+	 * its word has), so the fields copied next are that claim's, filled
+	 * before the word was published. (Found by the spin model.) */
+	if (shmkv__load_acquire(at) != w)
 		return -ESTALE;
 	memset(rec, 0, sizeof(*rec));
 	rec->magic = SHMKV_LOCK_MAGIC;

@@ -37,8 +37,8 @@ static int read_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	}
 	if (cur->is_int) {
 		SHMKV_PAUSE_POINT("lock_read_cell");
-		err = shmkv__lock_rec_from_int(ro->kv, cur->ival, ro->rec,
-					       NULL);
+		err = shmkv__lock_rec_from_int(ro->kv, cur->word_at, cur->word,
+					       ro->rec, NULL);
 	}
 	else
 		err = cur->len > op->cap ? -EEXIST

@@ -123,13 +123,18 @@ static inline int64_t shmkv__cell_value(const struct lock_claim *c)
 	return VAL_PIN_INT(VAL_BLOCK_UNIT(c->ref), LOCK_CELL_SEQ(c->ctl));
 }
 /*
- * Copies the grant a HELD inline value names into @rec, and what a taker
- * must re-validate into @seen (may be NULL).
+ * Copies the grant that value word @w (a pin, read from *@at) names into
+ * @rec, and what a taker must re-validate into @seen (may be NULL). The
+ * fields are the claim's that published @w: the word is read again after
+ * the cell's claim word, and a cell's claim can only move after the word
+ * that names it has (a claim stores its sequence before its fields, so
+ * without that re-read a cell can show a new claim over the last one's
+ * fields, under a pin that came back to the same bits).
  * Return: 0, -ESTALE (the cell no longer holds that claim: the value has
  * changed since it was read, or the segment is corrupt), -EBADMSG (@unit
  * names no block big enough for a cell).
  */
-int shmkv__cell_read(const struct shmkv *kv, uint32_t unit, uint32_t seq,
+int shmkv__cell_read(const struct shmkv *kv, const uint64_t *at, uint64_t w,
 		     struct shmkv_lock_rec *rec, struct lock_cell_seen *seen);
 /*
  * A taker about to replace the grant it read (@seen): visits the cell
@@ -155,16 +160,16 @@ void shmkv__cell_put(const struct shmkv *kv, uint32_t pid,
 		     const struct lock_claim *c);
 
 /*
- * Decodes a lock key's inline integer value @v (FREE -token, or a HELD
- * value naming a lock cell) into @rec, and for HELD what a taker
+ * Decodes a lock key's inline integer value word @w, read from *@at (FREE
+ * -token, or a HELD value naming a lock cell) into @rec, and for HELD what a taker
  * re-validates into @seen (may be NULL; seen->unit is UINT32_MAX for FREE).
  * Return: 0, -EEXIST (not a lock value: a positive integer, or one naming
  * no cell, as a plain SET could write), -ESTALE (the cell does not hold
  * that claim: if the value word has moved since @v was read, read it
  * again; if not, @v is an integer a plain SET wrote, not a lock).
  */
-int shmkv__lock_rec_from_int(const struct shmkv *kv, int64_t v,
-			     struct shmkv_lock_rec *rec,
+int shmkv__lock_rec_from_int(const struct shmkv *kv, const uint64_t *at,
+			     uint64_t w, struct shmkv_lock_rec *rec,
 			     struct lock_cell_seen *seen);
 
 /*
