@@ -50,6 +50,9 @@ struct check {
 	int problems;
 	/* Per class, one bit per block: referenced by a MEMBER slot. */
 	unsigned char *refs; /* one bit per block unit: referenced by a key */
+	/* One bit per unit named by a pin integer: kept, but no reference
+	 * (a plain SET may write any integer, pins included). */
+	unsigned char *pins;
 };
 
 /* A consistent copy of one slot: everything read under one state word. */
@@ -326,8 +329,8 @@ static void check_value(struct check *c, const struct slot_view *sv)
 	}
 }
 
-/* A pin integer names an owned block (owned.h): referenced, though by
- * no block word. */
+/* A pin integer may name an owned block (owned.h), which it keeps; it is
+ * no reference in the sense of a block word: any integer can be SET. */
 static void mark_pinned(struct check *c, uint64_t w)
 {
 	uint32_t unit, tag, cls;
@@ -335,7 +338,7 @@ static void mark_pinned(struct check *c, uint64_t w)
 	if (VAL_KIND(w) == VAL_INT &&
 	    val_pin_decode(VAL_INT_VALUE(w), &unit, &tag) &&
 	    shmkv__block_at(c->kv, unit, &cls) != NULL)
-		c->refs[unit / 8] |= (unsigned char)(1u << (unit % 8));
+		c->pins[unit / 8] |= (unsigned char)(1u << (unit % 8));
 }
 
 static void check_member(struct check *c, const struct slot_view *sv)
@@ -400,7 +403,8 @@ static void check_block(struct check *c, uint32_t unit)
 	uint64_t tag = b ? shmkv__load_relaxed(&b->tag) : 0;
 	uint32_t pid = BLK_PID(tag);
 
-	if (!BLK_USED(tag) || (c->refs[unit / 8] & (1u << (unit % 8))))
+	if (!BLK_USED(tag) || (c->refs[unit / 8] & (1u << (unit % 8))) ||
+	    (c->pins[unit / 8] & (1u << (unit % 8))))
 		return;
 	if (pid != 0 && shmkv__pid_alive(pid))
 		return;
@@ -473,7 +477,8 @@ static int refs_alloc(struct check *c)
 	uint64_t units = (uint64_t)c->kv->page_count * c->kv->units_per_page;
 
 	c->refs = calloc(units / 8 + 1, 1);
-	return c->refs ? 0 : -ENOMEM;
+	c->pins = calloc(units / 8 + 1, 1);
+	return c->refs && c->pins ? 0 : -ENOMEM;
 }
 
 int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
@@ -491,5 +496,6 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 		check_blocks(&c);
 	}
 	free(c.refs);
+	free(c.pins);
 	return err ? err : c.problems;
 }

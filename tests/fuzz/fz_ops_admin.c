@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fz_ops_impl.h"
@@ -74,26 +75,37 @@ void fz__op_stats(struct ctx *c)
 		  st.corrupt, st.pending);
 }
 
+struct problems {
+	int calls;
+	char first[256]; /* for the failure message */
+};
+
 static void count_problem(const char *problem, void *arg)
 {
+	struct problems *p = arg;
+
 	FZ_ASSERT(problem != NULL && problem[0] != '\0', "check: no text");
 	/* A dead process's leftover is described, not counted. */
-	if (strncmp(problem, "leftover: ", 10) != 0)
-		(*(int *)arg)++;
+	if (strncmp(problem, "leftover: ", 10) == 0)
+		return;
+	if (p->calls++ == 0)
+		snprintf(p->first, sizeof(p->first), "%s", problem);
 }
 
 void fz__op_check(struct ctx *c)
 {
-	int calls = 0, rc;
+	struct problems p = { 0 };
+	int rc;
 
 	if (c->passes++ >= PASSES_MAX)
 		return;
-	rc = shmkv_check(c->kv, count_problem, &calls);
+	rc = shmkv_check(c->kv, count_problem, &p);
 	fz__check_rc(c, rc, "check");
-	FZ_ASSERT(rc < 0 || rc == calls, "check: %d problems, %d reported", rc,
-		  calls);
+	FZ_ASSERT(rc < 0 || rc == p.calls, "check: %d problems, %d reported",
+		  rc, p.calls);
 	FZ_ASSERT(!c->r->sound || rc == 0,
-		  "check: %d problems on a sound store", rc);
+		  "check: %d problems on a sound store, the first: %s", rc,
+		  p.first);
 }
 
 void fz__op_recover(struct ctx *c)
