@@ -337,7 +337,7 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 int shmkv__cell_read(const struct shmkv *kv, const uint64_t *at, uint64_t w,
 		     struct shmkv_lock_rec *rec, struct lock_cell_seen *seen)
 {
-	uint32_t cls, unit = 0, seq = 0;
+	uint32_t cls = 0, unit = 0, seq = 0;
 	struct shmkv_block_shm *b = NULL;
 	const struct shmkv_lock_cell_shm *cell;
 	uint64_t tag, ctl;

@@ -104,7 +104,7 @@ uint64_t shmkv__start_pid;
 void shmkv__proc_self_slow(struct shmkv_proc_id *me)
 {
 	uint32_t pid = shmkv__self_pid();
-	struct proc_stat st;
+	struct proc_stat st = { 0 };
 	uint64_t start = 0;
 
 	/* Unreadable /proc: start 0 tells others to judge by pid alone. */
@@ -121,7 +121,7 @@ void shmkv__proc_self_slow(struct shmkv_proc_id *me)
 bool shmkv__proc_dead(uint32_t pid, uint64_t start)
 {
 	struct shmkv_proc_id me;
-	struct proc_stat st;
+	struct proc_stat st = { 0 };
 
 	if (pid == 0)
 		return true;
