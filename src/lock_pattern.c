@@ -212,18 +212,20 @@ int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 			  int64_t wait_ms, int64_t *expiry)
 {
 	struct pattern p = { .pl = pl, .timeout_ms = timeout_ms };
-	int64_t end;
+	int64_t start, end = -1;
 	int rc;
 
 	if (pl == NULL || pl->kv == NULL || expiry == NULL ||
 	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
 	    timeout_ms > SHMKV_LOCK_LEASE_MAX || wait_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
-	end = wait_ms < 0 ? -1 : shmkv__now_ms();
-	if (end >= 0)
-		/* A limit past the end of time is no limit. */
-		end = wait_ms > INT64_MAX - end ? -1 : end + wait_ms;
+	/* The clock is read for the deadline only when it can be needed:
+	 * an attempt that does not wait reads none of its own. */
+	start = wait_ms > 0 ? shmkv__now_ms() : 0;
 	rc = rounds(&p);
+	/* A limit past the end of time is no limit. */
+	if (wait_ms > 0 && wait_ms <= INT64_MAX - start)
+		end = start + wait_ms;
 	if (rc == ROUND_BUSY && wait_ms != 0)
 		rc = wait_rounds(&p, end);
 	if (rc == ROUND_BUSY)
