@@ -36,10 +36,15 @@
  *    - an acquirer that finds the holder's process gone (or its pid reused:
  *      the start time differs) takes the lock at once instead of waiting
  *      out the lease, and is told SHMKV_LOCK_OWNER_DEAD;
- *    - a blocked acquirer sleeps on a futex in the segment and a release
- *      wakes one waiter, instead of polling.
+ *    - a blocked acquirer sleeps on the futex word of the lock's slot and
+ *      a release wakes one waiter, instead of polling; a waiter killed
+ *      while asleep costs the next release one needless wake, no more;
+ *    - a lost race is never an error: shmkv_lock_try answers -EBUSY and
+ *      shmkv_lock_acquire goes on waiting.
  *    A holder that is merely stopped (SIGSTOP, a debugger, swapping) is
- *    alive: its lock is never taken over before its lease ends.
+ *    alive: its lock is never taken over before its lease ends, however
+ *    long it stays stopped and however many grants the lock sees meanwhile
+ *    (a taker re-validates the grant it judged before replacing it).
  *
  * Liveness is judged with /proc/<pid>/stat, so every process using a lock
  * must live in the same pid namespace (as for shmkv_recover()). A process
