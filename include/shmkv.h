@@ -132,7 +132,10 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * Return: 0, or -EINVAL (bad name or flags), -ENOENT (no such segment),
  * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
  * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
- * version or build), -EBADMSG (header corrupted or segment truncated).
+ * version or build), -EBADMSG (header corrupted or segment truncated),
+ * -EXDEV (a read-write open from another pid namespace than the store's
+ * creator: liveness is judged by pid, so such a writer would take live
+ * processes for dead; read-only opens are allowed).
  */
 int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 

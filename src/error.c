@@ -23,6 +23,7 @@ static const struct {
 	{ EAGAIN, "operation kept losing races; try again" },
 	{ EPROTO, "not a shmkv store (bad magic)" },
 	{ EPROTONOSUPPORT, "shmkv store of another layout version or build" },
+	{ EXDEV, "shmkv store of another pid namespace (read-only use only)" },
 	{ EEXIST, "already exists" },
 	{ EBUSY, "lock is held by another owner" },
 	{ EDEADLK, "this handle already holds the lock" },

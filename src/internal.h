@@ -174,6 +174,9 @@ static inline void shmkv__proc_self(struct shmkv_proc_id *me)
  * stopped process is alive; so is one whose main thread has exited.
  */
 bool shmkv__proc_dead(uint32_t pid, uint64_t start);
+/* This process's pid namespace: the inode of /proc/self/ns/pid, or 0 if
+ * it cannot be read (then nobody's namespace is judged). */
+uint32_t shmkv__pid_ns(void);
 
 int64_t shmkv__now_ms(void);
 int64_t shmkv__unix_ms(void);

@@ -63,7 +63,10 @@ struct shmkv_header_shm {
 	uint64_t pages_offset;
 	uint64_t created_unix_ms;
 	uint32_t creator_pid;
-	uint32_t reserved1;
+	/* The creator's pid namespace (inode of /proc/self/ns/pid), 0:
+	 * unknown. Liveness is judged by pid, so a process of another
+	 * namespace may not open the store for writing. */
+	uint32_t pid_ns;
 	/* Unix ms minus CLOCK_BOOTTIME ms, shared so that every process maps
 	 * an absolute time to the same deadline; re-synced (CAS) only when
 	 * the wall clock has moved more than 5 ms (see expire.c). */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,4 +212,14 @@ int64_t shmkv__coarse_margin_slow(void)
 	/* Relaxed: a race only makes two threads store the same value. */
 	uatomic_set(&shmkv__coarse_margin, m);
 	return m;
+}
+
+uint32_t shmkv__pid_ns(void)
+{
+	struct stat st;
+
+	/* Not cached: read at create and at a read-write open only. */
+	if (stat("/proc/self/ns/pid", &st) != 0 || st.st_ino > UINT32_MAX)
+		return 0;
+	return (uint32_t)st.st_ino;
 }

@@ -104,6 +104,7 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
 	h->clock_offset_ms = (int64_t)h->created_unix_ms - shmkv__now_ms();
 	h->creator_pid = shmkv__self_pid();
+	h->pid_ns = shmkv__pid_ns();
 	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
 	/* Release: whoever reads the magic reads every field above. A fresh
 	 * tmpfs file is zero-filled, which is already a valid empty table
@@ -332,7 +333,21 @@ int shmkv__new_files_sweep(void)
 }
 
 /* Reads and validates the header of an open file without mapping it. */
-static int header_check(int fd, struct shmkv_geometry *g, uint64_t *seed)
+/*
+ * Liveness (of lock holders, claimants, owners of leftovers) is judged by
+ * pid: a writer from another pid namespace would take live processes for
+ * dead and free what they use. Readers judge nothing that changes the
+ * store. Return: 0, -EXDEV.
+ */
+static int same_pid_ns(const struct shmkv_header_shm *h)
+{
+	uint32_t mine = shmkv__pid_ns();
+
+	return h->pid_ns == 0 || mine == 0 || h->pid_ns == mine ? 0 : -EXDEV;
+}
+
+static int header_check(int fd, bool ro, struct shmkv_geometry *g,
+			uint64_t *seed)
 {
 	struct shmkv_header_shm h;
 	struct stat st;
@@ -348,6 +363,8 @@ static int header_check(int fd, struct shmkv_geometry *g, uint64_t *seed)
 	if (n < 0)
 		return shmkv__errno();
 	err = shmkv__header_validate(&h, (uint64_t)st.st_size, g);
+	if (err == 0 && !ro)
+		err = same_pid_ns(&h);
 	if (err)
 		return err;
 	*seed = h.hash_seed;
@@ -374,7 +391,7 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
 	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -EPROTO : shmkv__errno();
-	err = header_check(fd, &g, &seed);
+	err = header_check(fd, ro, &g, &seed);
 	if (err)
 		goto out_close;
 	base = mmap(NULL, g.segment_size,

@@ -7,6 +7,8 @@
 #include "helpers/testutil.h"
 #include "segment.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -529,4 +531,57 @@ Test(config, open_or_create_applies_the_mode_too)
 	tu_assert_ok(shmkv_open_or_create(tu_name, &cfg, &tu_kv));
 	umask(old);
 	cr_assert_eq(file_mode(tu_name), 0644, "mode %o", file_mode(tu_name));
+}
+
+/*
+ * Liveness is judged by pid: a process of another pid namespace may read a
+ * store but not write it. The child unshares a pid namespace (root only:
+ * otherwise the test is skipped, never passed) and forks into it.
+ */
+enum { NS_OK = 0, NS_NO_UNSHARE = 77, NS_RW_OPENED = 10, NS_RO_FAILED = 11 };
+
+static int open_from_new_pid_ns(const char *name)
+{
+	pid_t pid;
+	int st;
+
+	if (unshare(CLONE_NEWPID) != 0)
+		return NS_NO_UNSHARE;
+	pid = fork();
+	if (pid < 0)
+		return 12;
+	if (pid == 0) {
+		shmkv_t *kv;
+
+		if (shmkv_open(name, 0, &kv) != -EXDEV)
+			_exit(NS_RW_OPENED);
+		if (shmkv_open(name, SHMKV_OPEN_READONLY, &kv) != 0)
+			_exit(NS_RO_FAILED);
+		shmkv_close(kv);
+		_exit(NS_OK);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 13;
+	return WEXITSTATUS(st);
+}
+
+Test(segment, a_writer_from_another_pid_namespace_is_refused)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = tu_create(NULL, name);
+	pid_t pid = fork();
+	int st;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(open_from_new_pid_ns(name));
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "status %d", st);
+	if (WEXITSTATUS(st) == NS_NO_UNSHARE)
+		cr_skip_test("unshare(CLONE_NEWPID) refused: needs root");
+	cr_assert_eq(WEXITSTATUS(st), NS_OK,
+		     "10: a read-write open worked, 11: a read-only one failed "
+		     "(got %d)",
+		     WEXITSTATUS(st));
+	shmkv_close(kv);
 }
