@@ -49,18 +49,25 @@ struct cell_pool {
 	struct shmkv *kv;
 };
 
-/* The cell in owned block @ref, if the block is one big enough for it. */
-static struct shmkv_lock_cell_shm *cell_of(const struct shmkv *kv,
-					   uint64_t ref)
+/* The cell in block @unit, if the block is one big enough for it (the
+ * unit may come from the segment: checked here, once). */
+static struct shmkv_lock_cell_shm *cell_at(const struct shmkv *kv,
+					   uint32_t unit)
 {
 	uint32_t cls;
-	struct shmkv_block_shm *b =
-		shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
 
 	if (b == NULL || kv->class_size[cls] - sizeof(*b) <
 				 sizeof(struct shmkv_lock_cell_shm))
 		return NULL;
 	return (struct shmkv_lock_cell_shm *)b->data;
+}
+
+/* The cell in owned block @ref. */
+static struct shmkv_lock_cell_shm *cell_of(const struct shmkv *kv,
+					   uint64_t ref)
+{
+	return cell_at(kv, VAL_BLOCK_UNIT(ref));
 }
 
 /*
@@ -337,16 +344,16 @@ int shmkv__cell_claim(struct shmkv *kv, struct lock_claim *c,
 int shmkv__cell_read(const struct shmkv *kv, const uint64_t *at, uint64_t w,
 		     struct shmkv_lock_rec *rec, struct lock_cell_seen *seen)
 {
-	uint32_t cls = 0, unit = 0, seq = 0;
-	struct shmkv_block_shm *b = NULL;
-	const struct shmkv_lock_cell_shm *cell;
+	uint32_t unit = 0, seq = 0;
+	const struct shmkv_lock_cell_shm *cell = NULL;
+	const struct shmkv_block_shm *b;
 	uint64_t tag, ctl;
 
 	if (val_pin_decode(VAL_INT_VALUE(w), &unit, &seq))
-		b = shmkv__block_at(kv, unit, &cls);
-	if (b == NULL || kv->class_size[cls] - sizeof(*b) < sizeof(*cell))
+		cell = cell_at(kv, unit);
+	if (cell == NULL)
 		return -EBADMSG;
-	cell = (const struct shmkv_lock_cell_shm *)b->data;
+	b = shmkv__owned_of((void *)cell);
 	/* Acquire, acquire: the caller loaded the lock value with acquire,
 	 * so these see the claim that value publishes, or a later one. */
 	tag = shmkv__load_acquire(&b->tag);
@@ -392,11 +399,10 @@ int shmkv__cell_read(const struct shmkv *kv, const uint64_t *at, uint64_t w,
 int shmkv__cell_visit(struct shmkv *kv, const struct lock_cell_seen *seen,
 		      uint32_t *entry)
 {
-	uint32_t cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, seen->unit, &cls);
+	struct shmkv_lock_cell_shm *cell = cell_at(kv, seen->unit);
 	int err;
 
-	if (b == NULL)
+	if (cell == NULL)
 		return -ESTALE;
 	err = shmkv__visit_begin(kv, seen->unit, entry);
 	if (err)
@@ -405,9 +411,8 @@ int shmkv__cell_visit(struct shmkv *kv, const struct lock_cell_seen *seen,
 	 * of the pair). The same tag (no DOOM, same generation) and the same
 	 * full claim sequence: the grant judged is the one the pin names,
 	 * and neither a free nor an epoch can pass while we visit. */
-	if (shmkv__load_relaxed(&b->tag) == seen->tag &&
-	    shmkv__load_relaxed(&((struct shmkv_lock_cell_shm *)b->data)->ctl) ==
-		    seen->ctl)
+	if (shmkv__load_relaxed(&shmkv__owned_of(cell)->tag) == seen->tag &&
+	    shmkv__load_relaxed(&cell->ctl) == seen->ctl)
 		return 0;
 	shmkv__visit_end(kv, *entry);
 	return -ESTALE;

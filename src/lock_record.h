@@ -151,7 +151,7 @@ int shmkv__cell_visit(struct shmkv *kv, const struct lock_cell_seen *seen,
  * moves the cell's sequence on). Take: the parked cell, claimed, sequence
  * moved on; false if there is none for @kv. Put: a cell whose grant ended
  * is parked, or given back to the pool if a cell is parked already. (The
- * claim comes as scalars: copying a just-built struct through memory
+ * claim is copied field by field: a whole-struct copy through memory
  * stalls on store forwarding, a measurable part of a 30 ns cycle.)
  */
 bool shmkv__cell_take(const struct shmkv *kv, uint32_t pid,

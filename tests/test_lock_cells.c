@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/mp_census.h"
 #include "helpers/testutil.h"
 #include "intconv.h"
 #include "lock_record.h"
@@ -34,12 +35,9 @@ static struct shmkv_lock handle_on(shmkv_t *kv, const char *name)
 static uint64_t blocks_used(void)
 {
 	struct shmkv_stats st;
-	uint64_t n = 0;
 
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	for (uint32_t c = 0; c < st.classes; c++)
-		n += st.cls[c].used;
-	return n;
+	return mp_blocks_used(&st);
 }
 
 /* The raw value of @key: 1 and an integer in *@v, or 0 (not an integer). */

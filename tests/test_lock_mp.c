@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/mp_census.h"
 #include "helpers/testutil.h"
 #include "lock_record.h"
 #include "shmkv_lock.h"
@@ -386,15 +387,13 @@ static void orphan_main(int report, int go)
 	pthread_exit(NULL);
 }
 
+/* Blocks allocated in the whole store (cells are blocks). */
 static uint64_t used_blocks(void)
 {
 	struct shmkv_stats st;
-	uint64_t used = 0;
 
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	for (uint32_t c = 0; c < st.classes; c++)
-		used += st.cls[c].used;
-	return used;
+	return mp_blocks_used(&st);
 }
 
 Test(lock_mp, holder_whose_main_thread_exited_while_its_thread_runs_is_alive)
