@@ -121,8 +121,8 @@ LIBS_ALL := $(LIB_A) $(LIB_SO_REAL) $(LIB_SO_MAJOR) $(LIB_SO)
 SHMCTL_SRCS := $(if $(wildcard tools/shmctl.c),\
 	tools/shmctl.c $(sort $(wildcard tools/shmctl_*.c)))
 SHMCTL := $(if $(SHMCTL_SRCS),$(BUILD)/shmctl)
-DEMO := $(if $(wildcard tools/shmkv-demo.c),$(BUILD)/shmkv-demo)
-DEMO_WORKER := $(if $(wildcard tools/shmkv-demo-worker.c),\
+DEMO := $(if $(wildcard examples/shmkv-demo.c),$(BUILD)/shmkv-demo)
+DEMO_WORKER := $(if $(wildcard examples/shmkv-demo-worker.c),\
 	$(BUILD)/shmkv-demo-worker)
 TOOLS := $(SHMCTL) $(DEMO) $(DEMO_WORKER)
 
@@ -131,20 +131,20 @@ BENCH_LIB_SRCS := $(sort $(wildcard bench/lib/*.c))
 BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-UNIT_SRCS := $(sort $(wildcard tests/test_*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/obj/%.o)
 HELPER_A := $(if $(HELPER_OBJS),$(BUILD)/tests/libhelpers.a)
-TEST_PROG_SRCS := $(filter-out $(UNIT_SRCS),$(sort $(wildcard tests/*.c)))
-TEST_PROGS := $(TEST_PROG_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_PROG_SRCS := $(sort $(wildcard tests/programs/*.c))
+TEST_PROGS := $(TEST_PROG_SRCS:tests/programs/%.c=$(BUILD)/tests/%)
 UNIT := $(if $(UNIT_SRCS),$(BUILD)/tests/unit)
 
 FORMAT_FILES = $(sort $(shell find include src tools bench tests \
 	-path tests/fuzz/out -prune -o -name '*.[ch]' -print 2>/dev/null))
 
 ALL_OBJS := $(LIB_OBJS) $(SHMCTL_SRCS:%.c=$(BUILD)/obj/%.o) \
-	$(DEMO:$(BUILD)/%=$(BUILD)/obj/tools/%.o) \
-	$(DEMO_WORKER:$(BUILD)/%=$(BUILD)/obj/tools/%.o) \
+	$(DEMO:$(BUILD)/%=$(BUILD)/obj/examples/%.o) \
+	$(DEMO_WORKER:$(BUILD)/%=$(BUILD)/obj/examples/%.o) \
 	$(BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_LIB_OBJS) \
 	$(UNIT_SRCS:%.c=$(BUILD)/obj/%.o) $(HELPER_OBJS) \
 	$(TEST_PROG_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -224,7 +224,7 @@ $(SHMCTL): $(SHMCTL_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_A) $(SRCS_FILE)
 	$(call link-prog,$^,$(SHMCTL_LIBS) $(TOOL_LIBS))
 
 $(BUILD)/shmkv-demo $(BUILD)/shmkv-demo-worker: $(BUILD)/%: \
-		$(BUILD)/obj/tools/%.o $(LIB_A) $(SRCS_FILE)
+		$(BUILD)/obj/examples/%.o $(LIB_A) $(SRCS_FILE)
 	$(call link-prog,$^,$(TOOL_LIBS))
 
 $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_LIB_OBJS) \
@@ -239,7 +239,7 @@ $(HELPER_A): $(HELPER_OBJS) $(SRCS_FILE)
 endif
 
 # Standalone test programs take only the helpers they call (an archive).
-$(TEST_PROGS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(HELPER_A) $(LIB_A) \
+$(TEST_PROGS): $(BUILD)/tests/%: $(BUILD)/obj/tests/programs/%.o $(HELPER_A) $(LIB_A) \
 		$(SRCS_FILE)
 	$(call link-prog,$^,$(TEST_PROG_LIBS))
 
@@ -269,7 +269,7 @@ run-script = if [ -x $(1) ]; then $(RUN_ENV) ./$(1); \
 
 .PHONY: deps test bench bench-quick demo
 deps:
-	$(Q)sh tools/install-deps.sh
+	$(Q)sh scripts/install-deps.sh
 
 test: deps
 	$(Q)$(SUBMAKE) build-all
@@ -278,7 +278,7 @@ ifneq ($(wildcard tests/run-tests.sh),)
 else ifneq ($(UNIT),)
 	$(Q)$(RUN_ENV) $(UNIT)
 else
-	@echo "test: no tests/run-tests.sh and no tests/test_*.c" >&2; exit 1
+	@echo "test: no tests/run-tests.sh and no tests/unit/test_*.c" >&2; exit 1
 endif
 
 # Benchmarks need only the library and themselves (build-bench, below).
@@ -298,7 +298,7 @@ demo: deps
 ifneq ($(DEMO),)
 	$(Q)$(RUN_ENV) $(DEMO)
 else
-	@echo "demo: tools/shmkv-demo.c does not exist" >&2; exit 1
+	@echo "demo: examples/shmkv-demo.c does not exist" >&2; exit 1
 endif
 
 # ---------------------------------------------------------------------------

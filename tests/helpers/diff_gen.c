@@ -1,5 +1,5 @@
 /*
- * diff_gen.c - the random command stream of tests/diff_redis.c (see
+ * diff_gen.c - the random command stream of tests/programs/diff_redis.c (see
  * diff_gen.h). Every choice is drawn from one splitmix64 stream, in a
  * fixed order, so a seed replays the same commands.
  */

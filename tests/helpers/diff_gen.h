@@ -1,6 +1,6 @@
 /*
  * diff_gen.h - the seeded random stream of Redis string commands that
- * tests/diff_redis.c replays against shmkv_exec() and redis-server.
+ * tests/programs/diff_redis.c replays against shmkv_exec() and redis-server.
  *
  * The stream leans on the edges: an empty key and one with a NUL,
  * non-canonical and boundary integers, binary and value_max-long values,

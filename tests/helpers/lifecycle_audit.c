@@ -1,6 +1,6 @@
 /*
  * lifecycle_audit.c - the lifecycle soak's verdict on the store after a
- * round (see tests/lifecycle_soak.c and tests/lifecycle.h): the locks,
+ * round (see tests/programs/lifecycle_soak.c and tests/helpers/lifecycle.h): the locks,
  * the unexpected results the workers counted, the lock-protected
  * counters, and the steady state of value storage and slots. A helper
  * rather than part of lifecycle_soak.c only to keep files small.
@@ -13,7 +13,7 @@
 
 #include "helpers/mp_census.h"
 #include "helpers/selfcheck.h"
-#include "lifecycle.h"
+#include "helpers/lifecycle.h"
 #include "owned.h"
 #include "shmkv_lock.h"
 

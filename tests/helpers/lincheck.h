@@ -13,7 +13,7 @@
  * each key's search remembers every (set of operations linearized, register
  * state) it has been in, so no configuration is explored twice.
  *
- * The log format is shared with tests/lin_worker.c, which records real
+ * The log format is shared with tests/programs/lin_worker.c, which records real
  * processes' histories into a memfd the test reads after they exit.
  */
 #ifndef SHMKV_LINCHECK_H

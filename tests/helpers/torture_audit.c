@@ -1,6 +1,6 @@
 /*
  * torture_audit.c - the crash torture's verdict on the stopped store (see
- * tests/torture.c): recover, check, value storage, values, lock counters.
+ * tests/programs/torture.c): recover, check, value storage, values, lock counters.
  * A helper rather than part of torture.c only to keep files small.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include "internal.h"
 #include "lock_record.h"
 #include "shmkv_lock.h"
-#include "torture.h"
+#include "helpers/torture.h"
 
 /* The longest short TTL a worker sets is 100 ms. */
 #define SHORT_TTL_WAIT_MS 250

@@ -44,7 +44,7 @@ done
 
 for tool in spin cc; do
 	if ! command -v $tool >/dev/null 2>&1; then
-		echo "run.sh: $tool not found (tools/install-deps.sh installs it)" >&2
+		echo "run.sh: $tool not found (scripts/install-deps.sh installs it)" >&2
 		exit 77
 	fi
 done

@@ -8,7 +8,7 @@
  * Each of R rounds (default 2) runs for at least S/R seconds and until at
  * least P/R short-lived workers have started (defaults: S 10, P 1000). J
  * short-lived workers (default 6) run at once, each doing a few critical
- * sections and data commands (tests/lifecycle_worker.c), and leave in
+ * sections and data commands (tests/programs/lifecycle_worker.c), and leave in
  * rotation by: return from main, exit(), _exit(), abort(), a SIGKILL from
  * here at a random moment (in a lock call, holding a lock, waiting for
  * one, between commands; never inside a data command, see lifecycle.h),
@@ -61,7 +61,7 @@
 
 #include "helpers/journal.h"
 #include "helpers/selfcheck.h"
-#include "lifecycle.h"
+#include "helpers/lifecycle.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
 

@@ -2,7 +2,7 @@
  * test_strings_del.c - the commands that delete or test a key: GETDEL,
  * DEL, EXISTS and DELIFEQ. Redis 7 is the reference for every expected
  * reply (DELIFEQ, which Redis lacks, behaves as its script in
- * tests/diff_redis.c).
+ * tests/programs/diff_redis.c).
  */
 #include "helpers/testutil.h"
 

@@ -5,7 +5,7 @@
  * (the same suite).
  *
  * Every expected error text was read from redis-server 7.0.15 given the
- * same arguments; tests/diff_redis.c checks the same against a live server
+ * same arguments; tests/programs/diff_redis.c checks the same against a live server
  * on random streams. The store behind each command is tested in the
  * command's own test file: here the point is the parsing and the mapping.
  */

@@ -1,5 +1,5 @@
 /*
- * torture_worker - one of the processes tests/torture.c SIGKILLs.
+ * torture_worker - one of the processes tests/programs/torture.c SIGKILLs.
  *
  * usage: torture_worker NAME JOURNAL_FD SLOT SPAWN SEED READY_FD
  *
@@ -32,7 +32,7 @@
 
 #include "shmkv.h"
 #include "shmkv_lock.h"
-#include "torture.h"
+#include "helpers/torture.h"
 
 #define SHORT_TTL_MS 100 /* torture.c waits this out before its audit */
 #define LONG_TTL_S   3600

@@ -1,6 +1,6 @@
 /*
  * lifecycle_worker - a short- or long-lived process of the lifecycle soak
- * (tests/lifecycle_soak.c), and the "once" process of test_lifecycle.c.
+ * (tests/programs/lifecycle_soak.c), and the "once" process of test_lifecycle.c.
  *
  * usage: lifecycle_worker soak NAME JOURNAL_FD SLOT KIND SEED
  *        lifecycle_worker once NAME LOCK KIND
@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "helpers/selfcheck.h"
-#include "lifecycle.h"
+#include "helpers/lifecycle.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
 

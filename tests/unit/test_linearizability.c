@@ -5,7 +5,7 @@
  * Each round fork+execs LIN_PROCS lin_worker processes that hammer
  * LIN_KEYS fresh keys with SET SETNX GETSET GET DEL DELIFEQ INCR GETDEL,
  * each logging every operation with its invoke and return times (a memfd
- * the test maps; see tests/lin_worker.c). The test then checks the
+ * the test maps; see tests/programs/lin_worker.c). The test then checks the
  * combined history with tests/helpers/lincheck.c (Wing & Gong search per
  * key, with Lowe's memoisation). test_lincheck.c tests the checker itself.
  *

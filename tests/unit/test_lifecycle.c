@@ -3,7 +3,7 @@
  * the lock cells of processes that exit without shmkv_close, slots of a
  * first store that failed, the count of a waiter killed while blocked,
  * and the results of lock calls under contention. The long form of all
- * this is tests/lifecycle_soak.c.
+ * this is tests/programs/lifecycle_soak.c.
  *
  * Real processes: fork, and fork + exec of tests/lifecycle_worker. Nobody
  * calls shmkv_recover. Children never assert: they report through their
@@ -21,7 +21,7 @@
 
 #include "helpers/mp.h"
 #include "helpers/mp_census.h"
-#include "lifecycle.h"
+#include "helpers/lifecycle.h"
 #include "shmkv_lock.h"
 
 #define LEASE	 60000 /* ms: only a release or a death ends a grant */

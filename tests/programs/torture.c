@@ -39,7 +39,7 @@
 #include "helpers/journal.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
-#include "torture.h"
+#include "helpers/torture.h"
 
 #define RECOVER_EVERY  64    /* kills between recoveries beside workers */
 #define PROGRESS_EVERY 1000  /* ms between progress checks */

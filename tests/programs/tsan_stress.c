@@ -1,5 +1,5 @@
 /*
- * tsan_stress - the multi-process stress (tests/mp_worker.c), run by threads
+ * tsan_stress - the multi-process stress (tests/programs/mp_worker.c), run by threads
  * of one process so that ThreadSanitizer can watch it (Criterion cannot
  * run under TSan: Snaipe/Criterion#274). Also run plain and under ASan.
  *

@@ -39,7 +39,7 @@ static bool is_canonical_int(const char *s, size_t len)
  * mp_worker's self-checking string values: "S<seq>:" then letters that
  * depend on seq and position, 16 + seq % 100 bytes in all. A value torn
  * between two writes, or copied from a reused block, fails the check.
- * Must match tests/mp_worker.c.
+ * Must match tests/programs/mp_worker.c.
  */
 static bool worker_value_ok(const char *v, size_t len)
 {
