@@ -131,7 +131,7 @@ BENCH_LIB_SRCS := $(sort $(wildcard bench/lib/*.c))
 BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*/test_*.c))
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/obj/%.o)
 HELPER_A := $(if $(HELPER_OBJS),$(BUILD)/tests/libhelpers.a)
@@ -278,7 +278,7 @@ ifneq ($(wildcard tests/run-tests.sh),)
 else ifneq ($(UNIT),)
 	$(Q)$(RUN_ENV) $(UNIT)
 else
-	@echo "test: no tests/run-tests.sh and no tests/unit/test_*.c" >&2; exit 1
+	@echo "test: no tests/run-tests.sh and no tests/unit/*/test_*.c" >&2; exit 1
 endif
 
 # Benchmarks need only the library and themselves (build-bench, below).
