@@ -50,6 +50,15 @@ extern "C" {
 #define SHMKV_VERSION_PATCH  0
 #define SHMKV_VERSION_STRING "0.1.0"
 
+/* Marks what the library exports. It is built with -fvisibility=hidden, so
+ * a function without this marker stays inside it; src/libshmkv.map lists
+ * the same names, one version node per release. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SHMKV_API __attribute__((visibility("default")))
+#else
+#define SHMKV_API
+#endif
+
 /** Name of the store used by the demo and by shmctl when none is given. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
