@@ -1,0 +1,18 @@
+# bench/build.mk - the microbenchmarks (bench/run.sh runs them): one
+# program per bench/*.c, sharing bench/lib/.
+
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_LIB_SRCS := $(sort $(wildcard bench/lib/*.c))
+BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+BENCH_LIBS := -lhiredis -lurcu-cds -lurcu -lurcu-common -lpthread -lm
+ALL_OBJS += $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_LIB_OBJS)
+
+$(BUILD)/obj/bench/%.o: override CFLAGS += $(PROG_CFLAGS) -Ibench
+
+.PHONY: bench-build
+bench-build: $(BENCHES)
+
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_LIB_OBJS) \
+		$(LIB_A) $(BUILD)/.sources
+	$(call link-prog,$^,$(BENCH_LIBS))

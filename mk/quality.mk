@@ -1,0 +1,199 @@
+# mk/quality.mk - the checks beyond `make test`'s own run, each a target
+# that installs what it needs first (deps) and then builds in a sub-make:
+#   torture        crash torture and the long lifecycle soak (FAULT=1)
+#   fuzz           libFuzzer harnesses (tests/fuzz/), clang, ASan+UBSan
+#   lint           cppcheck and clang-tidy
+#   sanitize-test  unit suite and stress programs under ASan+UBSan
+#   tsan           tests/programs/tsan_stress under ThreadSanitizer
+#   valgrind       every shmctl command under memcheck
+#   model          spin on the Promela models (tests/model/)
+
+# ---------------------------------------------------------------------------
+# Crash torture (tests/programs/torture.c): workers SIGKILLed at random moments and,
+# in this FAULT=1 build, at the crash points; then recover, check, audit.
+
+TORTURE_SECONDS ?= 60
+# Then the lifecycle soak (tests/programs/lifecycle_soak.c): short-lived processes
+# leaving every way, no recovery; the store must come back to a steady state.
+LIFECYCLE_SECONDS ?= 120
+.PHONY: torture torture-run
+torture: deps
+	$(Q)$(SUBMAKE) FAULT=1 torture-run
+
+torture-run: $(BUILD)/tests/torture $(BUILD)/tests/torture_worker \
+		$(BUILD)/tests/lifecycle_soak $(BUILD)/tests/lifecycle_worker
+	$(Q)$(BUILD)/tests/torture --seconds $(TORTURE_SECONDS)
+	$(Q)$(BUILD)/tests/lifecycle_soak --seconds $(LIFECYCLE_SECONDS) \
+		--rounds 4
+
+# ---------------------------------------------------------------------------
+# Fuzzing (tests/fuzz/): libFuzzer harnesses, built with clang under ASan
+# and UBSan into build-fuzz/ from the library's and the tool's sources
+# (never mixing objects with the other builds). tests/fuzz/run.sh runs them.
+#   make fuzz                  build, replay the corpora, fuzz each harness
+#                              FUZZ_TIME seconds (10)
+#   make fuzz FUZZ_TIME=300 FUZZ_ONLY=fuzz_attach
+#   make fuzz-build            build only
+
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 10
+FUZZ_BUILD := build-fuzz
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_HELPER_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
+	$(sort $(wildcard tests/fuzz/fz_*.c)))
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_TOOL_OBJS := $(SHMCTL_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
+	-MMD -MP -Iinclude -Isrc -Itools -Itests/fuzz $(URCU_CFLAGS) $(FUZZ_SAN)
+# The guard zones around mapped segments (tests/fuzz/fz_guard.c).
+FUZZ_LDFLAGS := -fsanitize=fuzzer -Wl,--wrap=mmap,--wrap=munmap
+# Only our own files are held to -Werror here: clang may warn where the
+# gcc build of src/ and tools/ (which has -Werror) does not.
+FUZZ_WERROR := $(if $(filter true 1,$(CI))$(filter 1,$(WERROR)),-Werror)
+# Objects depend on the flags they were built with, as above.
+FUZZ_FLAGS_FILE := $(FUZZ_BUILD)/.flags
+ifneq ($(filter fuzz-build $(FUZZ_BINS),$(MAKECMDGOALS)),)
+$(call stamp,$(FUZZ_FLAGS_FILE),$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WERROR))
+endif
+$(FUZZ_FLAGS_FILE):
+	@mkdir -p $(@D)
+	@touch $@
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(call quiet,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_BUILD)/obj/tests/fuzz/%.o: FUZZ_CFLAGS += $(FUZZ_WERROR)
+# libFuzzer has the main(); the tool's is renamed out of the way.
+$(FUZZ_BUILD)/obj/tools/shmctl.o: FUZZ_CFLAGS += -Dmain=shmctl_main
+
+# The tool's files for the harnesses that call it; fuzz_restore includes
+# shmctl_restore.c and shmctl_dump.c itself, to reach their statics.
+$(FUZZ_BUILD)/fuzz_shmctl_args: FUZZ_EXTRA = $(FUZZ_TOOL_OBJS)
+$(FUZZ_BUILD)/fuzz_restore: FUZZ_EXTRA = $(filter-out \
+	%/shmctl_restore.o %/shmctl_dump.o,$(FUZZ_TOOL_OBJS))
+
+$(FUZZ_BINS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o \
+		$(FUZZ_HELPER_OBJS) $(FUZZ_LIB_OBJS) $(FUZZ_TOOL_OBJS)
+	$(call quiet,LINK,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_LDFLAGS) -o $@ \
+		$< $(FUZZ_HELPER_OBJS) $(FUZZ_EXTRA) $(FUZZ_LIB_OBJS) \
+		-lpthread -lm
+
+-include $(wildcard $(FUZZ_BUILD)/obj/*/*.d $(FUZZ_BUILD)/obj/*/*/*.d)
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: deps
+	$(Q)$(SUBMAKE) fuzz-build
+	$(Q)FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/run.sh \
+		--time $(FUZZ_TIME) $(FUZZ_ONLY)
+
+# ---------------------------------------------------------------------------
+# Sanitizers and static analysis. Configuration: .clang-tidy,
+# tests/cppcheck.supp, tests/tsan.supp; programs: tests/programs/tsan_stress.c,
+# tests/valgrind-shmctl.sh.
+#   make lint            cppcheck and clang-tidy on src/ tools/ include/;
+#                        any finding fails
+#   make sanitize-test   unit suite, tsan_stress and diff_redis under
+#                        ASan+UBSan (build-address,undefined/)
+#   make tsan            tests/programs/tsan_stress under ThreadSanitizer, built
+#                        with clang (TSAN_CC) into build-thread-clang/:
+#                        Criterion cannot run under TSan (Criterion #274)
+#   make valgrind        every shmctl command under valgrind memcheck
+
+CPPCHECK ?= cppcheck
+CLANG_TIDY ?= clang-tidy
+LINT_SRCS = $(sort $(wildcard src/*.c tools/*.c))
+LINT_CFLAGS = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(URCU_CFLAGS) \
+	$(SHMCTL_CFLAGS)
+
+.PHONY: lint lint-run lint-cppcheck lint-tidy
+lint: deps
+	$(Q)$(SUBMAKE) lint-run
+# -k: both tools report even when the first finds something.
+lint-run:
+	$(Q)$(SUBMAKE) -k lint-cppcheck lint-tidy
+
+lint-cppcheck:
+	$(call quiet,CPPCHECK,'src tools include')$(CPPCHECK) --quiet \
+		--enable=warning,performance,portability,style --std=c11 \
+		--error-exitcode=1 --inline-suppr -j$(NPROC) \
+		--suppressions-list=tests/cppcheck.supp -D_GNU_SOURCE \
+		-Iinclude -Isrc --template='{file}:{line}: {severity} ({id}): {message}' \
+		src tools include
+
+# One clang-tidy per file, in parallel; its "N warnings generated" (the
+# count of diagnostics .clang-tidy filtered out) goes to /dev/null.
+lint-tidy:
+	$(call quiet,TIDY,'src tools include')printf '%s\n' $(LINT_SRCS) | \
+		xargs -P $(NPROC) -I{} sh -c '$(CLANG_TIDY) --quiet "$$0" \
+		-- $(LINT_CFLAGS) 2>/dev/null || \
+		{ echo "lint: clang-tidy: findings in $$0" >&2; exit 1; }' {}
+
+# Sanitizer reports must fail the run: UBSan only prints by default, and
+# an error becomes an abort, which Criterion counts as a crashed test.
+# Leaks are checked in the standalone programs; Criterion ignores the exit
+# status its test processes give at exit, so there they are off.
+SAN_UBSAN = UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 $(SAN_UBSAN)
+SAN_UNIT_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 $(SAN_UBSAN)
+
+.PHONY: sanitize-test sanitize-run sanitize-exec
+sanitize-test: deps
+	$(Q)$(SUBMAKE) sanitize-run
+# BUILD is passed on: tests/run-tests.sh has the plain one in its
+# environment, which would otherwise win over build-$(SANITIZE).
+SAN_MAKE = $(SUBMAKE) SANITIZE=address,undefined BUILD=build-address,undefined
+sanitize-run:
+	$(Q)$(SAN_MAKE) $(SUB_J) tests-build tools
+	$(Q)$(SAN_MAKE) sanitize-exec
+sanitize-exec:
+	$(Q)$(SAN_UNIT_ENV) $(BUILD)/tests/unit --jobs $(NPROC)
+	$(Q)$(SAN_ENV) $(BUILD)/tests/tsan_stress --ops 20000
+	$(Q)$(SAN_ENV) $(BUILD)/tests/diff_redis --seed 1 --ops 20000
+
+# clang by default: gcc 12's TSan runtime often cannot restore the stack
+# of a race's older access, and such a report escapes tests/tsan.supp.
+TSAN_CC ?= clang
+TSAN_BUILD ?= build-thread-$(TSAN_CC)
+TSAN_SEEDS ?= 1 2 3
+TSAN_OPS ?= 20000
+# history_size=7: the longest access history, so that the stack of the
+# older access of a race can be shown (and matched by tests/tsan.supp).
+TSAN_ENV = TSAN_OPTIONS='suppressions=$(abspath tests/tsan.supp) \
+	history_size=7 halt_on_error=0 exitcode=66'
+
+.PHONY: tsan tsan-run tsan-exec
+tsan: deps
+	$(Q)$(SUBMAKE) tsan-run
+tsan-run:
+	$(Q)$(SUBMAKE) $(SUB_J) SANITIZE=thread CC=$(TSAN_CC) \
+		BUILD=$(TSAN_BUILD) tsan-exec
+# --own-handles 0: all threads on one mapping of the store, the only
+# accesses TSan can relate (it tracks virtual addresses; see tsan_stress.c).
+tsan-exec: $(BUILD)/tests/tsan_stress
+	$(Q)for seed in $(TSAN_SEEDS); do \
+		$(TSAN_ENV) $(BUILD)/tests/tsan_stress --seed $$seed \
+			--ops $(TSAN_OPS) --own-handles 0 || exit 1; \
+	done
+
+.PHONY: valgrind valgrind-run
+valgrind: deps
+	$(Q)$(SUBMAKE) SANITIZE= valgrind-run
+valgrind-run: $(SHMCTL)
+	$(Q)BUILD='$(BUILD)' bash tests/valgrind-shmctl.sh $(SHMCTL)
+
+# ---------------------------------------------------------------------------
+# Model check (tests/model/): spin explores every interleaving of the
+# Promela models of the slot protocol and the safe lock's takeover;
+# MODEL_FULL=1 adds the big 3-process runs.
+
+.PHONY: model model-run
+model: deps
+	$(Q)$(SUBMAKE) model-run
+model-run:
+	$(Q)bash tests/model/run.sh $(if $(filter 1,$(MODEL_FULL)),--full)

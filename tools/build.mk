@@ -1,0 +1,26 @@
+# tools/build.mk - shmctl, the inspection and admin tool.
+
+SHMCTL_SRCS := tools/shmctl.c $(sort $(wildcard tools/shmctl_*.c))
+SHMCTL_OBJS := $(SHMCTL_SRCS:%.c=$(BUILD)/obj/%.o)
+SHMCTL := $(BUILD)/shmctl
+ALL_OBJS += $(SHMCTL_OBJS)
+
+# The prompt uses libedit when its header is there (libedit-dev);
+# LIBEDIT=0 builds without it, LIBEDIT=1 insists.
+ifeq ($(origin LIBEDIT),undefined)
+LIBEDIT := $(shell echo '\#include <editline/readline.h>' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+endif
+ifeq ($(LIBEDIT),1)
+SHMCTL_CFLAGS := -DSHMCTL_WITH_LIBEDIT
+SHMCTL_LIBS := -ledit
+endif
+TOOL_LIBS := -lpthread -lm
+
+$(SHMCTL_OBJS): override CFLAGS += $(SHMCTL_CFLAGS)
+
+.PHONY: tools
+tools: $(SHMCTL)
+
+$(SHMCTL): $(SHMCTL_OBJS) $(LIB_A) $(BUILD)/.sources
+	$(call link-prog,$^,$(SHMCTL_LIBS) $(TOOL_LIBS))
