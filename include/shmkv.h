@@ -63,6 +63,12 @@ extern "C" {
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
 #define SHMKV_NAME_MAX 200
+/** Where Linux keeps POSIX shared-memory objects: store "/x" is the file
+ * SHMKV_SHM_DIR "/x" (glibc's shm_open), which shmctl ls lists. */
+#define SHMKV_SHM_DIR "/dev/shm"
+/** Names in SHMKV_SHM_DIR starting with this are shmkv_create's working
+ * files ("<prefix><pid>-<16 hex>"), not stores: never open them. */
+#define SHMKV_NEW_PREFIX ".shmkv-new-"
 
 /* Geometry limits, checked by shmkv_create() and again on every attach. */
 #define SHMKV_SLOTS_MIN		  16u

@@ -113,7 +113,7 @@ static void usage(FILE *f)
 	fputs("Usage: shmctl [--raw] COMMAND [ARGS]...\n"
 	      "       shmctl [--raw] NAME [REDIS-COMMAND [ARGS]...]\n"
 	      "Inspect and administer shmkv stores (POSIX shared memory "
-	      "in " CTL_SHM_DIR ").\n\nCommands:\n",
+	      "in " SHMKV_SHM_DIR ").\n\nCommands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i]->name,

@@ -21,9 +21,6 @@
 	(sizeof(((struct shmkv_stats *)0)->cls) /                              \
 	 sizeof(((struct shmkv_stats *)0)->cls[0]))
 
-/* Where POSIX shared-memory objects live on Linux. */
-#define CTL_SHM_DIR "/dev/shm"
-
 /*
  * Exit codes, documented in --help and shmctl.1. Keep them stable: scripts
  * depend on them.

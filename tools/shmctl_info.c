@@ -114,11 +114,11 @@ void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 /* Owner of the segment file (uid and name), or false if unknown. */
 static bool file_owner(const char *name, uid_t *uid, char *who, size_t cap)
 {
-	char path[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	struct passwd *pw;
 	struct stat sb;
 
-	snprintf(path, sizeof(path), CTL_SHM_DIR "%s", name);
+	snprintf(path, sizeof(path), SHMKV_SHM_DIR "%s", name);
 	if (stat(path, &sb) != 0)
 		return false;
 	*uid = sb.st_uid;

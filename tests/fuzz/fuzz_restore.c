@@ -37,8 +37,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char name_a[SHMKV_NAME_MAX + 1], name_b[SHMKV_NAME_MAX + 1];
-static char path_in[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
-static char path_out[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+static char path_in[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+static char path_out[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 static struct shmkv_config tiny;
 static unsigned char *vbuf;
 /* What the last restore_quiet() printed, for the failure message. */
@@ -394,8 +394,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	tiny = fz_tiny_config(64, 32, 200, 4);
 	fz_name(name_a, "restore", "a");
 	fz_name(name_b, "restore", "b");
-	snprintf(path_in, sizeof(path_in), "%s%s-in", CTL_SHM_DIR, name_a);
-	snprintf(path_out, sizeof(path_out), "%s%s-out", CTL_SHM_DIR, name_a);
+	snprintf(path_in, sizeof(path_in), "%s%s-in", SHMKV_SHM_DIR, name_a);
+	snprintf(path_out, sizeof(path_out), "%s%s-out", SHMKV_SHM_DIR, name_a);
 	vbuf = malloc(SHMKV_VALUE_MAX_LIMIT);
 	FZ_ASSERT(vbuf != NULL, "out of memory");
 	if (seeds != NULL) {
