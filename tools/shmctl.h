@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 /* Size classes shmkv_stats() can report (its cls[] array). */
 #define CTL_CLASSES                                                            \

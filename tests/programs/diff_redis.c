@@ -20,6 +20,7 @@
 #include "helpers/diff_gen.h"
 #include "helpers/redis_server.h"
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 #include <errno.h>
 #include <getopt.h>
