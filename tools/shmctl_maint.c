@@ -100,7 +100,8 @@ const struct ctl_cmd ctl_cmd_check = {
 		"is shown in lines that start with \"leftover: \" and is no\n"
 		"problem: the store reclaims it by itself (shmctl recover\n"
 		"does it at once). Writers running meanwhile can cause\n"
-		"transient reports: for a verdict, check a quiet store.\n\n"		"Options:\n"
+		"transient reports: for a verdict, check a quiet store.\n\n"
+		"Options:\n"
 		"  -j, --json   {\"name\":...,\"problems\":[...],\"count\":N,"
 		"\"clean\":B}\n",
 	.run = run_check,
