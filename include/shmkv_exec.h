@@ -39,8 +39,10 @@ struct shmkv_reply {
  * shmkv_exec - runs one command given as Redis arguments (argv[0] is the
  * command name, case-insensitive; the commands are those of
  * shmkv_command_at()).
- * @kv: an open store; a read-only handle runs the commands without
- *      SHMKV_CMD_WRITE, and the others reply shmkv_strerror(-EROFS).
+ * @kv: an open store. On a read-only handle a command with
+ *      SHMKV_CMD_WRITE is refused before its arguments are parsed, as by
+ *      a read-only Redis replica: an error reply with
+ *      shmkv_strerror(-EROFS)'s text, and -EROFS returned.
  * @argc, @argv, @argvlen: the arguments, binary-safe (@argvlen[i] bytes at
  *      @argv[i]; a NULL @argv[i] only with a length of 0).
  * @reply: filled on every return; free it with shmkv_reply_free().

@@ -13,6 +13,7 @@
  */
 #include "exec.h"
 #include "intconv.h"
+#include "internal.h"
 #include "shmkv.h"
 #include "shmkv_exec.h"
 
@@ -392,6 +393,11 @@ int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
 		return reply_unknown(&c);
 	if (!arity_ok(c.cmd->pub.arity, argc))
 		return shmkv__reply_arity(&c);
+	/* As a read-only Redis replica: a write command is refused before it
+	 * parses its arguments, whether or not it would change anything
+	 * (GETEX without options, DEL of a missing key). */
+	if (kv->readonly && (c.cmd->pub.flags & SHMKV_CMD_WRITE))
+		return shmkv__reply_fail(&c, -EROFS);
 	return c.cmd->fn(&c);
 }
 
