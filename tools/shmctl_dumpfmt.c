@@ -91,7 +91,8 @@ static bool advance(struct dump_parser *p, size_t *n)
 	s = p->buf + p->pos;
 	nl = memchr(s, '\n', p->len - p->pos);
 	*n = nl ? (size_t)(nl - s) : p->len - p->pos;
-	p->pos += *n + 1;
+	/* A last line without its newline ends at the buffer's end. */
+	p->pos += *n + (nl != NULL);
 	return true;
 }
 
