@@ -257,3 +257,47 @@ int dump_parse_next(struct dump_parser *p, struct dump_record *r)
 		return after_end(p);
 	return rc;
 }
+
+/* Takes @rec (now @f's) into a new entry. Return: 0 or -ENOMEM. */
+static int add_entry(struct dump_file *f, struct dump_record *rec, size_t line)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 256;
+		struct dump_entry *grown = realloc(f->e, cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			dump_record_free(rec);
+			return -ENOMEM;
+		}
+		f->e = grown;
+		f->cap = cap;
+	}
+	f->e[f->n].rec = *rec;
+	f->e[f->n++].line = line;
+	return 0;
+}
+
+int dump_parse_all(struct dump_parser *p, const char *buf, size_t len,
+		   struct dump_file *f)
+{
+	struct dump_record rec;
+	int rc;
+
+	dump_parse_init(p, buf, len);
+	for (rc = dump_parse_header(p); rc == 0;) {
+		rc = dump_parse_next(p, &rec);
+		if (rc <= 0)
+			break;
+		rc = add_entry(f, &rec, p->line);
+	}
+	f->cfg = p->cfg;
+	return rc;
+}
+
+void dump_file_free(struct dump_file *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		dump_record_free(&f->e[i].rec);
+	free(f->e);
+	memset(f, 0, sizeof(*f));
+}

@@ -73,4 +73,22 @@ int dump_parse_header(struct dump_parser *p);
  * Return: 1 a record, 0 the end, or -EBADMSG (p->error) or -ENOMEM. */
 int dump_parse_next(struct dump_parser *p, struct dump_record *r);
 
+/* A whole dump in memory: the header and every record with its line. */
+struct dump_entry {
+	struct dump_record rec;
+	size_t line;
+};
+struct dump_file {
+	struct shmkv_config cfg;
+	struct dump_entry *e;
+	size_t n, cap;
+};
+
+/* Parses all of @buf into @f (zeroed by the caller; freed with
+ * dump_file_free whatever the result), with @p as the parser, whose error
+ * fields tell what went wrong. Return: 0, -EBADMSG or -ENOMEM. */
+int dump_parse_all(struct dump_parser *p, const char *buf, size_t len,
+		   struct dump_file *f);
+void dump_file_free(struct dump_file *f);
+
 #endif /* SHMCTL_DUMPFMT_H */

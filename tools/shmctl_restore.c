@@ -21,16 +21,9 @@
 #include "shmctl.h"
 #include "shmctl_dumpfmt.h"
 
-struct entry {
-	struct dump_record rec;
-	size_t line;
-};
-
 struct restore {
 	const char *file; /* for messages: the path, or "(stdin)" */
-	struct shmkv_config cfg;
-	struct entry *e;
-	size_t n, cap;
+	struct dump_file d;
 };
 
 static int bad(const struct restore *r, size_t line, const char *what)
@@ -76,40 +69,12 @@ static int slurp(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
-/* Takes @rec (now the entry's) into a new entry. Return: 0 or -ENOMEM. */
-static int add_entry(struct restore *r, struct dump_record *rec, size_t line)
-{
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 256;
-		struct entry *grown = realloc(r->e, cap * sizeof(*grown));
-
-		if (grown == NULL) {
-			dump_record_free(rec);
-			return -ENOMEM;
-		}
-		r->e = grown;
-		r->cap = cap;
-	}
-	r->e[r->n].rec = *rec;
-	r->e[r->n++].line = line;
-	return 0;
-}
-
 /* The whole dump into @r, or the first error, by line. */
 static int parse_all(struct restore *r, const char *buf, size_t len)
 {
 	struct dump_parser p;
-	struct dump_record rec;
-	int rc;
+	int rc = dump_parse_all(&p, buf, len, &r->d);
 
-	dump_parse_init(&p, buf, len);
-	for (rc = dump_parse_header(&p); rc == 0;) {
-		rc = dump_parse_next(&p, &rec);
-		if (rc <= 0)
-			break;
-		rc = add_entry(r, &rec, p.line);
-	}
-	r->cfg = p.cfg;
 	if (rc == -EBADMSG)
 		return bad(r, p.error_line, p.error);
 	return rc ? bad(r, p.line, "out of memory") : CTL_OK;
@@ -121,14 +86,14 @@ static int check_fits(const struct restore *r, shmkv_t *kv, const char *name)
 	struct shmkv_config cfg;
 
 	shmkv_get_config(kv, &cfg);
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->e[i].rec.klen <= cfg.key_max &&
-		    r->e[i].rec.vlen <= cfg.value_max)
+	for (size_t i = 0; i < r->d.n; i++) {
+		if (r->d.e[i].rec.klen <= cfg.key_max &&
+		    r->d.e[i].rec.vlen <= cfg.value_max)
 			continue;
 		ctl_err(NULL,
 			"%s:%zu: key or value longer than %s allows "
 			"(key_max %" PRIu32 ", value_max %" PRIu32 ")",
-			r->file, r->e[i].line, name, cfg.key_max,
+			r->file, r->d.e[i].line, name, cfg.key_max,
 			cfg.value_max);
 		return CTL_INPUT;
 	}
@@ -161,13 +126,13 @@ static int load_one(shmkv_t *kv, const struct dump_record *e)
 
 static int load(const struct restore *r, shmkv_t *kv, const char *name)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		int rc = load_one(kv, &r->e[i].rec);
+	for (size_t i = 0; i < r->d.n; i++) {
+		int rc = load_one(kv, &r->d.e[i].rec);
 
 		if (rc < 0) {
 			ctl_err(name, "%s:%zu: %s (%zu of %zu keys restored)",
-				r->file, r->e[i].line, shmkv_strerror(rc), i,
-				r->n);
+				r->file, r->d.e[i].line, shmkv_strerror(rc), i,
+				r->d.n);
 			return CTL_STORE;
 		}
 	}
@@ -181,7 +146,7 @@ static int open_target(const struct restore *r, const char *name, shmkv_t **kv,
 
 	*created = false;
 	if (err == -ENOENT) {
-		err = shmkv_create(name, &r->cfg, kv);
+		err = shmkv_create(name, &r->d.cfg, kv);
 		*created = err == 0;
 		if (err == -EINVAL) {
 			ctl_err(NULL, "%s:1: the header's geometry is invalid",
@@ -204,7 +169,7 @@ static int restore_into(struct restore *r, const char *name)
 	if (rc == CTL_OK)
 		rc = load(r, kv, name);
 	if (rc == CTL_OK)
-		printf("restored %zu keys into %s%s\n", r->n, name,
+		printf("restored %zu keys into %s%s\n", r->d.n, name,
 		       created ? " (created)" : "");
 	shmkv_close(kv);
 	return rc;
@@ -230,9 +195,7 @@ static int restore(const char *arg, const char *path)
 	free(buf);
 	if (rc == CTL_OK)
 		rc = restore_into(&r, name);
-	for (size_t i = 0; i < r.n; i++)
-		dump_record_free(&r.e[i].rec);
-	free(r.e);
+	dump_file_free(&r.d);
 	return rc;
 }
 

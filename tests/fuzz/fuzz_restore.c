@@ -50,49 +50,17 @@ static unsigned char *vbuf;
 /* What the last restore_quiet() printed, for the failure message. */
 static char last_msg[512];
 
-/* The input as the format's parser reads it: its records, each with its
- * line, and the header. */
-struct entry {
-	struct dump_record rec;
-	size_t line;
-};
-
-struct restore {
-	struct shmkv_config cfg;
-	struct entry *e;
-	size_t n;
-};
-
-/* Parses @len bytes at @buf into @r. Return: 0, or the parser's error. */
-static int parse_all(struct restore *r, const char *buf, size_t len)
+/* Parses @len bytes at @buf into @f. Return: 0, or the parser's error,
+ * which must say what and where. */
+static int parse_all(struct dump_file *f, const char *buf, size_t len)
 {
 	struct dump_parser p;
-	struct dump_record rec;
-	int rc;
+	int rc = dump_parse_all(&p, buf, len, f);
 
-	dump_parse_init(&p, buf, len);
-	for (rc = dump_parse_header(&p); rc == 0;) {
-		rc = dump_parse_next(&p, &rec);
-		if (rc <= 0)
-			break;
-		r->e = realloc(r->e, (r->n + 1) * sizeof(*r->e));
-		FZ_ASSERT(r->e != NULL, "out of memory");
-		r->e[r->n].rec = rec;
-		r->e[r->n++].line = p.line;
-		rc = 0;
-	}
-	r->cfg = p.cfg;
 	FZ_ASSERT(rc != -EBADMSG || p.error != NULL, "an error without text");
 	FZ_ASSERT(rc != -EBADMSG || p.error_offset <= len,
 		  "error offset %zu past the input (%zu)", p.error_offset, len);
 	return rc;
-}
-
-static void free_entries(struct restore *r)
-{
-	for (size_t i = 0; i < r->n; i++)
-		dump_record_free(&r->e[i].rec);
-	free(r->e);
 }
 
 /* Runs shmctl command @cmd with the NULL-terminated @argv, as the entry
@@ -140,8 +108,8 @@ static int lookup(shmkv_t *kv, const void *key, size_t klen,
 }
 
 /* The entry that decides @key: the last line naming it. */
-static const struct entry *last_entry(const struct restore *r, const void *key,
-				      size_t klen)
+static const struct dump_entry *last_entry(const struct dump_file *r,
+					   const void *key, size_t klen)
 {
 	for (size_t i = r->n; i-- > 0;)
 		if (r->e[i].rec.klen == klen &&
@@ -159,13 +127,13 @@ static int key_in_dump(const void *key, size_t klen, void *arg)
 }
 
 /* Every line's key is in A with its value and TTL, unless it expired. */
-static void check_restored(const struct restore *r, shmkv_t *a)
+static void check_restored(const struct dump_file *r, shmkv_t *a)
 {
 	uint64_t cursor = 0, next = 0;
 
 	for (size_t i = 0; i < r->n; i++) {
-		const struct entry *e = last_entry(r, r->e[i].rec.key,
-						   r->e[i].rec.klen);
+		const struct dump_entry *e = last_entry(r, r->e[i].rec.key,
+							r->e[i].rec.klen);
 		const struct dump_record *d = &e->rec;
 		struct shmkv_value v;
 		int64_t pttl = 0;
@@ -274,7 +242,7 @@ static void write_dump(const char *name)
 
 /* @r's keys, each with the line that decides it, last key first, under
  * a header of @a's geometry, into path_out. */
-static void write_reversed(const struct restore *r, shmkv_t *a)
+static void write_reversed(const struct dump_file *r, shmkv_t *a)
 {
 	FILE *f = fopen(path_out, "w");
 	struct shmkv_config cfg;
@@ -284,7 +252,7 @@ static void write_reversed(const struct restore *r, shmkv_t *a)
 	shmkv_get_config(a, &cfg);
 	dump_write_header(f, &cfg);
 	for (size_t i = r->n; i-- > 0;) {
-		const struct entry *e = &r->e[i];
+		const struct dump_entry *e = &r->e[i];
 
 		if (last_entry(r, e->rec.key, e->rec.klen) != e)
 			continue;
@@ -297,9 +265,9 @@ static void write_reversed(const struct restore *r, shmkv_t *a)
 
 /* The format's writer and parser agree: @r's header and records written
  * and parsed again are @r's. */
-static void rewrite_equal(const struct restore *r)
+static void rewrite_equal(const struct dump_file *r)
 {
-	struct restore again = { 0 };
+	struct dump_file again = { 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -326,7 +294,7 @@ static void rewrite_equal(const struct restore *r)
 			  "rewritten: line %zu reads back differently",
 			  r->e[i].line);
 	}
-	free_entries(&again);
+	dump_file_free(&again);
 	free(text);
 }
 
@@ -367,7 +335,7 @@ static bool fresh_header(const struct shmkv_config *cfg)
 	       g.slot_count <= FRESH_SLOTS_MAX;
 }
 
-static void check_accepted(const struct restore *r)
+static void check_accepted(const struct dump_file *r)
 {
 	shmkv_t *a;
 	int err = shmkv_open(name_a, 0, &a);
@@ -383,7 +351,7 @@ static void check_accepted(const struct restore *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct restore r = { 0 };
+	struct dump_file r = { 0 };
 	int parsed = parse_all(&r, (const char *)data, size), rc;
 	bool full;
 
@@ -399,7 +367,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		  "restore: accepted what the parser refuses");
 	if (rc == CTL_OK)
 		check_accepted(&r);
-	free_entries(&r);
+	dump_file_free(&r);
 	shmkv_unlink(name_a);
 	return 0;
 }
