@@ -3,11 +3,12 @@
  *
  * Calls point one way (checked with nm on the objects; no file calls up):
  *   shmctl.c (entry: global options, dispatch, usage) calls
- *   the commands: ls admin info keys scan dump restore maint watch, and
+ *   the command files: ls admin info keys dump restore maint watch, and
  *     data (Redis commands on NAME, which runs the prompt, repl), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
- *     args, json, util (names, opening, numbers, escaping), which call only
- *     cli (messages, usage, getopt, exit codes) and the library.
+ *     args, json, util (names, opening, numbers, escaping), and under them
+ *     all cli (messages, usage, getopt, exit codes): reply and dumpfmt use
+ *     util and args, util uses cli, and cli only the library.
  */
 #ifndef SHMCTL_H
 #define SHMCTL_H
