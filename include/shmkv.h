@@ -63,6 +63,12 @@ extern "C" {
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
 #define SHMKV_NAME_MAX 200
+/** Where Linux keeps POSIX shared-memory objects: store "/x" is the file
+ * SHMKV_SHM_DIR "/x" (glibc's shm_open), which shmctl ls lists. */
+#define SHMKV_SHM_DIR "/dev/shm"
+/** Names in SHMKV_SHM_DIR starting with this are shmkv_create's working
+ * files ("<prefix><pid>-<16 hex>"), not stores: never open them. */
+#define SHMKV_NEW_PREFIX ".shmkv-new-"
 
 /* Geometry limits, checked by shmkv_create() and again on every attach. */
 #define SHMKV_SLOTS_MIN		  16u
@@ -481,42 +487,7 @@ typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
 int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	       void *arg, uint64_t *next);
 
-/*
- * Redis-style command interface: what shmctl, the differential test and
- * the fuzzers drive. Parses arguments exactly as Redis 7 does and gives the
- * same replies, error texts included.
- */
-enum shmkv_reply_type {
-	SHMKV_REPLY_STATUS = 1, /**< "+OK" */
-	SHMKV_REPLY_ERROR,	/**< "-ERR ..." : str holds "ERR ..." */
-	SHMKV_REPLY_INTEGER,	/**< ":n" */
-	SHMKV_REPLY_NIL,	/**< "$-1" */
-	SHMKV_REPLY_BULK,	/**< "$n" : str, len */
-};
-
-/** A reply; str is owned by the reply and freed by shmkv_reply_free(). */
-struct shmkv_reply {
-	enum shmkv_reply_type type;
-	long long integer;
-	char *str;
-	size_t len;
-};
-
-/**
- * shmkv_exec - runs one command given as Redis arguments (argv[0] is the
- * command name, case-insensitive). Supported: SET SETNX GET GETSET GETDEL
- * GETEX DEL EXISTS EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL PERSIST INCR
- * INCRBY DECR DECRBY DELIFEQ PING.
- * Return: 0 with @reply filled (a Redis error is a reply, not a failure),
- * or a negative errno when the reply could not be built (-ENOMEM) or the
- * store failed in a way Redis has no reply for (then @reply is an error
- * reply too, carrying shmkv_strerror's text).
- */
-int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
-	       const size_t *argvlen, struct shmkv_reply *reply);
-
-/** Frees what @reply owns; the struct itself is the caller's. */
-void shmkv_reply_free(struct shmkv_reply *reply);
+/* The Redis-style command interface (shmkv_exec) is in shmkv_exec.h. */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /*
- * exec.c - the Redis-style command interface: shmkv_exec(), its dispatch
- * table, and the reply and argument helpers the commands share. The
- * commands themselves are in exec_cmds.c.
+ * exec.c - the Redis-style command interface: shmkv_exec(), the one table
+ * of commands (its dispatch, and the public shmkv_command_*), and the
+ * reply and argument helpers the commands share. The commands themselves
+ * are in exec_cmds.c.
  *
  * Arguments are parsed as Redis 7.0 parses them (server.c
  * commandCheckExistence, commandCheckArity here; the commands' own in
@@ -12,7 +13,9 @@
  */
 #include "exec.h"
 #include "intconv.h"
+#include "internal.h"
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -107,8 +110,9 @@ int shmkv__reply_errorf(struct exec_ctx *c, const char *fmt, ...)
 
 int shmkv__reply_arity(struct exec_ctx *c)
 {
-	return shmkv__reply_errorf(
-		c, "wrong number of arguments for '%s' command", c->cmd->name);
+	return shmkv__reply_errorf(c,
+				   "wrong number of arguments for '%s' command",
+				   c->cmd->pub.name);
 }
 
 static const struct {
@@ -136,7 +140,8 @@ int shmkv__reply_fail(struct exec_ctx *c, int code)
 
 	if (code == EXEC_EEXPIRE)
 		return shmkv__reply_errorf(
-			c, "invalid expire time in '%s' command", c->cmd->name);
+			c, "invalid expire time in '%s' command",
+			c->cmd->pub.name);
 	for (i = 0; i < sizeof(redis_errors) / sizeof(redis_errors[0]); i++)
 		if (redis_errors[i].code == code)
 			return shmkv__reply_errorf(c, "%s",
@@ -227,40 +232,104 @@ int shmkv__arg_int(const struct exec_ctx *c, int i, int64_t *v)
  * Dispatch.
  */
 
+/* Row helpers: flags and key positions as Redis 7.0's COMMAND INFO gives
+ * them (diff_redis checks every row against a live redis-server). */
+#define RO     SHMKV_CMD_READONLY
+#define WR     SHMKV_CMD_WRITE
+#define YESNO  SHMKV_CMD_YESNO
+#define TTL    SHMKV_CMD_TTL_REPLY
+#define KEY1   1, 1, 1	/* one key, argument 1 */
+#define KEYS   1, -1, 1 /* keys from argument 1 to the last */
+#define NOKEYS 0, 0, 0
+
+#define EXPIRE_OPTS " [NX|XX|GT|LT]"
+#define CMD(name, arity, flags, keys, syntax, fn)                              \
+	{                                                                      \
+		{ name, arity, flags, keys, syntax }, fn                       \
+	}
+
+/* The one table of commands: dispatch, arity, and what clients read
+ * through shmkv_command_at(). */
 static const struct exec_cmd exec_cmds[] = {
-	{ "set", -3, shmkv__cmd_set },
-	{ "setnx", 3, shmkv__cmd_setnx },
-	{ "get", 2, shmkv__cmd_get },
-	{ "getset", 3, shmkv__cmd_getset },
-	{ "getdel", 2, shmkv__cmd_getdel },
-	{ "getex", -2, shmkv__cmd_getex },
-	{ "del", -2, shmkv__cmd_del },
-	{ "exists", -2, shmkv__cmd_exists },
-	{ "expire", -3, shmkv__cmd_expire },
-	{ "pexpire", -3, shmkv__cmd_pexpire },
-	{ "expireat", -3, shmkv__cmd_expireat },
-	{ "pexpireat", -3, shmkv__cmd_pexpireat },
-	{ "ttl", 2, shmkv__cmd_ttl },
-	{ "pttl", 2, shmkv__cmd_pttl },
-	{ "persist", 2, shmkv__cmd_persist },
-	{ "incr", 2, shmkv__cmd_incr },
-	{ "incrby", 3, shmkv__cmd_incrby },
-	{ "decr", 2, shmkv__cmd_decr },
-	{ "decrby", 3, shmkv__cmd_decrby },
-	{ "delifeq", 3, shmkv__cmd_delifeq },
-	{ "ping", -1, shmkv__cmd_ping },
+	CMD("set", -3, WR, KEY1,
+	    "SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|"
+	    "EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]",
+	    shmkv__cmd_set),
+	CMD("setnx", 3, WR | YESNO, KEY1, "SETNX key value", shmkv__cmd_setnx),
+	CMD("get", 2, RO, KEY1, "GET key", shmkv__cmd_get),
+	CMD("getset", 3, WR, KEY1, "GETSET key value", shmkv__cmd_getset),
+	CMD("getdel", 2, WR, KEY1, "GETDEL key", shmkv__cmd_getdel),
+	CMD("getex", -2, WR, KEY1,
+	    "GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|"
+	    "PXAT unix-time-milliseconds|PERSIST]",
+	    shmkv__cmd_getex),
+	CMD("del", -2, WR | YESNO, KEYS, "DEL key [key ...]", shmkv__cmd_del),
+	CMD("exists", -2, RO | YESNO, KEYS, "EXISTS key [key ...]",
+	    shmkv__cmd_exists),
+	CMD("expire", -3, WR | YESNO, KEY1, "EXPIRE key seconds" EXPIRE_OPTS,
+	    shmkv__cmd_expire),
+	CMD("pexpire", -3, WR | YESNO, KEY1,
+	    "PEXPIRE key milliseconds" EXPIRE_OPTS, shmkv__cmd_pexpire),
+	CMD("expireat", -3, WR | YESNO, KEY1,
+	    "EXPIREAT key unix-time-seconds" EXPIRE_OPTS, shmkv__cmd_expireat),
+	CMD("pexpireat", -3, WR | YESNO, KEY1,
+	    "PEXPIREAT key unix-time-milliseconds" EXPIRE_OPTS,
+	    shmkv__cmd_pexpireat),
+	CMD("ttl", 2, RO | TTL, KEY1, "TTL key", shmkv__cmd_ttl),
+	CMD("pttl", 2, RO | TTL, KEY1, "PTTL key", shmkv__cmd_pttl),
+	CMD("persist", 2, WR | YESNO, KEY1, "PERSIST key", shmkv__cmd_persist),
+	CMD("incr", 2, WR, KEY1, "INCR key", shmkv__cmd_incr),
+	CMD("incrby", 3, WR, KEY1, "INCRBY key increment", shmkv__cmd_incrby),
+	CMD("decr", 2, WR, KEY1, "DECR key", shmkv__cmd_decr),
+	CMD("decrby", 3, WR, KEY1, "DECRBY key decrement", shmkv__cmd_decrby),
+	/* Not Redis's: DEL if the value is the one given (a lock's release),
+	 * in one step. */
+	CMD("delifeq", 3, WR | YESNO, KEY1, "DELIFEQ key value",
+	    shmkv__cmd_delifeq),
+	CMD("ping", -1, 0, NOKEYS, "PING [message]", shmkv__cmd_ping),
 };
+
+#undef RO
+#undef WR
+#undef YESNO
+#undef TTL
+#undef KEY1
+#undef KEYS
+#undef NOKEYS
+#undef EXPIRE_OPTS
+#undef CMD
+
+#define NCMDS (sizeof(exec_cmds) / sizeof(exec_cmds[0]))
 
 /* Redis finds commands by their full length: "get\0x" is not GET. */
 static const struct exec_cmd *cmd_lookup(const char *name, size_t len)
 {
 	size_t k;
 
-	for (k = 0; k < sizeof(exec_cmds) / sizeof(exec_cmds[0]); k++)
-		if (strlen(exec_cmds[k].name) == len &&
-		    strncasecmp(exec_cmds[k].name, name, len) == 0)
+	if (!name && len)
+		return NULL;
+	for (k = 0; k < NCMDS; k++)
+		if (strlen(exec_cmds[k].pub.name) == len &&
+		    strncasecmp(exec_cmds[k].pub.name, name, len) == 0)
 			return &exec_cmds[k];
 	return NULL;
+}
+
+size_t shmkv_command_count(void)
+{
+	return NCMDS;
+}
+
+const struct shmkv_command *shmkv_command_at(size_t i)
+{
+	return i < NCMDS ? &exec_cmds[i].pub : NULL;
+}
+
+const struct shmkv_command *shmkv_command_find(const char *name, size_t len)
+{
+	const struct exec_cmd *cmd = cmd_lookup(name, len);
+
+	return cmd ? &cmd->pub : NULL;
 }
 
 /*
@@ -322,8 +391,13 @@ int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
 	c.cmd = cmd_lookup(argv0, argvlen[0]);
 	if (!c.cmd)
 		return reply_unknown(&c);
-	if (!arity_ok(c.cmd->arity, argc))
+	if (!arity_ok(c.cmd->pub.arity, argc))
 		return shmkv__reply_arity(&c);
+	/* As a read-only Redis replica: a write command is refused before it
+	 * parses its arguments, whether or not it would change anything
+	 * (GETEX without options, DEL of a missing key). */
+	if (kv->readonly && (c.cmd->pub.flags & SHMKV_CMD_WRITE))
+		return shmkv__reply_fail(&c, -EROFS);
 	return c.cmd->fn(&c);
 }
 

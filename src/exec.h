@@ -7,13 +7,14 @@
  * Every helper and handler returns 0 or a negative errno as shmkv_exec()
  * does: a Redis error is a reply like any other and returns 0.
  */
-#ifndef SHMKV_EXEC_H
-#define SHMKV_EXEC_H
+#ifndef SHMKV_SRC_EXEC_H
+#define SHMKV_SRC_EXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 /*
  * Redis errors found while parsing, as codes below any errno (the kernel's
@@ -43,9 +44,10 @@ struct exec_ctx {
 /* A handler fills c->reply; returns 0, or a negative errno as shmkv_exec. */
 typedef int (*exec_fn)(struct exec_ctx *c);
 
+/* A row of the one command table (exec.c): the public facts, and the
+ * handler that only the library sees. */
 struct exec_cmd {
-	const char *name; /* lowercase, as Redis prints it in errors */
-	int arity;	  /* Redis's: argc exactly, or at least -arity */
+	struct shmkv_command pub;
 	exec_fn fn;
 };
 
@@ -124,4 +126,4 @@ int shmkv__cmd_decrby(struct exec_ctx *c);
 int shmkv__cmd_delifeq(struct exec_ctx *c);
 int shmkv__cmd_ping(struct exec_ctx *c);
 
-#endif /* SHMKV_EXEC_H */
+#endif /* SHMKV_SRC_EXEC_H */

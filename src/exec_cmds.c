@@ -7,7 +7,7 @@
  * parseExtendedStringArgumentsOrReply, getExpireMillisecondsOrReply;
  * expire.c parseExtendedExpireArgumentsOrReply, expireGenericCommand), in
  * the same order, so that a malformed command gets the very error Redis
- * would give. The dispatch table and the helpers are in exec.c.
+ * would give. The command table and the helpers are in exec.c.
  */
 #include "exec.h"
 #include "internal.h"
@@ -304,7 +304,8 @@ int shmkv__cmd_exists(struct exec_ctx *c)
  * Integers.
  */
 
-static int reply_incr(struct exec_ctx *c, int rc, int64_t v)
+/* @v as the integer reply, or @rc's error if negative. */
+static int reply_number(struct exec_ctx *c, int rc, int64_t v)
 {
 	return rc < 0 ? shmkv__reply_fail(c, rc) : shmkv__reply_int(c, v);
 }
@@ -314,7 +315,7 @@ int shmkv__cmd_incr(struct exec_ctx *c)
 	int64_t v = 0;
 	int rc = shmkv_incr(c->kv, ARG(c, 1), &v);
 
-	return reply_incr(c, rc, v);
+	return reply_number(c, rc, v);
 }
 
 int shmkv__cmd_decr(struct exec_ctx *c)
@@ -322,7 +323,7 @@ int shmkv__cmd_decr(struct exec_ctx *c)
 	int64_t v = 0;
 	int rc = shmkv_decr(c->kv, ARG(c, 1), &v);
 
-	return reply_incr(c, rc, v);
+	return reply_number(c, rc, v);
 }
 
 int shmkv__cmd_incrby(struct exec_ctx *c)
@@ -333,7 +334,7 @@ int shmkv__cmd_incrby(struct exec_ctx *c)
 	if (shmkv__arg_int(c, 2, &d) < 0)
 		return shmkv__reply_fail(c, -EDOM);
 	rc = shmkv_incrby(c->kv, ARG(c, 1), d, &v);
-	return reply_incr(c, rc, v);
+	return reply_number(c, rc, v);
 }
 
 int shmkv__cmd_decrby(struct exec_ctx *c)
@@ -347,7 +348,7 @@ int shmkv__cmd_decrby(struct exec_ctx *c)
 	if (d == INT64_MIN)
 		return shmkv__reply_fail(c, EXEC_EDECR);
 	rc = shmkv_decrby(c->kv, ARG(c, 1), d, &v);
-	return reply_incr(c, rc, v);
+	return reply_number(c, rc, v);
 }
 
 /*
@@ -437,20 +438,24 @@ int shmkv__cmd_pexpireat(struct exec_ctx *c)
 	return expire_generic(c, SHMKV_EXPIRE_AT_MSEC);
 }
 
-int shmkv__cmd_ttl(struct exec_ctx *c)
+/* TTL and PTTL: @fn reads the key's time left, which is the reply. */
+static int read_ttl(struct exec_ctx *c,
+		    int (*fn)(shmkv_t *, const void *, size_t, int64_t *))
 {
 	int64_t v = 0;
-	int rc = shmkv_ttl(c->kv, ARG(c, 1), &v);
+	int rc = fn(c->kv, ARG(c, 1), &v);
 
-	return rc < 0 ? shmkv__reply_fail(c, rc) : shmkv__reply_int(c, v);
+	return reply_number(c, rc, v);
+}
+
+int shmkv__cmd_ttl(struct exec_ctx *c)
+{
+	return read_ttl(c, shmkv_ttl);
 }
 
 int shmkv__cmd_pttl(struct exec_ctx *c)
 {
-	int64_t v = 0;
-	int rc = shmkv_pttl(c->kv, ARG(c, 1), &v);
-
-	return rc < 0 ? shmkv__reply_fail(c, rc) : shmkv__reply_int(c, v);
+	return read_ttl(c, shmkv_pttl);
 }
 
 int shmkv__cmd_persist(struct exec_ctx *c)

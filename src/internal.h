@@ -16,9 +16,6 @@
 #include "layout.h"
 #include "shmkv.h"
 
-/* Where POSIX shared-memory objects live on Linux (glibc's shm_open). */
-#define SHMKV_SHM_DIR "/dev/shm"
-
 struct shmkv;
 /* What a layer above the core attaches to a handle (struct shmkv.ext). */
 struct shmkv_ext {

@@ -184,7 +184,7 @@ static int new_file_open(struct new_file *nf, bool named)
 	/* Not the hash seed: file names are visible to every user. */
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
 		nonce = (uint64_t)shmkv__mono_ms() * 0x9e3779b97f4a7c15u;
-	snprintf(nf->tmp, sizeof(nf->tmp), "%s/" SHMKV__NEW_PREFIX "%u-%016llx",
+	snprintf(nf->tmp, sizeof(nf->tmp), "%s/" SHMKV_NEW_PREFIX "%u-%016llx",
 		 SHMKV_SHM_DIR, shmkv__self_pid(), (unsigned long long)nonce);
 	nf->fd = open(nf->tmp,
 		      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -294,11 +294,11 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * 0 if @name is not one. */
 static uint32_t new_file_pid(const char *name)
 {
-	size_t plen = strlen(SHMKV__NEW_PREFIX);
+	size_t plen = strlen(SHMKV_NEW_PREFIX);
 	const char *p = name + plen;
 	uint64_t pid = 0;
 
-	if (strncmp(name, SHMKV__NEW_PREFIX, plen) != 0)
+	if (strncmp(name, SHMKV_NEW_PREFIX, plen) != 0)
 		return 0;
 	for (; *p >= '0' && *p <= '9' && pid <= UINT32_MAX; p++)
 		pid = pid * 10 + (uint64_t)(*p - '0');

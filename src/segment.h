@@ -6,9 +6,6 @@
 
 #include <stdbool.h>
 
-/* Prefix of a named working file: "<dir>/.shmkv-new-<pid>-<16 hex>". */
-#define SHMKV__NEW_PREFIX ".shmkv-new-"
-
 /* Test seam: true makes shmkv_create build the segment in a named working
  * file, as it does where /dev/shm has no O_TMPFILE. */
 extern bool shmkv__tmpfile_off;

@@ -9,17 +9,13 @@
  * parses its own with getopt_long (ctl_getopt), so every command has its
  * own --help. Exit codes are the enum ctl_exit in shmctl.h.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shmctl.h"
-
-struct ctl_options ctl_opt;
 
 static const struct ctl_cmd *const commands[] = {
 	&ctl_cmd_ls,	&ctl_cmd_create,  &ctl_cmd_destroy, &ctl_cmd_info,
@@ -29,100 +25,21 @@ static const struct ctl_cmd *const commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char exit_codes[] =
-	"Exit status:\n"
-	"  0  success\n"
-	"  1  nil reply; 0 from a yes/no command (del, exists, setnx, expire\n"
-	"     family, persist, delifeq); ttl/pttl of a missing key (-2); a\n"
-	"     declined confirmation\n"
-	"  2  usage error (nothing was done)\n"
-	"  3  store error: missing, permission denied, not a shmkv store,\n"
-	"     corrupted, full, or an I/O error\n"
-	"  4  check found problems\n"
-	"  5  the command was refused with an error reply ((error) ...)\n"
-	"  6  malformed restore file\n";
-
-void ctl_err(const char *store, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("shmctl: ", stderr);
-	if (store != NULL)
-		fprintf(stderr, "%s: ", store);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int ctl_usage(const struct ctl_cmd *cmd, const char *fmt, ...)
-{
-	const char *name = cmd ? cmd->name : NULL;
-	va_list ap;
-
-	fprintf(stderr, "shmctl%s%s: ", name ? " " : "", name ? name : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'shmctl%s%s --help' for more information.\n",
-		name ? " " : "", name ? name : "");
-	return CTL_USAGE;
-}
-
-int ctl_help(const struct ctl_cmd *cmd)
-{
-	printf("Usage: shmctl %s %s\n%c%s.\n", cmd->name, cmd->synopsis,
-	       toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
-	if (cmd->help != NULL && cmd->help[0] != '\0')
-		printf("\n%s", cmd->help);
-	printf("  -h, --help   show this help\n\n%s", exit_codes);
-	return CTL_OK;
-}
-
-int ctl_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
-	       const char *shortopts, const struct option *longopts)
-{
-	int c = getopt_long(argc, argv, shortopts, longopts, NULL);
-
-	if (c == 'h')
-		return CTL_GETOPT_EXIT + ctl_help(cmd);
-	if (c == '?' || c == ':') {
-		/* getopt_long has said what was wrong. */
-		fprintf(stderr,
-			"Try 'shmctl %s --help' for more information.\n",
-			cmd->name);
-		return CTL_GETOPT_EXIT + CTL_USAGE;
-	}
-	return c;
-}
-
-int ctl_operands(const struct ctl_cmd *cmd, int argc, int min, int max)
-{
-	if (argc < min)
-		return ctl_usage(cmd, "missing operand (usage: shmctl %s %s)",
-				 cmd->name, cmd->synopsis);
-	if (argc > max)
-		return ctl_usage(cmd, "too many operands (usage: shmctl %s %s)",
-				 cmd->name, cmd->synopsis);
-	return CTL_OK;
-}
-
 static void usage(FILE *f)
 {
 	fputs("Usage: shmctl [--raw] COMMAND [ARGS]...\n"
 	      "       shmctl [--raw] NAME [REDIS-COMMAND [ARGS]...]\n"
 	      "Inspect and administer shmkv stores (POSIX shared memory "
-	      "in " CTL_SHM_DIR ").\n\nCommands:\n",
+	      "in " SHMKV_SHM_DIR ").\n\nCommands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i]->name,
 			commands[i]->summary);
 	fputs("  help     help on a command: shmctl help COMMAND\n\n"
-	      "Data commands run on store NAME with redis-cli's replies:\n"
-	      "  get set setnx getset getdel getex del exists expire pexpire\n"
-	      "  expireat pexpireat ttl pttl persist incr incrby decr decrby\n"
-	      "  delifeq ping, e.g. shmctl orders set k v NX PX 500.\n"
+	      "Data commands run on store NAME with redis-cli's replies:\n",
+	      f);
+	ctl_print_data_commands(f);
+	fputs("  e.g. shmctl orders set k v NX PX 500.\n"
 	      "  shmctl NAME alone opens an interactive prompt.\n\n"
 	      "NAME is a store name with or without its slash (orders or\n"
 	      "/orders); a store named like a command needs the slash.\n\n"
@@ -131,7 +48,7 @@ static void usage(FILE *f)
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n\n",
 	      f);
-	fputs(exit_codes, f);
+	ctl_print_exit_codes(f);
 	fputs("\nSee shmctl(1).\n", f);
 }
 
@@ -157,6 +74,7 @@ static const struct ctl_cmd *find_command(const char *name)
 
 static int help_command(int argc, char **argv)
 {
+	const struct shmkv_command *data;
 	const struct ctl_cmd *cmd;
 
 	if (argc < 2) {
@@ -164,9 +82,14 @@ static int help_command(int argc, char **argv)
 		return CTL_OK;
 	}
 	cmd = find_command(argv[1]);
-	if (cmd == NULL)
+	if (cmd != NULL)
+		return ctl_help(cmd);
+	data = shmkv_command_find(argv[1], strlen(argv[1]));
+	if (data == NULL)
 		return ctl_usage(NULL, "no such command: '%s'", argv[1]);
-	return ctl_help(cmd);
+	printf("Usage: shmctl NAME ");
+	ctl_print_syntax(stdout, data);
+	return CTL_OK;
 }
 
 /* Runs @cmd on its own argument vector: getopt restarts from it. */

@@ -1,9 +1,14 @@
 /*
  * shmctl.h - the pieces of shmctl shared between its files.
  *
- * shmctl.c parses the global options and dispatches; each shmctl_*.c file
- * implements a group of commands (one struct ctl_cmd each) or a helper
- * (names, parsing, escaping, JSON, globbing).
+ * Calls point one way (checked with nm on the objects; no file calls up):
+ *   shmctl.c (entry: global options, dispatch, usage) calls
+ *   the command files: ls admin info keys dump restore maint watch, and
+ *     data (Redis commands on NAME, which runs the prompt, repl), calling
+ *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
+ *     args, json, util (names, opening, numbers, escaping), and under them
+ *     all cli (messages, usage, getopt, exit codes): reply and dumpfmt use
+ *     util and args, util uses cli, and cli only the library.
  */
 #ifndef SHMCTL_H
 #define SHMCTL_H
@@ -15,14 +20,12 @@
 #include <stdio.h>
 
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 /* Size classes shmkv_stats() can report (its cls[] array). */
 #define CTL_CLASSES                                                            \
 	(sizeof(((struct shmkv_stats *)0)->cls) /                              \
 	 sizeof(((struct shmkv_stats *)0)->cls[0]))
-
-/* Where POSIX shared-memory objects live on Linux. */
-#define CTL_SHM_DIR "/dev/shm"
 
 /*
  * Exit codes, documented in --help and shmctl.1. Keep them stable: scripts
@@ -61,7 +64,7 @@ extern const struct ctl_cmd ctl_cmd_ls, ctl_cmd_create, ctl_cmd_destroy,
 	ctl_cmd_locks;
 
 /*
- * shmctl.c: messages and command-line plumbing.
+ * shmctl_cli.c: messages and command-line plumbing.
  */
 
 /* "shmctl: @store: <message>\n" on stderr (no store part if NULL). */
@@ -72,6 +75,10 @@ int ctl_usage(const struct ctl_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Prints @cmd's help on stdout; returns CTL_OK. */
 int ctl_help(const struct ctl_cmd *cmd);
+/* The exit codes, as --help and every command's help end. */
+void ctl_print_exit_codes(FILE *f);
+/* The names of the data commands (the library's table), wrapped. */
+void ctl_print_data_commands(FILE *f);
 
 /* Options every command takes. */
 #define CTL_OPT_HELP                                                           \
@@ -166,7 +173,7 @@ void cj_num(struct ctl_json *j, const char *key, double v);
 void cj_null(struct ctl_json *j, const char *key);
 
 /*
- * shmctl_info.c: what info and watch show.
+ * shmctl_stats.c: what info and watch show.
  */
 struct ctl_info {
 	struct shmkv_config cfg;
@@ -188,16 +195,22 @@ void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 		      const char *eol);
 
 /*
- * shmctl_data.c: Redis commands through shmkv_exec, and the prompt.
+ * shmctl_reply.c: one Redis command through shmkv_exec, its reply printed.
  */
 /* Runs one command and prints its reply. Return: a CTL_* code. */
 int ctl_exec(shmkv_t *kv, const char *name, int argc, const char *const *argv,
 	     const size_t *len);
-/* "shmctl NAME CMD ARGS..." (argv[0] is the store) or, with no command,
- * the interactive prompt (shmctl_repl.c). */
+/* Is @cmd a known command without SHMKV_CMD_WRITE (one that may run on a
+ * read-only handle)? */
+bool ctl_cmd_is_read_only(const char *cmd, size_t len);
+/* @c's syntax line, and whether it writes. */
+void ctl_print_syntax(FILE *f, const struct shmkv_command *c);
+
+/*
+ * shmctl_data.c: "shmctl NAME CMD ARGS..." (argv[0] is the store) or, with
+ * no command, the interactive prompt of shmctl_repl.c.
+ */
 int ctl_data_main(int argc, char **argv);
 int ctl_repl(shmkv_t *kv, const char *name);
-/* Is @cmd a command that never writes (may run on a read-only handle)? */
-bool ctl_cmd_is_read_only(const char *cmd, size_t len);
 
 #endif /* SHMCTL_H */

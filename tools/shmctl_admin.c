@@ -56,34 +56,35 @@ static int opt_slots(const struct ctl_cmd *cmd, const char *arg,
 }
 
 /* One create option into @cfg. Return: CTL_OK or a usage error. */
+/* A geometry field from 1 to @max (at most UINT32_MAX). */
+static int opt_u32(const struct ctl_cmd *cmd, const char *opt, const char *arg,
+		   uint32_t max, uint32_t *field)
+{
+	uint64_t v = 0;
+	int rc = opt_number(cmd, opt, arg, 1, max, &v);
+
+	*field = (uint32_t)v;
+	return rc;
+}
+
 static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
 		      struct shmkv_config *cfg)
 {
-	uint64_t v = 0;
-	int rc = CTL_OK;
-
 	switch (c) {
 	case 's':
 		return opt_slots(cmd, arg, &cfg->slots);
 	case 'k':
-		rc = opt_number(cmd, "key-max", arg, 1, SHMKV_KEY_MAX_LIMIT,
-				&v);
-		cfg->key_max = (uint32_t)v;
-		return rc;
+		return opt_u32(cmd, "key-max", arg, SHMKV_KEY_MAX_LIMIT,
+			       &cfg->key_max);
 	case 'v':
-		rc = opt_number(cmd, "value-max", arg, 1, SHMKV_VALUE_MAX_LIMIT,
-				&v);
-		cfg->value_max = (uint32_t)v;
-		return rc;
+		return opt_u32(cmd, "value-max", arg, SHMKV_VALUE_MAX_LIMIT,
+			       &cfg->value_max);
 	case 'p':
-		rc = opt_number(cmd, "probe-limit", arg, 1, SHMKV_SLOTS_MAX,
-				&v);
-		cfg->probe_limit = (uint32_t)v;
-		return rc;
+		return opt_u32(cmd, "probe-limit", arg, SHMKV_SLOTS_MAX,
+			       &cfg->probe_limit);
 	case 'm':
-		rc = opt_number(cmd, "memory", arg, 1, (uint64_t)1 << 42, &v);
-		cfg->value_memory = v;
-		return rc;
+		return opt_number(cmd, "memory", arg, 1, (uint64_t)1 << 42,
+				  &cfg->value_memory);
 	case 'M':
 		return opt_mode(cmd, arg, &cfg->mode);
 	default:

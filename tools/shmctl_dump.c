@@ -1,16 +1,7 @@
 /*
  * shmctl_dump.c - "shmctl dump": every key, value and TTL of a store as
- * portable text that "shmctl restore" (shmctl_restore.c) reads back.
- *
- * Format 1, one record per line, every byte outside printable ASCII
- * escaped so a line never holds a raw newline:
- *
- *   SHMKV-DUMP 1 slots=N key_max=N value_max=N probe_limit=N \
- *       value_memory=N mode=0600  the header, on one line
- *   "key" "value\x00\n" -1        quoted as redis-cli, then the PTTL:
- *   "k2" "v" 59977                -1 for none, else milliseconds left
- *   END 2                         the number of key lines: a truncated
- *                                 file is refused
+ * portable text that "shmctl restore" (shmctl_restore.c) reads back, in
+ * the format of shmctl_dumpfmt.h.
  *
  * A dump is taken key by key while the store runs, not as a snapshot: a
  * key changed during the dump is written with one of its values. Each
@@ -18,12 +9,12 @@
  * between is left out.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shmctl.h"
+#include "shmctl_dumpfmt.h"
 
 /* Slots per shmkv_scan() call. */
 #define DUMP_STEP 4096
@@ -39,27 +30,22 @@ struct dump {
 static int dump_key(const void *key, size_t klen, void *arg)
 {
 	struct dump *d = arg;
-	int64_t ttl = -2;
+	/* The writer only reads the record: the cast drops no promise. */
+	struct dump_record r = { .key = (char *)key, .klen = klen };
 	int rc = shmkv_get(d->kv, key, klen, &d->val);
 
 	if (rc == 1)
-		rc = shmkv_pttl(d->kv, key, klen, &ttl);
+		rc = shmkv_pttl(d->kv, key, klen, &r.pttl);
 	else if (rc == 0)
 		return 0; /* deleted or expired since the scan saw it */
 	if (rc < 0)
 		return rc;
-	if (ttl == -2)
+	if (r.pttl == -2)
 		return 0;
-	ctl_repr(d->out, key, klen);
-	fputc(' ', d->out);
-	ctl_repr(d->out, d->val.buf, d->val.len);
-	/* PTTL 0 is a key in the millisecond of its deadline, still live (as
-	 * in Redis); written as 1, since restore takes a positive PX. */
-	if (ttl == 0)
-		ttl = 1;
-	fprintf(d->out, " %" PRId64 "\n", ttl < 0 ? (int64_t)-1 : ttl);
+	r.val = d->val.buf;
+	r.vlen = d->val.len;
 	d->count++;
-	return ferror(d->out) ? -EIO : 0;
+	return dump_write_record(d->out, &r);
 }
 
 static int dump_store(struct dump *d)
@@ -74,20 +60,15 @@ static int dump_store(struct dump *d)
 	d->val.buf = malloc(cfg.value_max);
 	if (d->val.buf == NULL)
 		return -ENOMEM;
-	fprintf(d->out,
-		"SHMKV-DUMP 1 slots=%" PRIu32 " key_max=%" PRIu32
-		" value_max=%" PRIu32 " probe_limit=%" PRIu32
-		" value_memory=%" PRIu64 " mode=%04o\n",
-		cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
-		cfg.value_memory, (unsigned)cfg.mode);
-	do {
+	err = dump_write_header(d->out, &cfg);
+	while (err == 0) {
 		err = shmkv_scan(d->kv, cursor, DUMP_STEP, dump_key, d, &next);
 		cursor = next;
-	} while (err == 0 && cursor != 0);
+		if (cursor == 0)
+			break;
+	}
 	free(d->val.buf);
-	if (err == 0)
-		fprintf(d->out, "END %" PRIu64 "\n", d->count);
-	return err;
+	return err ? err : dump_write_end(d->out, d->count);
 }
 
 /* Dumps to @path through a temporary file renamed into place, so the

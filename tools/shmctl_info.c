@@ -15,110 +15,14 @@
 
 #include "shmctl.h"
 
-/* Thresholds of the warnings (documented in shmctl.1). */
-#define WARN_TABLE_LOAD 0.75
-#define WARN_CLASS_USED 0.90
-
-int ctl_info_take(shmkv_t *kv, struct ctl_info *in)
-{
-	int err = shmkv_get_config(kv, &in->cfg);
-
-	return err ? err : shmkv_stats(kv, &in->st);
-}
-
-double ctl_info_load(const struct shmkv_stats *st)
-{
-	return st->slots ? (double)(st->live_keys + st->pending) /
-				   (double)st->slots
-			 : 0;
-}
-
-uint64_t ctl_info_used_bytes(const struct shmkv_stats *st)
-{
-	uint64_t n = 0;
-
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
-		n += (uint64_t)st->cls[c].used * st->cls[c].block_size;
-	return n;
-}
-
-static double class_used(const struct shmkv_stats *st, uint32_t c)
-{
-	return st->cls[c].blocks
-		       ? (double)st->cls[c].used / (double)st->cls[c].blocks
-		       : 0;
-}
-
-/* Free pages the library keeps, one for each class that has no page. */
-static uint32_t pages_reserved(const struct shmkv_stats *st)
-{
-	uint32_t n = 0;
-
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
-		n += st->cls[c].pages == 0;
-	return n;
-}
-
-int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
-		      int max)
-{
-	const struct shmkv_stats *st = &in->st;
-	int n = 0;
-
-	if (n < max && ctl_info_load(st) > WARN_TABLE_LOAD)
-		snprintf(w[n++], CTL_WARN_LEN,
-			 "table %.0f%% full (over 75%%): new keys may fail "
-			 "with 'table full'",
-			 100 * ctl_info_load(st));
-	/* A class grows into free pages, except the ones kept for classes
-	 * that have none yet: only a full class that cannot grow is a
-	 * problem. */
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
-		if (n < max && st->pages_free <= pages_reserved(st) &&
-		    class_used(st, c) > WARN_CLASS_USED)
-			snprintf(w[n++], CTL_WARN_LEN,
-				 "size class %u (%u-byte blocks) %.0f%% used "
-				 "(over 90%%) and no free page left to it",
-				 c, st->cls[c].block_size,
-				 100 * class_used(st, c));
-	if (n < max && st->corrupt > 0)
-		snprintf(w[n++], CTL_WARN_LEN,
-			 "%" PRIu64 " corrupt slots: run shmctl check",
-			 st->corrupt);
-	if (n < max && st->pending > 0)
-		snprintf(w[n++], CTL_WARN_LEN,
-			 "%" PRIu64 " slots pending (claimed or mid-insert): "
-			 "if no writer is running, run shmctl recover",
-			 st->pending);
-	if (n < max && in->cfg.probe_limit > 0 &&
-	    st->longest_probe >= in->cfg.probe_limit)
-		snprintf(w[n++], CTL_WARN_LEN,
-			 "a probe run reached the probe limit (%" PRIu32 ")",
-			 in->cfg.probe_limit);
-	return n;
-}
-
-void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
-		      const char *eol)
-{
-	printf("%s%5s %7s %6s %10s %10s %10s %6s%s", indent, "CLASS", "BLOCK",
-	       "PAGES", "BLOCKS", "USED", "FREE", "USED%", eol);
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
-		printf("%s%5u %7u %6u %10u %10u %10u %5.1f%%%s", indent, c,
-		       st->cls[c].block_size, st->cls[c].pages,
-		       st->cls[c].blocks, st->cls[c].used,
-		       st->cls[c].blocks - st->cls[c].used,
-		       100 * class_used(st, c), eol);
-}
-
 /* Owner of the segment file (uid and name), or false if unknown. */
 static bool file_owner(const char *name, uid_t *uid, char *who, size_t cap)
 {
-	char path[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	struct passwd *pw;
 	struct stat sb;
 
-	snprintf(path, sizeof(path), CTL_SHM_DIR "%s", name);
+	snprintf(path, sizeof(path), SHMKV_SHM_DIR "%s", name);
 	if (stat(path, &sb) != 0)
 		return false;
 	*uid = sb.st_uid;

@@ -105,6 +105,17 @@ static int list_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
 	return CTL_CONTINUE;
 }
 
+/* NAME [PATTERN|CURSOR]: opens NAME read-only. Return: a CTL_* code. */
+static int open_operand(const struct ctl_cmd *cmd, int argc, char **argv,
+			shmkv_t **kv, char name[SHMKV_NAME_MAX + 1])
+{
+	int rc = ctl_operands(cmd, argc - optind, 1, 2);
+
+	return rc == CTL_OK
+		       ? ctl_open(argv[optind], SHMKV_OPEN_READONLY, kv, name)
+		       : rc;
+}
+
 static int run_keys(const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	struct list_opts o = { 0 };
@@ -115,9 +126,7 @@ static int run_keys(const struct ctl_cmd *cmd, int argc, char **argv)
 
 	if (rc != CTL_CONTINUE)
 		return rc;
-	rc = ctl_operands(cmd, argc - optind, 1, 2);
-	if (rc == CTL_OK)
-		rc = ctl_open(argv[optind], SHMKV_OPEN_READONLY, &kv, name);
+	rc = open_operand(cmd, argc, argv, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
 	l.json = o.json;
@@ -263,9 +272,7 @@ static int run_scan(const struct ctl_cmd *cmd, int argc, char **argv)
 
 	if (rc != CTL_CONTINUE)
 		return rc;
-	rc = ctl_operands(cmd, argc - optind, 1, 2);
-	if (rc == CTL_OK)
-		rc = ctl_open(argv[optind], SHMKV_OPEN_READONLY, &kv, name);
+	rc = open_operand(cmd, argc, argv, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
 	rc = scan_step(kv, name, argc - optind == 2 ? argv[optind + 1] : NULL,

@@ -19,10 +19,6 @@
 
 #include "shmctl.h"
 
-/* Prefix of the private name a store is built under before it is linked,
- * where /dev/shm has no O_TMPFILE (src/segment.h). */
-#define TMP_PREFIX ".shmkv-new-"
-
 struct row {
 	char name[SHMKV_NAME_MAX + 1];
 	struct stat st;
@@ -79,7 +75,7 @@ static void probe_tmp(struct row *r, const char *file)
 	unsigned pid = 0;
 
 	r->keys = -1;
-	pid = (unsigned)strtoul(file + strlen(TMP_PREFIX), NULL, 10);
+	pid = (unsigned)strtoul(file + strlen(SHMKV_NEW_PREFIX), NULL, 10);
 	snprintf(r->status, sizeof(r->status),
 		 pid != 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH
 			 ? "creation abandoned by dead process %u"
@@ -127,16 +123,16 @@ static void print_json(struct ls *ls, const struct row *r)
  * in the pass for stores (@stores) or for the others. */
 static bool make_row(const char *file, bool stores, struct row *r)
 {
-	char path[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 
 	memset(r, 0, sizeof(*r));
 	if (strlen(file) + 1 > SHMKV_NAME_MAX)
 		return false;
 	snprintf(r->name, sizeof(r->name), "/%s", file);
-	snprintf(path, sizeof(path), CTL_SHM_DIR "%s", r->name);
+	snprintf(path, sizeof(path), SHMKV_SHM_DIR "%s", r->name);
 	if (lstat(path, &r->st) != 0 || !S_ISREG(r->st.st_mode))
 		return false;
-	if (strncmp(file, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
+	if (strncmp(file, SHMKV_NEW_PREFIX, strlen(SHMKV_NEW_PREFIX)) == 0) {
 		probe_tmp(r, file);
 		return !stores;
 	}
@@ -153,7 +149,7 @@ static int by_name(const void *a, const void *b)
  * Return: 0 or a negative errno. */
 static int list_dir(char ***out, size_t *n)
 {
-	DIR *d = opendir(CTL_SHM_DIR);
+	DIR *d = opendir(SHMKV_SHM_DIR);
 	struct dirent *e;
 	char **names = NULL, **grown;
 	size_t cap = 0;
@@ -163,7 +159,8 @@ static int list_dir(char ***out, size_t *n)
 		return -errno;
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.' &&
-		    strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		    strncmp(e->d_name, SHMKV_NEW_PREFIX,
+			    strlen(SHMKV_NEW_PREFIX)) != 0)
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -209,7 +206,7 @@ static int ls_output(struct ls *ls)
 	int err = list_dir(&names, &n);
 
 	if (err) {
-		ctl_err(CTL_SHM_DIR, "%s", strerror(-err));
+		ctl_err(SHMKV_SHM_DIR, "%s", strerror(-err));
 		return CTL_STORE;
 	}
 	if (ls->json) {
@@ -229,7 +226,7 @@ static int ls_output(struct ls *ls)
 		cj_end(&ls->j, ']');
 		cj_close(&ls->j);
 	} else if (ls->stores == 0 && ls->others == 0) {
-		printf("no shmkv stores in " CTL_SHM_DIR "\n");
+		printf("no shmkv stores in " SHMKV_SHM_DIR "\n");
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -265,14 +262,14 @@ static int run_ls(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_ls = {
 	.name = "ls",
 	.synopsis = "[--all] [--json]",
-	.summary = "list the shmkv stores in " CTL_SHM_DIR
+	.summary = "list the shmkv stores in " SHMKV_SHM_DIR
 		   " with size, owner, mode and keys",
 	.help = "A file is listed when it carries the shmkv magic; a store\n"
 		"that cannot be opened is listed with the reason as STATUS.\n\n"
 		"Options:\n"
 		"  -a, --all    also list the other files: foreign segments,\n"
-		"               files we may not read, and the " TMP_PREFIX
-		"*\n"
+		"               files we may not read, and "
+		"the " SHMKV_NEW_PREFIX "*\n"
 		"               files of creations in progress or abandoned\n"
 		"  -j, --json   one JSON object: {\"stores\":[...],\"others\":"
 		"[...]},\n"

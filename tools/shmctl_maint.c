@@ -58,6 +58,15 @@ static void on_problem(const char *problem, void *arg)
 		       left ? "" : ctl_color(CTL_RESET));
 }
 
+/* Begins the JSON of a listing: {"name":NAME,"@array":[ ... */
+static void json_list_open(struct ctl_json *j, const char *name,
+			   const char *array)
+{
+	cj_open(j, stdout);
+	cj_cstr(j, "name", name);
+	cj_arr(j, array);
+}
+
 static int run_check(const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	char name[SHMKV_NAME_MAX + 1];
@@ -68,11 +77,8 @@ static int run_check(const struct ctl_cmd *cmd, int argc, char **argv)
 
 	if (rc != CTL_CONTINUE)
 		return rc;
-	if (o.json) {
-		cj_open(&o.j, stdout);
-		cj_cstr(&o.j, "name", name);
-		cj_arr(&o.j, "problems");
-	}
+	if (o.json)
+		json_list_open(&o.j, name, "problems");
 	n = shmkv_check(kv, on_problem, &o);
 	shmkv_close(kv);
 	if (o.json) {
@@ -100,7 +106,8 @@ const struct ctl_cmd ctl_cmd_check = {
 		"is shown in lines that start with \"leftover: \" and is no\n"
 		"problem: the store reclaims it by itself (shmctl recover\n"
 		"does it at once). Writers running meanwhile can cause\n"
-		"transient reports: for a verdict, check a quiet store.\n\n"		"Options:\n"
+		"transient reports: for a verdict, check a quiet store.\n\n"
+		"Options:\n"
 		"  -j, --json   {\"name\":...,\"problems\":[...],\"count\":N,"
 		"\"clean\":B}\n",
 	.run = run_check,
@@ -306,11 +313,8 @@ static int run_locks(const struct ctl_cmd *cmd, int argc, char **argv)
 
 	if (rc != CTL_CONTINUE)
 		return rc;
-	if (o.json) {
-		cj_open(&o.j, stdout);
-		cj_cstr(&o.j, "name", name);
-		cj_arr(&o.j, "locks");
-	}
+	if (o.json)
+		json_list_open(&o.j, name, "locks");
 	n = shmkv_lock_list(kv, on_lock, &o);
 	shmkv_close(kv);
 	if (o.json) {

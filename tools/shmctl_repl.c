@@ -4,8 +4,10 @@
  * On a terminal: prompt "/name> ", line editing and history through
  * libedit when built with SHMCTL_WITH_LIBEDIT (history in
  * $SHMCTL_HISTFILE, default ~/.shmctl_history; an empty value disables
- * it). Lines are split as redis-cli splits them ("a b", 'x', \x00) and run
- * as data commands; quit, exit or Ctrl-D leave.
+ * it), and Tab completing the command names of the library's table. Lines
+ * are split as redis-cli splits them ("a b", 'x', \x00) and run as data
+ * commands; help lists them (help CMD: its syntax); quit, exit or Ctrl-D
+ * leave.
  *
  * Not on a terminal, commands are read one per line from stdin without a
  * prompt, so "shmctl NAME < script" replays a script; the exit code is
@@ -49,9 +51,36 @@ static char *history_file(void)
 	return path;
 }
 
+#ifdef SHMCTL_WITH_LIBEDIT
+/* Completion generator: the commands whose name starts with @text. */
+static char *complete_command(const char *text, int state)
+{
+	static size_t next;
+	const struct shmkv_command *c;
+	size_t len = strlen(text);
+
+	if (state == 0)
+		next = 0;
+	while ((c = shmkv_command_at(next++)) != NULL)
+		if (strncasecmp(c->name, text, len) == 0)
+			return strdup(c->name);
+	return NULL;
+}
+
+/* Only the first word is a command; no file names anywhere. */
+static char **complete(const char *text, int start, int end)
+{
+	(void)end;
+	rl_attempted_completion_over = 1;
+	return start == 0 ? rl_completion_matches(text, complete_command)
+			  : NULL;
+}
+#endif
+
 static void history_begin(struct repl *r)
 {
 #ifdef SHMCTL_WITH_LIBEDIT
+	rl_attempted_completion_function = complete;
 	using_history();
 	stifle_history(HISTORY_MAX);
 	if (r->history != NULL)
@@ -103,14 +132,26 @@ static char *read_line(struct repl *r, size_t *len)
 	return line;
 }
 
-static void repl_help(void)
+/* "help": the commands and the prompt's words; "help CMD": its syntax. */
+static void repl_help(const struct ctl_args *a)
 {
+	const struct shmkv_command *c;
+
+	if (a->argc > 1) {
+		c = shmkv_command_find(a->argv[1], a->len[1]);
+		if (c == NULL)
+			printf("no such command: '%s'\n", a->argv[1]);
+		else
+			ctl_print_syntax(stdout, c);
+		return;
+	}
 	puts("Type a command as in redis-cli: get k, set k \"a value\" PX "
 	     "500,\n"
 	     "incr n, ttl k... Quotes: \"a b\" with \\n \\t \\xHH escapes, 'a "
 	     "b'"
 	     " literal.\nquit or exit (or Ctrl-D) leaves; clear clears the "
-	     "screen.");
+	     "screen;\nhelp CMD shows the syntax of CMD. Commands:");
+	ctl_print_data_commands(stdout);
 }
 
 static bool is_word(const struct ctl_args *a, const char *w)
@@ -135,7 +176,7 @@ static int run_line(struct repl *r, const char *line, size_t len)
 	if (is_word(&a, "quit") || is_word(&a, "exit"))
 		r->quit = true;
 	else if (is_word(&a, "help"))
-		repl_help();
+		repl_help(&a);
 	else if (is_word(&a, "clear"))
 		fputs(r->tty ? "\033[H\033[2J" : "", stdout);
 	else

@@ -44,8 +44,8 @@ static int bad_name(const char *arg, int err)
 			SHMKV_NAME_MAX - 1, arg);
 	else
 		ctl_err(NULL,
-			"invalid store name '%s': one file name in " CTL_SHM_DIR
-			", e.g. orders or /orders",
+			"invalid store name '%s': one file name "
+			"in " SHMKV_SHM_DIR ", e.g. orders or /orders",
 			arg);
 	return CTL_USAGE;
 }

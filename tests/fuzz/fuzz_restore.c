@@ -1,12 +1,14 @@
 /*
  * fuzz_restore.c - libFuzzer harness: shmctl's dump format.
  *
- * The input is a dump file. It goes through the restore path of "shmctl
- * restore" (the file's own functions: shmctl_restore.c and shmctl_dump.c
- * are included below, so their static functions are callable) into a
- * store A: created by restore from the input's header when that geometry
- * is small (or invalid: restore must then refuse it), else a tiny store
- * made beforehand. When the input is accepted:
+ * The input is a dump file. It is parsed with the format's own parser
+ * (tools/shmctl_dumpfmt.c) and goes through "shmctl restore" (the tool's
+ * command, linked in) into a store A: created by restore from the input's
+ * header when that geometry is small (or invalid: restore must then
+ * refuse it), else a tiny store made beforehand. When the input is
+ * accepted:
+ *  - the format's writer and parser agree: the records written back and
+ *    parsed again are the same, PTTLs of 0 included;
  *  - A holds exactly the dump's keys (the last line of a key wins), with
  *    its values, and a TTL where the line had one;
  *  - the round trip: A dumped and restored into a store B that restore
@@ -21,13 +23,17 @@
  *
  * FUZZ_SEEDS_OUT=dir: write the seed corpus there and exit.
  */
-#include "shmctl_restore.c"
-#include "shmctl_dump.c"
-
+#include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "fz_script.h"
 #include "internal.h"
+#include "shmctl.h"
+#include "shmctl_dumpfmt.h"
 
 /* Largest store restore may create from an input's header. */
 #define FRESH_BYTES_MAX (1u << 20)
@@ -37,12 +43,44 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char name_a[SHMKV_NAME_MAX + 1], name_b[SHMKV_NAME_MAX + 1];
-static char path_in[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
-static char path_out[sizeof(CTL_SHM_DIR) + SHMKV_NAME_MAX + 1];
+static char path_in[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+static char path_out[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 static struct shmkv_config tiny;
 static unsigned char *vbuf;
 /* What the last restore_quiet() printed, for the failure message. */
 static char last_msg[512];
+
+/* Parses @len bytes at @buf into @f. Return: 0, or the parser's error,
+ * which must say what and where. */
+static int parse_all(struct dump_file *f, const char *buf, size_t len)
+{
+	struct dump_parser p;
+	int rc = dump_parse_all(&p, buf, len, f);
+
+	FZ_ASSERT(rc != -EBADMSG || p.error != NULL, "an error without text");
+	FZ_ASSERT(rc != -EBADMSG || p.error_offset <= len,
+		  "error offset %zu past the input (%zu)", p.error_offset, len);
+	return rc;
+}
+
+/* Runs shmctl command @cmd with the NULL-terminated @argv, as the entry
+ * point does (getopt starts afresh). */
+static int run_tool(const struct ctl_cmd *cmd, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	optind = 0;
+	return cmd->run(cmd, argc, argv);
+}
+
+static int restore(const char *name, const char *path)
+{
+	char *argv[] = { "restore", (char *)name, (char *)path, NULL };
+
+	return run_tool(&ctl_cmd_restore, argv);
+}
 
 static void write_file(const char *path, const void *p, size_t n)
 {
@@ -70,11 +108,12 @@ static int lookup(shmkv_t *kv, const void *key, size_t klen,
 }
 
 /* The entry that decides @key: the last line naming it. */
-static const struct entry *last_entry(const struct restore *r, const void *key,
-				      size_t klen)
+static const struct dump_entry *last_entry(const struct dump_file *r,
+					   const void *key, size_t klen)
 {
 	for (size_t i = r->n; i-- > 0;)
-		if (r->e[i].klen == klen && !memcmp(r->e[i].key, key, klen))
+		if (r->e[i].rec.klen == klen &&
+		    !memcmp(r->e[i].rec.key, key, klen))
 			return &r->e[i];
 	return NULL;
 }
@@ -88,28 +127,29 @@ static int key_in_dump(const void *key, size_t klen, void *arg)
 }
 
 /* Every line's key is in A with its value and TTL, unless it expired. */
-static void check_restored(const struct restore *r, shmkv_t *a)
+static void check_restored(const struct dump_file *r, shmkv_t *a)
 {
 	uint64_t cursor = 0, next = 0;
 
 	for (size_t i = 0; i < r->n; i++) {
-		const struct entry *e = last_entry(r, r->e[i].key,
-						   r->e[i].klen);
+		const struct dump_entry *e = last_entry(r, r->e[i].rec.key,
+							r->e[i].rec.klen);
+		const struct dump_record *d = &e->rec;
 		struct shmkv_value v;
 		int64_t pttl = 0;
 
-		if (!lookup(a, e->key, e->klen, &v, &pttl)) {
-			FZ_ASSERT(e->pttl > 0,
-				  "restore: line %zu's key is "
-				  "missing",
+		if (!lookup(a, d->key, d->klen, &v, &pttl)) {
+			/* A PTTL of 0 is restored as the deadline "now". */
+			FZ_ASSERT(d->pttl >= 0,
+				  "restore: line %zu's key is missing",
 				  e->line);
 			continue;
 		}
-		FZ_ASSERT(v.len == e->vlen && !memcmp(vbuf, e->val, v.len),
+		FZ_ASSERT(v.len == d->vlen && !memcmp(vbuf, d->val, v.len),
 			  "restore: line %zu's value differs", e->line);
-		FZ_ASSERT((e->pttl > 0) == (pttl >= 0),
+		FZ_ASSERT((d->pttl >= 0) == (pttl >= 0),
 			  "restore: line %zu: PTTL %lld, A has %lld", e->line,
-			  (long long)e->pttl, (long long)pttl);
+			  (long long)d->pttl, (long long)pttl);
 	}
 	do {
 		FZ_ASSERT(shmkv_scan(a, cursor, 1024, key_in_dump, (void *)r,
@@ -191,22 +231,18 @@ static int restore_quiet(const char *name, const char *path, bool *full)
 	return rc;
 }
 
-/* The dump of @a, as "shmctl dump" writes it, into path_out. */
-static void write_dump(shmkv_t *a)
+/* The dump of store @name, as "shmctl dump" writes it, into path_out. */
+static void write_dump(const char *name)
 {
-	struct dump d = { .kv = a };
-	int rc;
+	char *argv[] = { "dump", (char *)name, "--output", path_out, NULL };
+	int rc = run_tool(&ctl_cmd_dump, argv);
 
-	d.out = fopen(path_out, "w");
-	FZ_ASSERT(d.out != NULL, "%s: %s", path_out, strerror(errno));
-	rc = dump_store(&d);
-	FZ_ASSERT(fclose(d.out) == 0 && rc == 0, "dump: %s",
-		  shmkv_strerror(rc));
+	FZ_ASSERT(rc == CTL_OK, "dump: exit %d", rc);
 }
 
 /* @r's keys, each with the line that decides it, last key first, under
  * a header of @a's geometry, into path_out. */
-static void write_reversed(const struct restore *r, shmkv_t *a)
+static void write_reversed(const struct dump_file *r, shmkv_t *a)
 {
 	FILE *f = fopen(path_out, "w");
 	struct shmkv_config cfg;
@@ -214,24 +250,52 @@ static void write_reversed(const struct restore *r, shmkv_t *a)
 
 	FZ_ASSERT(f != NULL, "%s: %s", path_out, strerror(errno));
 	shmkv_get_config(a, &cfg);
-	fprintf(f,
-		"SHMKV-DUMP 1 slots=%u key_max=%u value_max=%u "
-		"probe_limit=%u value_memory=%llu mode=%04o\n",
-		cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
-		(unsigned long long)cfg.value_memory, cfg.mode);
+	dump_write_header(f, &cfg);
 	for (size_t i = r->n; i-- > 0;) {
-		const struct entry *e = &r->e[i];
+		const struct dump_entry *e = &r->e[i];
 
-		if (last_entry(r, e->key, e->klen) != e)
+		if (last_entry(r, e->rec.key, e->rec.klen) != e)
 			continue;
-		ctl_repr(f, e->key, e->klen);
-		fputc(' ', f);
-		ctl_repr(f, e->val, e->vlen);
-		fprintf(f, " %lld\n", (long long)e->pttl);
+		dump_write_record(f, &e->rec);
 		n++;
 	}
-	fprintf(f, "END %zu\n", n);
-	FZ_ASSERT(fclose(f) == 0, "%s: write", path_out);
+	FZ_ASSERT(dump_write_end(f, n) == 0 && fclose(f) == 0, "%s: write",
+		  path_out);
+}
+
+/* The format's writer and parser agree: @r's header and records written
+ * and parsed again are @r's. */
+static void rewrite_equal(const struct dump_file *r)
+{
+	struct dump_file again = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	FZ_ASSERT(f != NULL, "open_memstream");
+	dump_write_header(f, &r->cfg);
+	for (size_t i = 0; i < r->n; i++)
+		dump_write_record(f, &r->e[i].rec);
+	FZ_ASSERT(dump_write_end(f, r->n) == 0 && fclose(f) == 0, "memstream");
+	FZ_ASSERT(parse_all(&again, text, len) == 0,
+		  "the parser refuses what the writer wrote");
+	FZ_ASSERT(again.n == r->n &&
+			  !memcmp(&again.cfg, &r->cfg, sizeof(r->cfg)),
+		  "rewritten: %zu records, not %zu, or another header", again.n,
+		  r->n);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct dump_record *x = &r->e[i].rec,
+					 *y = &again.e[i].rec;
+
+		FZ_ASSERT(x->klen == y->klen && x->vlen == y->vlen &&
+				  x->pttl == y->pttl &&
+				  !memcmp(x->key, y->key, x->klen) &&
+				  !memcmp(x->val, y->val, x->vlen),
+			  "rewritten: line %zu reads back differently",
+			  r->e[i].line);
+	}
+	dump_file_free(&again);
+	free(text);
 }
 
 /* path_out restored into a new store B (created from its header) gives
@@ -259,15 +323,6 @@ static void reload_equal(shmkv_t *a, const char *what)
 	shmkv_unlink(name_b);
 }
 
-static void free_entries(struct restore *r)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		free(r->e[i].key);
-		free(r->e[i].val);
-	}
-	free(r->e);
-}
-
 /* May restore create A from this header? Small ones, and invalid ones
  * (which restore must refuse). */
 static bool fresh_header(const struct shmkv_config *cfg)
@@ -280,14 +335,14 @@ static bool fresh_header(const struct shmkv_config *cfg)
 	       g.slot_count <= FRESH_SLOTS_MAX;
 }
 
-static void check_accepted(const struct restore *r)
+static void check_accepted(const struct dump_file *r)
 {
 	shmkv_t *a;
 	int err = shmkv_open(name_a, 0, &a);
 
 	FZ_ASSERT(err == 0, "open A: %s", shmkv_strerror(err));
 	check_restored(r, a);
-	write_dump(a);
+	write_dump(name_a);
 	reload_equal(a, "round trip");
 	write_reversed(r, a);
 	reload_equal(a, "reversed lines");
@@ -296,21 +351,23 @@ static void check_accepted(const struct restore *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct restore r = { .file = "input" };
+	struct dump_file r = { 0 };
 	int parsed = parse_all(&r, (const char *)data, size), rc;
 	bool full;
 
-	if (parsed != CTL_OK || !fresh_header(&r.cfg))
+	if (parsed == 0)
+		rewrite_equal(&r);
+	if (parsed != 0 || !fresh_header(&r.cfg))
 		shmkv_close(fz_create(name_a, &tiny));
 	write_file(path_in, data, size);
 	rc = restore_quiet(name_a, path_in, &full);
 	FZ_ASSERT(rc == CTL_OK || rc == CTL_INPUT || rc == CTL_STORE,
 		  "restore: exit %d", rc);
-	FZ_ASSERT(parsed == CTL_OK || rc == CTL_INPUT,
+	FZ_ASSERT(parsed == 0 || rc == CTL_INPUT,
 		  "restore: accepted what the parser refuses");
 	if (rc == CTL_OK)
 		check_accepted(&r);
-	free_entries(&r);
+	dump_file_free(&r);
 	shmkv_unlink(name_a);
 	return 0;
 }
@@ -334,21 +391,22 @@ static void seed_text(const char *dir, const char *file, const char *text)
 
 static void seed_real(const char *dir)
 {
-	struct dump d = { 0 };
 	struct fz_buf in = { 0 };
 	char *text = NULL;
 	size_t len = 0;
+	shmkv_t *kv = fz_create(name_a, &tiny);
+	FILE *f;
 
-	d.kv = fz_create(name_a, &tiny);
-	fz_populate(d.kv, FZ_FILL_KEYS | FZ_FILL_TTLS | FZ_FILL_LOCKS);
-	d.out = open_memstream(&text, &len);
-	FZ_ASSERT(d.out != NULL && dump_store(&d) == 0, "dump");
-	FZ_ASSERT(fclose(d.out) == 0, "memstream");
-	fz_put(&in, text, len);
+	fz_populate(kv, FZ_FILL_KEYS | FZ_FILL_TTLS | FZ_FILL_LOCKS);
+	write_dump(name_a);
+	shmkv_close(kv);
+	f = fopen(path_out, "r");
+	FZ_ASSERT(f != NULL && getdelim(&text, &len, '\0', f) > 0, "dump");
+	fclose(f);
+	fz_put(&in, text, strlen(text));
 	fz_write_seed(dir, "real", &in);
 	fz_buf_free(&in);
 	free(text);
-	shmkv_close(d.kv);
 	shmkv_unlink(name_a);
 }
 
@@ -363,7 +421,8 @@ static void write_seeds(const char *dir)
 		  HEADER "k v1 -1\nk 'v 2' 5000\n'k' \"v3\" -1\nEND 3\n");
 	seed_text(dir, "blanks", HEADER "\t'a'   'b'\t-1\r\nEND 1\n");
 	seed_text(dir, "bad-count", HEADER "a b -1\nEND 2\n");
-	seed_text(dir, "bad-pttl", HEADER "a b 0\nEND 1\n");
+	seed_text(dir, "bad-pttl", HEADER "a b -2\nEND 1\n");
+	seed_text(dir, "zero-pttl", HEADER "a b 0\nEND 1\n");
 	seed_text(dir, "bad-quote", HEADER "\"a b -1\nEND 1\n");
 	seed_text(dir, "no-end", HEADER "a b -1\n");
 	seed_text(dir, "too-long",
@@ -394,8 +453,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	tiny = fz_tiny_config(64, 32, 200, 4);
 	fz_name(name_a, "restore", "a");
 	fz_name(name_b, "restore", "b");
-	snprintf(path_in, sizeof(path_in), "%s%s-in", CTL_SHM_DIR, name_a);
-	snprintf(path_out, sizeof(path_out), "%s%s-out", CTL_SHM_DIR, name_a);
+	snprintf(path_in, sizeof(path_in), "%s%s-in", SHMKV_SHM_DIR, name_a);
+	snprintf(path_out, sizeof(path_out), "%s%s-out", SHMKV_SHM_DIR, name_a);
 	vbuf = malloc(SHMKV_VALUE_MAX_LIMIT);
 	FZ_ASSERT(vbuf != NULL, "out of memory");
 	if (seeds != NULL) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fz_ops_impl.h"
+#include "shmkv_exec.h"
 
 /*
  * Maintenance and inspection.

@@ -4,6 +4,7 @@
  * fixed order, so a seed replays the same commands.
  */
 #include "helpers/diff_gen.h"
+#include "shmkv_exec.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -453,20 +454,57 @@ static void gen_keys(struct dg_cmd *c, const char *name)
 		gen_key(c);
 }
 
+/* Commands given only well-formed (dg_only_well_formed). */
+static char well_formed_only[8][32];
+
+void dg_only_well_formed(const char *name)
+{
+	for (size_t i = 0; i < 8; i++)
+		if (!well_formed_only[i][0]) {
+			snprintf(well_formed_only[i], 32, "%s", name);
+			return;
+		}
+}
+
+/* May @cmd be picked for a call of any shape (@arity 0)? */
+static int pickable(const struct shmkv_command *cmd, int arity)
+{
+	if (arity)
+		return cmd->arity == arity;
+	for (size_t i = 0; i < 8; i++)
+		if (!strcmp(well_formed_only[i], cmd->name))
+			return 0;
+	return 1;
+}
+
+/* A command of the library's table with @arity, or (0) any command for a
+ * call of any shape, chosen evenly: the stream covers each command the
+ * table adds without a word here. */
+static const char *pick_command(int arity)
+{
+	const struct shmkv_command *cmd;
+	size_t n = 0, k;
+
+	for (k = 0; (cmd = shmkv_command_at(k)) != NULL; k++)
+		n += pickable(cmd, arity);
+	n = below(n);
+	for (k = 0; (cmd = shmkv_command_at(k)) != NULL; k++)
+		if (pickable(cmd, arity) && n-- == 0)
+			break;
+	return cmd->name;
+}
+
+/* GET, TTL, INCR...: every command of exactly a key. */
 static void gen_key_cmd(struct dg_cmd *c)
 {
-	static const char *const names[] = { "GET",	"GETDEL", "TTL", "PTTL",
-					     "PERSIST", "INCR",	  "DECR" };
-
-	cmd_addc(c, names[below(sizeof(names) / sizeof(names[0]))]);
+	cmd_addc(c, pick_command(2));
 	gen_key(c);
 }
 
+/* SETNX, GETSET, DELIFEQ, INCRBY...: every command of a key and a value. */
 static void gen_key_value_cmd(struct dg_cmd *c)
 {
-	static const char *const names[] = { "SETNX", "GETSET", "DELIFEQ" };
-
-	cmd_addc(c, names[below(3)]);
+	cmd_addc(c, pick_command(3));
 	gen_key(c);
 	gen_value(c);
 }
@@ -481,9 +519,6 @@ static void gen_incrby(struct dg_cmd *c)
 /* Wrong arity, unknown commands, PING: errors must read the same. */
 static void gen_misc(struct dg_cmd *c)
 {
-	static const char *const names[] = {
-		"GET", "SET", "TTL", "GETEX", "EXPIRE", "INCRBY", "DEL", "SETNX"
-	};
 	unsigned r = (unsigned)below(100);
 
 	if (r < 30) {
@@ -495,7 +530,7 @@ static void gen_misc(struct dg_cmd *c)
 	} else if (r < 70) {
 		/* Only short arguments: any may be taken for a key, and
      * Redis has no key_max to refuse a long one with. */
-		cmd_addc(c, names[below(8)]);
+		cmd_addc(c, pick_command(0));
 		if (chance(50))
 			gen_key(c);
 		if (chance(40))

@@ -10,6 +10,7 @@
 #define SHMKV_EXEC_RUN_H
 
 #include "helpers/testutil.h"
+#include "shmkv_exec.h"
 
 #define EXEC_ARGS_MAX 16
 

@@ -9,7 +9,8 @@
  * relative TTLs are at least a minute, so no key expires between the two
  * sides of one comparison, and the few TTLs of milliseconds are followed
  * by a pause that lets them expire on both. The server is started by
- * tests/helpers/redis_server.c.
+ * tests/helpers/redis_server.c. First, the library's command table is
+ * compared with the server's COMMAND INFO (arity, key positions, flags).
  *
  *   diff_redis [--seed S] [--ops N] [--skip CMD[,CMD...]] [--verbose]
  *
@@ -20,12 +21,14 @@
 #include "helpers/diff_gen.h"
 #include "helpers/redis_server.h"
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +344,99 @@ static int run_both(long n, const struct dg_cmd *c)
 	return rc;
 }
 
+/*
+ * The command table (shmkv_command_at) against the server's COMMAND INFO:
+ * every row's arity, first and last key and key step equal Redis's, and
+ * its READONLY and WRITE flags are Redis's "readonly" and "write". A
+ * command Redis does not know (DELIFEQ) is reported and skipped, and the
+ * stream then calls it only well-formed (redis_run emulates it).
+ */
+static bool has_flag(const redisReply *flags, const char *name)
+{
+	for (size_t i = 0; i < flags->elements; i++)
+		if (strcasecmp(flags->element[i]->str, name) == 0)
+			return true;
+	return false;
+}
+
+/* One row against the element COMMAND INFO gave for it. Return: 0 or 1. */
+static int row_differs(const struct shmkv_command *c, const redisReply *e)
+{
+	long long want[4] = { c->arity, c->first_key, c->last_key,
+			      c->key_step };
+	static const int at[4] = { 1, 3, 4, 5 };
+	static const char *const what[4] = { "arity", "first key", "last key",
+					     "key step" };
+	const redisReply *flags = e->element[2];
+	int differs = 0;
+
+	for (int i = 0; i < 4; i++) {
+		if (e->element[at[i]]->integer == want[i])
+			continue;
+		fprintf(stderr, "diff_redis: %s: %s %lld, Redis says %lld\n",
+			c->name, what[i], want[i], e->element[at[i]]->integer);
+		differs = 1;
+	}
+	if (has_flag(flags, "readonly") != !!(c->flags & SHMKV_CMD_READONLY) ||
+	    has_flag(flags, "write") != !!(c->flags & SHMKV_CMD_WRITE)) {
+		fprintf(stderr, "diff_redis: %s: readonly/write flags differ\n",
+			c->name);
+		differs = 1;
+	}
+	return differs;
+}
+
+/* Is @e a COMMAND INFO element of the shape Redis 7 gives? */
+static bool info_shaped(const redisReply *e)
+{
+	if (e->type != REDIS_REPLY_ARRAY || e->elements < 6 ||
+	    e->element[2]->type != REDIS_REPLY_ARRAY)
+		return false;
+	for (size_t i = 0; i < e->element[2]->elements; i++)
+		if (e->element[2]->element[i]->type != REDIS_REPLY_STATUS)
+			return false;
+	return e->element[1]->type == REDIS_REPLY_INTEGER &&
+	       e->element[3]->type == REDIS_REPLY_INTEGER &&
+	       e->element[4]->type == REDIS_REPLY_INTEGER &&
+	       e->element[5]->type == REDIS_REPLY_INTEGER;
+}
+
+static int check_command_table(void)
+{
+	const struct shmkv_command *c;
+	int failed = 0, compared = 0;
+
+	for (size_t i = 0; (c = shmkv_command_at(i)) != NULL; i++) {
+		redisReply *r = redisCommand(rc_ctx, "COMMAND INFO %s",
+					     c->name);
+
+		if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 1) {
+			fprintf(stderr, "diff_redis: COMMAND INFO %s failed\n",
+				c->name);
+			failed = 1;
+		} else if (r->element[0]->type == REDIS_REPLY_NIL) {
+			printf("diff_redis: %s is not a Redis command: its "
+			       "row is not compared\n",
+			       c->name);
+			dg_only_well_formed(c->name);
+		} else if (!info_shaped(r->element[0])) {
+			fprintf(stderr,
+				"diff_redis: COMMAND INFO %s: "
+				"unexpected reply\n",
+				c->name);
+			failed = 1;
+		} else {
+			failed |= row_differs(c, r->element[0]);
+			compared++;
+		}
+		if (r)
+			freeReplyObject(r);
+	}
+	printf("diff_redis: command table: %d rows match COMMAND INFO, %s\n",
+	       compared, failed ? "some differ" : "none differs");
+	return failed || compared == 0;
+}
+
 /* How many replies of each type were compared: a stream that never
  * reaches some reply type tests less than it seems to. */
 static void print_seen(void)
@@ -442,6 +538,8 @@ int main(int argc, char **argv)
 	printf("diff_redis: seed %" PRIu64 ", %ld ops\n", opt.seed, opt.ops);
 	install_cleanup();
 	if (start_redis() < 0 || create_store() < 0)
+		return 1;
+	if (check_command_table() != 0)
 		return 1;
 	dg_init(opt.seed, opt.value_max, opt.skip);
 	for (n = 1; n <= opt.ops && rc == 0; n++) {

@@ -151,6 +151,37 @@ Test(shmctl_dump, restore_from_stdin_into_an_existing_store_keeps_its_keys)
 	tu_assert_pttl_in(tu_kv, LIT("new"), 1, 50000);
 }
 
+/*
+ * A PTTL of 0 is a key dumped in the millisecond of its deadline (live,
+ * as in Redis). Restored, it gets the deadline "now": whether it is still
+ * there depends on the clock, but the value it replaces never survives,
+ * and where it is there, it has the dump's value and a TTL.
+ */
+Test(shmctl_dump, restore_gives_a_pttl_of_zero_the_deadline_now)
+{
+	struct shmkv_value v = { 0 };
+	char buf[16];
+	int64_t ms = -3;
+	struct run r;
+	int rc;
+
+	SET("k", "old");
+	r = RUN_STDIN(HEADER "\"k\" \"new\" 0\nEND 1\n", "restore", tu_name,
+		      "-");
+	assert_code(r, 0);
+	assert_has(r.out, "restored 1 keys into ");
+	v.buf = buf;
+	v.cap = sizeof(buf);
+	rc = shmkv_get(tu_kv, LIT("k"), &v);
+	cr_assert(rc == 0 || rc == 1, "get: %d", rc);
+	if (rc == 1) {
+		cr_assert(v.len == 3 && memcmp(buf, "new", 3) == 0,
+			  "the old value survived the restore");
+		tu_assert_ok(shmkv_pttl(tu_kv, LIT("k"), &ms));
+		cr_assert(ms == 0 || ms == -2, "PTTL %" PRId64, ms);
+	}
+}
+
 Test(shmctl_dump, restore_refuses_a_malformed_file_by_line_and_changes_nothing)
 {
 	static const char *const cases[][2] = {
@@ -163,7 +194,8 @@ Test(shmctl_dump, restore_refuses_a_malformed_file_by_line_and_changes_nothing)
 		{ HEADER "\"a\" \"b\" -1\n\"c\" \"d -1\nEND 2\n",
 		  ":3: malformed quoting" },
 		{ HEADER "\"a\"x \"b\" -1\nEND 1\n", ":2: malformed quoting" },
-		{ HEADER "\"a\" \"b\" 0\nEND 1\n", ":2: PTTL must be" },
+		{ HEADER "\"a\" \"b\" -2\nEND 1\n", ":2: PTTL must be" },
+		{ HEADER "\"a\" \"b\" 1.5\nEND 1\n", ":2: PTTL must be" },
 		{ HEADER "\"a\" \"b\" -1\n", ":3: no END line" },
 		{ HEADER "\"a\" \"b\" -1\nEND 5\n", ":3: END count" },
 		{ HEADER "END 0\n\"a\" \"b\" -1\n", ":3: text after the END" },
