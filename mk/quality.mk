@@ -70,11 +70,9 @@ $(FUZZ_BUILD)/obj/tests/fuzz/%.o: FUZZ_CFLAGS += $(FUZZ_WERROR)
 # libFuzzer has the main(); the tool's is renamed out of the way.
 $(FUZZ_BUILD)/obj/tools/shmctl.o: FUZZ_CFLAGS += -Dmain=shmctl_main
 
-# The tool's files for the harnesses that call it; fuzz_restore includes
-# shmctl_restore.c and shmctl_dump.c itself, to reach their statics.
-$(FUZZ_BUILD)/fuzz_shmctl_args: FUZZ_EXTRA = $(FUZZ_TOOL_OBJS)
-$(FUZZ_BUILD)/fuzz_restore: FUZZ_EXTRA = $(filter-out \
-	%/shmctl_restore.o %/shmctl_dump.o,$(FUZZ_TOOL_OBJS))
+# The tool's files, for the harnesses that call it.
+$(FUZZ_BUILD)/fuzz_shmctl_args $(FUZZ_BUILD)/fuzz_restore: \
+	FUZZ_EXTRA = $(FUZZ_TOOL_OBJS)
 
 $(FUZZ_BINS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o \
 		$(FUZZ_HELPER_OBJS) $(FUZZ_LIB_OBJS) $(FUZZ_TOOL_OBJS)
