@@ -248,14 +248,15 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 	struct pid_memo m = { 0 };
 	uint64_t freed = 0;
 
-	for (uint32_t page = 0; page < kv->page_count; page++) {
+	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
 			continue;
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
 			int what = reclaim_unit(
-				kv, page * kv->units_per_page + i, &m, true);
+				kv, page * kv->geo.units_per_page + i, &m,
+				true);
 
 			freed += what == 1;
 			count(report, what);
@@ -267,7 +268,7 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report)
 {
-	uint64_t total = (uint64_t)kv->page_count * kv->units_per_page;
+	uint64_t total = (uint64_t)kv->geo.page_count * kv->geo.units_per_page;
 	struct pid_memo m = { 0 };
 	uint64_t at;
 
