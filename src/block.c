@@ -21,7 +21,6 @@
 
 #include "atomic.h"
 #include "internal.h"
-#include "owned.h"
 
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 {
@@ -184,10 +183,11 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 /*
  * Allocates a block for @len bytes, owned by this process until published
  * and confirmed. When neither the class nor the pool has room, a larger
- * class is tried.
+ * class is tried. Reclaiming what dead processes left is the caller's
+ * next step (owned.c): block.c never calls up into reclamation.
  * Return: 0 and *@ref, or -ENOMEM.
  */
-static int alloc_any(struct shmkv *kv, size_t len, uint64_t *ref)
+int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 {
 	uint32_t pid = shmkv__self_pid();
 
@@ -199,18 +199,6 @@ static int alloc_any(struct shmkv *kv, size_t len, uint64_t *ref)
 			return 0;
 	}
 	return -ENOMEM;
-}
-
-int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
-{
-	int err = alloc_any(kv, len, ref);
-
-	/* Before answering "out of memory": reclaim what dead processes
-	 * left (owned.c), a pass bounded by the size of value memory, and
-	 * try again if it freed anything. */
-	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
-		err = alloc_any(kv, len, ref);
-	return err;
 }
 
 /*

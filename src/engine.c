@@ -18,6 +18,7 @@
 #include "expire.h"
 #include "fault.h"
 #include "intconv.h"
+#include "owned.h"
 
 #define RELOOKUP 2 /* the slot was recycled: find the key again */
 
@@ -136,7 +137,7 @@ static int ensure_block(struct run *r, size_t len)
 	if (r->block != 0)
 		shmkv__block_free(r->kv, r->block);
 	r->block = 0;
-	return shmkv__block_alloc(r->kv, len, &r->block);
+	return shmkv__block_alloc_reaping(r->kv, len, &r->block);
 }
 
 /* Fills our unpublished block's header; its data is already written. */

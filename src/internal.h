@@ -263,6 +263,8 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page);
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls);
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
+/* Without reclaiming (callers above block.c use owned.h's
+ * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);

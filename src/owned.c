@@ -41,7 +41,7 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 		shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS,
 				 SHMKV_REAP_STEP_SLOTS, NULL);
 	}
-	err = shmkv__block_alloc(kv, len, ref);
+	err = shmkv__block_alloc_reaping(kv, len, ref);
 
 	if (err)
 		return err;
@@ -263,6 +263,17 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 		}
 	}
 	return freed;
+}
+
+int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
+{
+	int err = shmkv__block_alloc(kv, len, ref);
+
+	/* A full pass, bounded by the size of value memory: paid only when
+	 * the store is out of room, where the alternative is failing. */
+	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
+		err = shmkv__block_alloc(kv, len, ref);
+	return err;
 }
 
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
