@@ -237,6 +237,14 @@ void bench_opts_parse(int argc, char **argv, const char *summary,
 		      const struct bench_extra_opt *extra, unsigned nextra,
 		      struct bench_opts *o);
 
+/* What every bench's main does next: settles o->runs (--runs, else
+ * @quick_runs or @full_runs) and calls bench_cleanup_init(). */
+void bench_begin(struct bench_opts *o, unsigned quick_runs, unsigned full_runs);
+
+/* The table's first lines: "# shmkv <version> @what", marked as a smoke
+ * run if @quick, then bench_machine_print(). */
+void bench_title(const char *what, int quick);
+
 /*
  * Cleanup of what a bench leaves outside itself: shared-memory names, files
  * and server processes. Registered items are removed at exit and on

@@ -492,12 +492,7 @@ static const char csv_columns[] =
 
 static void print_header(const struct bench_opts *o, unsigned runs)
 {
-	struct bench_machine m;
-
-	bench_machine_describe(&m);
-	printf("# shmkv %s per-command latency%s\n", SHMKV_VERSION_STRING,
-	       o->quick ? " (QUICK: smoke run, figures not meaningful)" : "");
-	bench_machine_print(stdout, &m);
+	bench_title("per-command latency", o->quick);
 	printf("# timer: %s, %.3f ns per tick, %.1f ns per empty interval "
 	       "(taken off every sample)\n",
 	       C.timer.tsc ? "TSC (lfence;rdtsc .. rdtscp;lfence)"
@@ -526,8 +521,8 @@ int main(int argc, char **argv)
 			 "Per-command latency of shmkv beside a mutex-guarded "
 			 "map, rculfhash and Redis.",
 			 NULL, 0, &o);
-	runs = o.runs ? o.runs : o.quick ? 2 : 7;
-	bench_cleanup_init();
+	bench_begin(&o, 2, 7);
+	runs = o.runs;
 	if (o.csv && (err = bench_csv_open(&csv, o.csv, csv_columns))) {
 		fprintf(stderr, "bench_core: cannot write %s: %s\n", o.csv,
 			strerror(-err));

@@ -244,37 +244,42 @@ static void print_table(void)
 	}
 }
 
-static void ratio(const char *what, enum lock_kind a, enum lock_kind b,
-		  enum fig f)
-{
-	if (have[a] && have[b])
-		printf("  %-46s %8.2fx\n", what,
-		       res[a][f].median / res[b][f].median);
-}
+/* The ratios of medians the table is followed by: @what is a / b in @f. */
+static const struct ratio {
+	const char *what;
+	enum lock_kind a, b;
+	enum fig f;
+} ratios[] = {
+	{ "SETNX+DEL cycle / robust mutex cycle", LK_SETNX, LK_ROBUST, CYCLE },
+	{ "SETNX+DEL prepared cycle / robust mutex cycle", LK_SETNX_PREP,
+	  LK_ROBUST, CYCLE },
+	{ "safe lock cycle / robust mutex cycle", LK_SAFE, LK_ROBUST, CYCLE },
+	{ "safe lock, waiter killed / safe lock cycle", LK_SAFE_SCARRED,
+	  LK_SAFE, CYCLE },
+	{ "pattern lock cycle / robust mutex cycle", LK_PATTERN, LK_ROBUST,
+	  CYCLE },
+	{ "flock cycle / SETNX+DEL prepared cycle", LK_FLOCK, LK_SETNX_PREP,
+	  CYCLE },
+	{ "OFD fcntl cycle / SETNX+DEL prepared cycle", LK_OFD, LK_SETNX_PREP,
+	  CYCLE },
+	{ "redis cycle / SETNX+DEL prepared cycle", LK_REDIS, LK_SETNX_PREP,
+	  CYCLE },
+	{ "safe lock 8 procs / robust mutex 8 procs", LK_SAFE, LK_ROBUST,
+	  PROCS8 },
+	{ "safe lock handoff / robust mutex handoff", LK_SAFE, LK_ROBUST,
+	  HANDOFF },
+};
 
 static void print_ratios(void)
 {
 	printf("\nratios of medians\n");
-	ratio("SETNX+DEL cycle / robust mutex cycle", LK_SETNX, LK_ROBUST,
-	      CYCLE);
-	ratio("SETNX+DEL prepared cycle / robust mutex cycle", LK_SETNX_PREP,
-	      LK_ROBUST, CYCLE);
-	ratio("safe lock cycle / robust mutex cycle", LK_SAFE, LK_ROBUST,
-	      CYCLE);
-	ratio("safe lock, waiter killed / safe lock cycle", LK_SAFE_SCARRED,
-	      LK_SAFE, CYCLE);
-	ratio("pattern lock cycle / robust mutex cycle", LK_PATTERN, LK_ROBUST,
-	      CYCLE);
-	ratio("flock cycle / SETNX+DEL prepared cycle", LK_FLOCK, LK_SETNX_PREP,
-	      CYCLE);
-	ratio("OFD fcntl cycle / SETNX+DEL prepared cycle", LK_OFD,
-	      LK_SETNX_PREP, CYCLE);
-	ratio("redis cycle / SETNX+DEL prepared cycle", LK_REDIS, LK_SETNX_PREP,
-	      CYCLE);
-	ratio("safe lock 8 procs / robust mutex 8 procs", LK_SAFE, LK_ROBUST,
-	      PROCS8);
-	ratio("safe lock handoff / robust mutex handoff", LK_SAFE, LK_ROBUST,
-	      HANDOFF);
+	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
+		const struct ratio *r = &ratios[i];
+
+		if (have[r->a] && have[r->b])
+			printf("  %-46s %8.2fx\n", r->what,
+			       res[r->a][r->f].median / res[r->b][r->f].median);
+	}
 }
 
 static int write_csv(const char *path)
@@ -313,7 +318,6 @@ static void make_plan(int quick, unsigned runs, struct plan *pl)
 int main(int argc, char **argv)
 {
 	struct bench_redis redis = { 0 };
-	struct bench_machine m;
 	struct bench_opts o;
 	struct plan pl;
 	int err;
@@ -322,8 +326,8 @@ int main(int argc, char **argv)
 			 "The shmkv locks beside pthread, flock, OFD fcntl and "
 			 "Redis locks.",
 			 NULL, 0, &o);
-	make_plan(o.quick, o.runs ? o.runs : o.quick ? 2 : 7, &pl);
-	bench_cleanup_init();
+	bench_begin(&o, 2, 7);
+	make_plan(o.quick, o.runs, &pl);
 	sh = bench_shm_alloc(sizeof(*sh));
 	if (!sh || (err = lock_env_init(&env)))
 		lock_die("setup", sh ? shmkv_strerror(err) : "out of memory");
@@ -332,10 +336,7 @@ int main(int argc, char **argv)
 	if (bench_redis_start(&redis) == 0 &&
 	    lock_env_redis(&env, redis.port) == 0)
 		have[LK_REDIS] = 1;
-	bench_machine_describe(&m);
-	printf("# shmkv %s lock benchmarks%s\n", SHMKV_VERSION_STRING,
-	       o.quick ? " (QUICK: smoke run, figures not meaningful)" : "");
-	bench_machine_print(stdout, &m);
+	bench_title("lock benchmarks", o.quick);
 	printf("# median [min-max] of %u runs in rounds; handoff: of %u "
 	       "rounds\n",
 	       pl.runs, pl.rounds);

@@ -407,7 +407,6 @@ static int write_csv(const char *path, unsigned runs, unsigned ms)
 
 int main(int argc, char **argv)
 {
-	struct bench_machine m;
 	struct bench_opts o;
 	unsigned runs, ms;
 	int err;
@@ -416,18 +415,15 @@ int main(int argc, char **argv)
 			 "Total throughput and fairness of 1-8 processes on "
 			 "GET/SET mixes, shmkv beside a mutex-guarded map.",
 			 NULL, 0, &o);
-	runs = o.runs ? o.runs : o.quick ? 1 : 5;
+	bench_begin(&o, 1, 5);
+	runs = o.runs;
 	ms = o.quick ? 10 : 120;
-	bench_cleanup_init();
 	if ((err = setup(o.quick)) || (err = make_cells(runs))) {
 		fprintf(stderr, "bench_scale: setup failed: %s\n",
 			shmkv_strerror(err));
 		return 1;
 	}
-	bench_machine_describe(&m);
-	printf("# shmkv %s multi-process scaling%s\n", SHMKV_VERSION_STRING,
-	       o.quick ? " (QUICK: smoke run, figures not meaningful)" : "");
-	bench_machine_print(stdout, &m);
+	bench_title("multi-process scaling", o.quick);
 	printf("# method: %u runs of %u ms per figure in interleaved rounds; "
 	       "%u keys in %u slots; processes forked, each opens the store "
 	       "by name\n",

@@ -419,13 +419,7 @@ static int write_csv(const char *path)
 static void print_header(const struct bench_opts *o, unsigned runs,
 			 unsigned max_log2)
 {
-	struct bench_machine m;
-
-	bench_machine_describe(&m);
-	printf("# shmkv %s table size and load factor%s\n",
-	       SHMKV_VERSION_STRING,
-	       o->quick ? " (QUICK: smoke run, figures not meaningful)" : "");
-	bench_machine_print(stdout, &m);
+	bench_title("table size and load factor", o->quick);
 	printf("# method: ns of thread CPU time per op, median of %u runs of "
 	       "~%.0f ms in rounds; "
 	       "keys of %u bytes, integer values, key_max %u, probe limit "
@@ -456,11 +450,11 @@ int main(int argc, char **argv)
 			 "factors, beside a dependent load over the same "
 			 "memory.",
 			 extra, 1, &o);
-	runs = o.runs ? o.runs : o.quick ? 2 : 5;
+	bench_begin(&o, 2, 5);
+	runs = o.runs;
 	if (o.quick && max_log2 > 14)
 		max_log2 = 14;
 	target_ns = o.quick ? TARGET_QUICK : TARGET_NS;
-	bench_cleanup_init();
 	len = o.quick ? STREAM_QUICK : STREAM_LEN;
 	T.hit = malloc(len * BENCH_KEY_STRIDE);
 	T.miss = malloc(len * BENCH_KEY_STRIDE);

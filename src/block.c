@@ -21,18 +21,17 @@
 
 #include "atomic.h"
 #include "internal.h"
-#include "owned.h"
 
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 {
 	/* Relaxed: a page's class is written once (CAS from 0) and never
 	 * changes; a block named by a value word we acquired was allocated
 	 * after that CAS, so we see it. Out of range means corrupt or free. */
-	uint32_t c = page < kv->page_count
+	uint32_t c = page < kv->geo.page_count
 			     ? shmkv__load32_relaxed(&kv->page_table[page])
 			     : 0;
 
-	return c != 0 && c <= kv->class_count ? c - 1 : SHMKV__NO_CLASS;
+	return c != 0 && c <= kv->geo.class_count ? c - 1 : SHMKV__NO_CLASS;
 }
 
 /*
@@ -43,16 +42,16 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls)
 {
-	uint32_t page = unit / kv->units_per_page;
-	uint32_t idx = unit % kv->units_per_page;
+	uint32_t page = unit / kv->geo.units_per_page;
+	uint32_t idx = unit % kv->geo.units_per_page;
 	uint32_t c = shmkv__page_class(kv, page);
 
 	if (c == SHMKV__NO_CLASS || idx >= kv->class_blocks[c])
 		return NULL;
 	*cls = c;
 	return (struct shmkv_block_shm *)(kv->pages +
-					  (size_t)page * kv->page_size +
-					  (size_t)idx * kv->class_size[c]);
+					  (size_t)page * kv->geo.page_size +
+					  (size_t)idx * kv->geo.class_size[c]);
 }
 
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
@@ -68,7 +67,7 @@ size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 
 	if (shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls) == NULL)
 		return 0;
-	return kv->class_size[cls] - sizeof(struct shmkv_block_shm);
+	return kv->geo.class_size[cls] - sizeof(struct shmkv_block_shm);
 }
 
 /* Scans page @page of class @cls for a FREE block; at most one page of
@@ -76,7 +75,7 @@ size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 			 uint32_t pid, uint64_t *ref)
 {
-	unsigned char *base = kv->pages + (size_t)page * kv->page_size;
+	unsigned char *base = kv->pages + (size_t)page * kv->geo.page_size;
 	uint32_t count = kv->class_blocks[cls];
 	/* Start where this process last allocated or freed in this page: a
 	 * class runs nearly full, and a scan from block 0 would walk past
@@ -88,9 +87,8 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 	for (uint32_t n = 0; n < count; n++) {
 		uint32_t i = (start + n) % count;
 		struct shmkv_block_shm *b =
-			(struct shmkv_block_shm *)(base +
-						   (size_t)i *
-							   kv->class_size[cls]);
+			(struct shmkv_block_shm
+				 *)(base + (size_t)i * kv->geo.class_size[cls]);
 		/* Relaxed: only a filter; the CAS below decides. */
 		uint64_t tag = shmkv__load_relaxed(&b->tag);
 
@@ -104,7 +102,7 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 		/* Relaxed: process-local hints, maybe shared by threads. */
 		uatomic_set(&kv->alloc_page[cls], page + 1);
 		uatomic_set(&kv->alloc_index[cls], i + 1);
-		*ref = VAL_BLOCK_WORD(page * kv->units_per_page + i,
+		*ref = VAL_BLOCK_WORD(page * kv->geo.units_per_page + i,
 				      BLK_GEN(tag));
 		return 0;
 	}
@@ -123,7 +121,7 @@ static bool may_claim(const struct shmkv *kv, uint32_t cls)
 {
 	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0, needy = 0;
 
-	for (uint32_t page = 0; page < kv->page_count; page++) {
+	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
@@ -133,7 +131,7 @@ static bool may_claim(const struct shmkv *kv, uint32_t cls)
 	}
 	if (!has[cls])
 		return free_pages > 0;
-	for (uint32_t c = 0; c < kv->class_count; c++)
+	for (uint32_t c = 0; c < kv->geo.class_count; c++)
 		needy += !has[c];
 	return free_pages > needy;
 }
@@ -146,8 +144,8 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 
 	if (!may_claim(kv, cls))
 		return UINT32_MAX;
-	for (uint32_t n = 0; n < kv->page_count; n++) {
-		uint32_t page = (start + n) % kv->page_count;
+	for (uint32_t n = 0; n < kv->geo.page_count; n++) {
+		uint32_t page = (start + n) % kv->geo.page_count;
 
 		/* Relaxed filter; full-barrier CAS decides the owner class
 		 * before any block of the page is allocated. */
@@ -170,8 +168,8 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 	if (hint != 0 && shmkv__page_class(kv, hint - 1) == cls &&
 	    alloc_in_page(kv, hint - 1, cls, pid, ref) == 0)
 		return 0;
-	for (uint32_t n = 0; n < kv->page_count; n++) {
-		page = (hint + n) % kv->page_count;
+	for (uint32_t n = 0; n < kv->geo.page_count; n++) {
+		page = (hint + n) % kv->geo.page_count;
 		if (shmkv__page_class(kv, page) == cls &&
 		    alloc_in_page(kv, page, cls, pid, ref) == 0)
 			return 0;
@@ -185,32 +183,22 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 /*
  * Allocates a block for @len bytes, owned by this process until published
  * and confirmed. When neither the class nor the pool has room, a larger
- * class is tried.
+ * class is tried. Reclaiming what dead processes left is the caller's
+ * next step (owned.c): block.c never calls up into reclamation.
  * Return: 0 and *@ref, or -ENOMEM.
  */
-static int alloc_any(struct shmkv *kv, size_t len, uint64_t *ref)
+int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 {
 	uint32_t pid = shmkv__self_pid();
 
-	for (uint32_t c = 0; c < kv->class_count; c++) {
-		if (kv->class_size[c] - sizeof(struct shmkv_block_shm) < len)
+	for (uint32_t c = 0; c < kv->geo.class_count; c++) {
+		if (kv->geo.class_size[c] - sizeof(struct shmkv_block_shm) <
+		    len)
 			continue;
 		if (alloc_in_class(kv, c, pid, ref) == 0)
 			return 0;
 	}
 	return -ENOMEM;
-}
-
-int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
-{
-	int err = alloc_any(kv, len, ref);
-
-	/* Before answering "out of memory": reclaim what dead processes
-	 * left (owned.c), a pass bounded by the size of value memory, and
-	 * try again if it freed anything. */
-	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
-		err = alloc_any(kv, len, ref);
-	return err;
 }
 
 /*
@@ -240,9 +228,9 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 			/* Relaxed hints: our next allocation of this class
 			 * starts at the block we just freed. */
 			uatomic_set(&kv->alloc_page[cls],
-				    unit / kv->units_per_page + 1);
+				    unit / kv->geo.units_per_page + 1);
 			uatomic_set(&kv->alloc_index[cls],
-				    unit % kv->units_per_page);
+				    unit % kv->geo.units_per_page);
 			return;
 		}
 		tag = seen;

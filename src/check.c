@@ -147,7 +147,7 @@ static bool slot_read(const struct shmkv *kv, uint32_t idx,
 		sv->value = shmkv__load_acquire(&s->value);
 		sv->hash32 = shmkv__load32_relaxed(&s->hash);
 		sv->key_len = shmkv__load32_relaxed(&s->key_len);
-		if (sv->key_len <= kv->key_max)
+		if (sv->key_len <= kv->geo.key_max)
 			memcpy(sv->key, s->key, sv->key_len);
 		/* Acquire fence: the copies complete before the re-read. */
 		shmkv__fence_acquire();
@@ -203,8 +203,8 @@ static void check_key(struct check *c, const struct slot_view *sv)
 		       "0x%08x (lookups cannot find it)",
 		       sv->index, show, sv->hash32, k.hash32);
 	bound = raw_bound(kv, k.home);
-	if (bound > kv->probe_limit)
-		bound = kv->probe_limit;
+	if (bound > kv->geo.probe_limit)
+		bound = kv->geo.probe_limit;
 	dist = (sv->index - k.home) & kv->mask;
 	if (dist >= bound)
 		report(c,
@@ -266,12 +266,12 @@ static void check_block_content(struct check *c, const struct slot_view *sv,
 		report(c,
 		       "slot %u: block %u of class %u points back at slot %u",
 		       sv->index, unit, cls, back);
-	else if (len > c->kv->value_max ||
+	else if (len > c->kv->geo.value_max ||
 		 len > shmkv__block_capacity(c->kv, sv->value))
 		report(c,
 		       "slot %u: block %u of class %u holds %u bytes, more "
 		       "than it can (value_max %u)",
-		       sv->index, unit, cls, len, c->kv->value_max);
+		       sv->index, unit, cls, len, c->kv->geo.value_max);
 }
 
 /* A BLOCK value word: the block exists and no other slot names it. */
@@ -343,9 +343,9 @@ static void mark_pinned(struct check *c, uint64_t w)
 
 static void check_member(struct check *c, const struct slot_view *sv)
 {
-	if (sv->key_len > c->kv->key_max) {
+	if (sv->key_len > c->kv->geo.key_max) {
 		report(c, "slot %u: key length %u exceeds key_max %u",
-		       sv->index, sv->key_len, c->kv->key_max);
+		       sv->index, sv->key_len, c->kv->geo.key_max);
 		return;
 	}
 	check_key(c, sv);
@@ -359,9 +359,9 @@ static void check_slot(struct check *c, uint32_t idx)
 	uint32_t bound = raw_bound(c->kv, idx);
 	char show[SHOW_KEY_BYTES * 4 + 8];
 
-	if (bound > c->kv->probe_limit)
+	if (bound > c->kv->geo.probe_limit)
 		report(c, "slot %u: probe bound %u exceeds the probe limit %u",
-		       idx, bound, c->kv->probe_limit);
+		       idx, bound, c->kv->geo.probe_limit);
 	if (!slot_read(c->kv, idx, &sv))
 		return; /* changing under us: a busy slot, not a broken one */
 	switch (SLOT_STATE(sv.state)) {
@@ -377,7 +377,7 @@ static void check_slot(struct check *c, uint32_t idx)
 				 idx, SLOT_PID(sv.state));
 		return;
 	case SLOT_INSERTING:
-		if (sv.key_len > c->kv->key_max)
+		if (sv.key_len > c->kv->geo.key_max)
 			sv.key_len = 0;
 		leftover(c,
 			 "slot %u: insert of key %s pending (decided by the "
@@ -414,18 +414,18 @@ static void check_block(struct check *c, uint32_t unit)
 			 "process %u, which died before publishing it, or "
 			 "owned by it and named by no key (reclaimed by the "
 			 "next pass over it)",
-			 unit, cls, c->kv->class_size[cls], pid);
+			 unit, cls, c->kv->geo.class_size[cls], pid);
 	else
 		leftover(c,
 			 "block %u of class %u (%u bytes): used but the "
 			 "value of no key (a process died between replacing "
 			 "and freeing it; reclaimed by the next pass over it)",
-			 unit, cls, c->kv->class_size[cls]);
+			 unit, cls, c->kv->geo.class_size[cls]);
 }
 
 static void check_blocks(struct check *c)
 {
-	for (uint32_t page = 0; page < c->kv->page_count; page++) {
+	for (uint32_t page = 0; page < c->kv->geo.page_count; page++) {
 		uint32_t cls = shmkv__page_class(c->kv, page);
 		uint32_t table = shmkv__load32_relaxed(
 			&c->kv->page_table[page]);
@@ -439,7 +439,7 @@ static void check_blocks(struct check *c)
 			continue;
 		}
 		for (uint32_t i = 0; i < c->kv->class_blocks[cls]; i++)
-			check_block(c, page * c->kv->units_per_page + i);
+			check_block(c, page * c->kv->geo.units_per_page + i);
 	}
 }
 
@@ -458,13 +458,17 @@ static void check_header(struct check *c)
 		report(c, "header: cannot be read: %s", strerror(errno));
 		return;
 	}
-	err = shmkv__header_validate(&h, c->kv->size, &g);
+	err = shmkv__header_validate(&h, c->kv->geo.segment_size, &g);
 	if (err) {
 		report(c, "header: %s", shmkv_strerror(err));
 		return;
 	}
-	if (g.slot_count != c->kv->mask + 1 || g.key_max != c->kv->key_max ||
-	    g.value_max != c->kv->value_max)
+	/* The five inputs: the rest derives from them (geometry.c). */
+	if (g.slot_count != c->kv->geo.slot_count ||
+	    g.key_max != c->kv->geo.key_max ||
+	    g.value_max != c->kv->geo.value_max ||
+	    g.probe_limit != c->kv->geo.probe_limit ||
+	    g.value_memory != c->kv->geo.value_memory)
 		report(c,
 		       "header: geometry changed since the store was opened");
 	if (h.hash_seed != c->kv->hash_seed)
@@ -474,7 +478,8 @@ static void check_header(struct check *c)
 
 static int refs_alloc(struct check *c)
 {
-	uint64_t units = (uint64_t)c->kv->page_count * c->kv->units_per_page;
+	uint64_t units = (uint64_t)c->kv->geo.page_count *
+			 c->kv->geo.units_per_page;
 
 	c->refs = calloc(units / 8 + 1, 1);
 	c->pins = calloc(units / 8 + 1, 1);

@@ -18,6 +18,7 @@
 #include "expire.h"
 #include "fault.h"
 #include "intconv.h"
+#include "owned.h"
 
 #define RELOOKUP 2 /* the slot was recycled: find the key again */
 
@@ -136,7 +137,7 @@ static int ensure_block(struct run *r, size_t len)
 	if (r->block != 0)
 		shmkv__block_free(r->kv, r->block);
 	r->block = 0;
-	return shmkv__block_alloc(r->kv, len, &r->block);
+	return shmkv__block_alloc_reaping(r->kv, len, &r->block);
 }
 
 /* Fills our unpublished block's header; its data is already written. */
@@ -354,7 +355,7 @@ int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 
 	if (kv == NULL || ref == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
-	if (klen > kv->key_max)
+	if (klen > kv->geo.key_max)
 		return -ENAMETOOLONG;
 	shmkv__key_init(kv, &k, key, klen);
 	ref->key = key;
@@ -374,7 +375,7 @@ static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
 		return -EINVAL;
 	if (op->new_bytes == NULL && op->new_len > 0)
 		return -EINVAL;
-	if (op->new_len > kv->value_max || op->cmp_len > kv->value_max)
+	if (op->new_len > kv->geo.value_max || op->cmp_len > kv->geo.value_max)
 		return -E2BIG;
 	if (op->want_bytes && op->buf == NULL && op->cap > 0)
 		return -EINVAL;

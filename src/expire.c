@@ -75,7 +75,7 @@ static int64_t clock_offset(struct shmkv *kv, int64_t unix_now,
 int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
 		    enum shmkv__deadline_rule rule, int64_t *deadline)
 {
-	int64_t unix_now, boot_now, ms = t;
+	int64_t unix_now, boot_now, earliest, ms = t;
 
 	/* The checks and their order are Redis 7's (t_string.c, expire.c). */
 	if (kv == NULL)
@@ -103,12 +103,28 @@ int shmkv__deadline(struct shmkv *kv, int64_t t, bool seconds, bool absolute,
 		*deadline = SHMKV__DEADLINE_PAST;
 		return 0;
 	}
-	*deadline = sat_sub(ms, clock_offset(kv, unix_now, boot_now));
 	/* Within the re-sync tolerance of now: due, but not yet past (a
 	 * future Unix time stays at least 1 ms ahead, as on the wall). */
-	if (*deadline < sat_add(boot_now, ms > unix_now))
-		*deadline = sat_add(boot_now, ms > unix_now);
+	earliest = sat_add(boot_now, ms > unix_now);
+	*deadline = sat_sub(ms, clock_offset(kv, unix_now, boot_now));
+	if (*deadline < earliest)
+		*deadline = earliest;
 	return 0;
+}
+
+/*
+ * What every command that sets a key's deadline decides once it has decided
+ * to: a deadline already past deletes the key (Redis deletes rather than
+ * store what would be expired at once); any other one, 0 (none) included,
+ * keeps the value and stores the new deadline.
+ */
+static int retime(struct shmkv_op *op, int64_t deadline)
+{
+	if (deadline == SHMKV__DEADLINE_PAST)
+		return SHMKV_ACT_DELETE;
+	op->new_from_old = true;
+	op->new_deadline_ms = deadline;
+	return SHMKV_ACT_STORE;
 }
 
 struct expire_ctx {
@@ -142,11 +158,7 @@ static int expire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	op->result = cur->exists && expire_allowed(c->flags, cur, c->deadline);
 	if (!op->result)
 		return SHMKV_ACT_KEEP;
-	if (c->deadline == SHMKV__DEADLINE_PAST)
-		return SHMKV_ACT_DELETE;
-	op->new_from_old = true;
-	op->new_deadline_ms = c->deadline;
-	return SHMKV_ACT_STORE;
+	return retime(op, c->deadline);
 }
 
 int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
@@ -218,9 +230,7 @@ static int persist_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	op->result = cur->exists && cur->deadline_ms != 0;
 	if (!op->result)
 		return SHMKV_ACT_KEEP;
-	op->new_from_old = true;
-	op->new_deadline_ms = 0;
-	return SHMKV_ACT_STORE;
+	return retime(op, 0);
 }
 
 int shmkv_persist(shmkv_t *kv, const void *key, size_t klen)
@@ -249,11 +259,7 @@ static int getex_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	if (!cur->exists || c->mode == SHMKV_GETEX_KEEP ||
 	    (c->mode == SHMKV_GETEX_PERSIST && cur->deadline_ms == 0))
 		return SHMKV_ACT_KEEP;
-	if (c->deadline == SHMKV__DEADLINE_PAST)
-		return SHMKV_ACT_DELETE;
-	op->new_from_old = true;
-	op->new_deadline_ms = c->deadline;
-	return SHMKV_ACT_STORE;
+	return retime(op, c->deadline);
 }
 
 int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,

@@ -139,28 +139,41 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	return g->segment_size > SEGMENT_SIZE_MAX ? -EINVAL : 0;
 }
 
+void shmkv__geometry_to_header(const struct shmkv_geometry *g,
+			       struct shmkv_header_shm *h)
+{
+	h->segment_size = g->segment_size;
+	h->slots_offset = g->slots_offset;
+	h->value_memory = g->value_memory;
+	h->slot_count = g->slot_count;
+	h->slot_size = g->slot_size;
+	h->key_max = g->key_max;
+	h->value_max = g->value_max;
+	h->probe_limit = g->probe_limit;
+	h->class_count = g->class_count;
+	h->page_size = g->page_size;
+	h->page_count = g->page_count;
+	h->units_per_page = g->units_per_page;
+	h->page_table_offset = g->page_table_offset;
+	h->pages_offset = g->pages_offset;
+	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
+}
+
+/* Does every geometry field of @h say what @g says? Asked by writing @g
+ * over a copy of @h, so that the list of fields is the one above (memcpy,
+ * not assignment: memcmp reads padding bytes too). */
 static bool geometry_equal(const struct shmkv_header_shm *h,
 			   const struct shmkv_geometry *g)
 {
-	if (h->slot_size != g->slot_size ||
-	    h->slots_offset != g->slots_offset ||
-	    h->class_count != g->class_count ||
-	    h->segment_size != g->segment_size ||
-	    h->probe_limit != g->probe_limit || h->page_size != g->page_size ||
-	    h->page_count != g->page_count ||
-	    h->units_per_page != g->units_per_page ||
-	    h->page_table_offset != g->page_table_offset ||
-	    h->pages_offset != g->pages_offset)
-		return false;
-	return memcmp(h->class_size, g->class_size, sizeof(g->class_size)) == 0;
+	struct shmkv_header_shm want;
+
+	memcpy(&want, h, sizeof(want));
+	shmkv__geometry_to_header(g, &want);
+	return memcmp(&want, h, sizeof(want)) == 0;
 }
 
-/*
- * @h is a private copy of the header (read with pread, not mapped), so it
- * cannot change while it is checked.
- * Return: 0, -EPROTO (not a store), -EPROTONOSUPPORT (other layout or
- * build), -EBADMSG (corrupted header or truncated file).
- */
+/* @h is a private copy of the header (read with pread, not mapped), so it
+ * cannot change while it is checked. */
 int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 			   struct shmkv_geometry *g)
 {

@@ -22,7 +22,13 @@ struct shmkv_ext {
 	void (*close)(struct shmkv *kv, struct shmkv_ext *ext);
 };
 
-/* Geometry derived from a config: what create writes and attach expects. */
+/*
+ * The store's geometry, the process-local form. Create derives it from a
+ * config (geometry.c) and writes it into the header's fields (layout.h: the
+ * on-disk form of the same numbers); attach re-derives it from the header's
+ * five inputs and accepts the segment only if every header field agrees.
+ * The handle keeps that checked copy and never reads the header's again.
+ */
 struct shmkv_geometry {
 	uint32_t slot_count;
 	uint32_t slot_size;
@@ -37,36 +43,28 @@ struct shmkv_geometry {
 	uint64_t slots_offset;
 	uint64_t page_table_offset;
 	uint64_t pages_offset;
-	uint64_t segment_size;
+	uint64_t segment_size; /* the mapping's length too */
 	uint32_t class_size[SHMKV_CLASSES_MAX];
 };
 
 /*
- * The handle. Every bound used on the hot path is copied here from the
- * header once it has been validated, so a segment corrupted after attach
- * cannot steer an access outside the mapping.
+ * The handle. Every bound used on the hot path comes from geo, validated
+ * once at attach, so a segment corrupted after attach cannot steer an
+ * access outside the mapping.
  */
 struct shmkv {
+	/* The hot path's words first, geo.slot_size just behind them, so
+	 * that finding a slot reads one cache line of the handle. */
 	unsigned char *base;
-	size_t size;
 	unsigned char *slots;
-	uint32_t mask; /* slot_count - 1 */
-	uint32_t slot_size;
-	uint32_t key_max;
-	uint32_t value_max;
-	uint32_t probe_limit;
-	uint32_t class_count;
-	uint32_t page_size;
-	uint32_t page_count;
-	uint32_t units_per_page;
-	uint64_t hash_seed;
-	uint64_t value_memory;
+	uint32_t mask; /* geo.slot_count - 1 */
 	bool readonly;
-	int fd; /* kept open: fstat gives the mode even after unlink */
+	uint64_t hash_seed;
+	struct shmkv_geometry geo;
 	uint32_t *page_table; /* in the segment: 0 free, else class + 1 */
 	unsigned char *pages;
-	uint32_t class_size[SHMKV_CLASSES_MAX];
 	uint32_t class_blocks[SHMKV_CLASSES_MAX]; /* blocks in one page */
+	int fd; /* kept open: fstat gives the mode even after unlink */
 	/* Allocation hints, process-local so allocation shares no hot word:
 	 * the page each class last allocated from, and where to look for a
 	 * free page. */
@@ -90,7 +88,7 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 {
 	return (struct shmkv_slot_shm *)(kv->slots +
 					 (size_t)(index & kv->mask) *
-						 kv->slot_size);
+						 kv->geo.slot_size);
 }
 
 /*
@@ -105,9 +103,19 @@ static inline int shmkv__errno(void)
 	return e < 0 ? e : -EIO;
 }
 
-/* geometry.c */
+/* geometry.c: from a config to a geometry; between a geometry and the
+ * header's fields. */
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 				struct shmkv_geometry *g);
+/* Writes @g into the header's geometry fields (and nothing else). */
+void shmkv__geometry_to_header(const struct shmkv_geometry *g,
+			       struct shmkv_header_shm *h);
+/*
+ * The one way from a header to a geometry: validates @h (a private copy)
+ * against itself and @file_size and, on success, fills @g with the checked
+ * geometry. Return: 0, -EPROTO (not a store), -EPROTONOSUPPORT (other
+ * layout or build), -EBADMSG (corrupted header or truncated file).
+ */
 int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 			   struct shmkv_geometry *g);
 int shmkv__name_validate(const char *name);
@@ -252,6 +260,8 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page);
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls);
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
+/* Without reclaiming (callers above block.c use owned.h's
+ * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);

@@ -4,9 +4,10 @@
  * The segment is [header page][slot array][page table][value pages]. Every
  * struct here ends in _shm, uses fixed-width types and holds offsets and
  * indices only: each process maps the segment at its own
- * address. Nothing read from the segment is trusted: geometry is validated
- * once at attach and copied into the process-local handle, and every index or
- * length read afterwards is bounds-checked against that copy.
+ * address. Nothing read from the segment is trusted: the header's geometry
+ * fields are validated once at attach (geometry.c) and copied into the
+ * process-local handle (struct shmkv_geometry, internal.h), and every index
+ * or length read afterwards is bounds-checked against that copy.
  */
 #ifndef SHMKV_LAYOUT_H
 #define SHMKV_LAYOUT_H
@@ -44,7 +45,7 @@
 struct shmkv_header_shm {
 	uint64_t magic;
 	uint32_t layout_version;
-	uint32_t format; /* shmkv__layout_format(): sizes + version */
+	uint32_t format; /* SHMKV_LAYOUT_FORMAT (a macro, below) */
 	uint64_t segment_size;
 	uint64_t slots_offset;
 	uint64_t value_memory;
@@ -94,6 +95,21 @@ struct shmkv_header_shm {
 };
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
+/* The format word encodes the slot and block sizes, not the header's: these
+ * pin where its fields are, so that regrouping them fails to compile
+ * instead of silently reading other stores' headers wrong. */
+_Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
+		       offsetof(struct shmkv_header_shm, hash_seed) == 40 &&
+		       offsetof(struct shmkv_header_shm, slot_count) == 48 &&
+		       offsetof(struct shmkv_header_shm, page_table_offset) ==
+			       88 &&
+		       offsetof(struct shmkv_header_shm, created_unix_ms) ==
+			       104 &&
+		       offsetof(struct shmkv_header_shm, class_size) == 128 &&
+		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
+		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
+		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
+	       "header layout (version 2)");
 _Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");
 _Static_assert(offsetof(struct shmkv_header_shm, visits) % 8 == 0,

@@ -100,7 +100,8 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 	n = strnlen(name, SHMKV_LOCK_NAME_MAX + 1);
 	if (n == 0)
 		return -EINVAL;
-	if (n > SHMKV_LOCK_NAME_MAX || SHMKV_LOCK_PREFIX_LEN + n > kv->key_max)
+	if (n > SHMKV_LOCK_NAME_MAX ||
+	    SHMKV_LOCK_PREFIX_LEN + n > kv->geo.key_max)
 		return -ENAMETOOLONG;
 	memcpy(key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN + 1);
 	memcpy(key + SHMKV_LOCK_PREFIX_LEN, name, n + 1);
@@ -411,7 +412,7 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 	err = shmkv__lock_key(kv, name, lk->key, &lk->key_len);
 	if (err)
 		return err;
-	if (kv->value_max < sizeof(struct shmkv_lock_rec)) {
+	if (kv->geo.value_max < sizeof(struct shmkv_lock_rec)) {
 		lk->key_len = 0;
 		return -E2BIG;
 	}

@@ -57,7 +57,7 @@ static struct shmkv_lock_cell_shm *cell_at(const struct shmkv *kv,
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
 
-	if (b == NULL || kv->class_size[cls] - sizeof(*b) <
+	if (b == NULL || kv->geo.class_size[cls] - sizeof(*b) <
 				 sizeof(struct shmkv_lock_cell_shm))
 		return NULL;
 	return (struct shmkv_lock_cell_shm *)b->data;

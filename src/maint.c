@@ -46,7 +46,7 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		return -EINVAL;
 	if (kv->readonly)
 		return -EROFS;
-	slots = (uint64_t)kv->mask + 1;
+	slots = kv->geo.slot_count;
 	now = shmkv__now_ms();
 	for (i = *cursor % slots; max_slots > 0 && i < slots;
 	     i++, max_slots--) {
@@ -156,14 +156,15 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 
 static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 {
-	st->page_size = kv->page_size;
-	st->pages = kv->page_count;
-	st->classes = kv->class_count;
-	for (uint32_t c = 0; c < kv->class_count; c++)
-		st->cls[c].block_size = kv->class_size[c];
-	for (uint32_t page = 0; page < kv->page_count; page++) {
+	st->page_size = kv->geo.page_size;
+	st->pages = kv->geo.page_count;
+	st->classes = kv->geo.class_count;
+	for (uint32_t c = 0; c < kv->geo.class_count; c++)
+		st->cls[c].block_size = kv->geo.class_size[c];
+	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
-		unsigned char *base = kv->pages + (size_t)page * kv->page_size;
+		unsigned char *base = kv->pages +
+				      (size_t)page * kv->geo.page_size;
 
 		if (c == SHMKV__NO_CLASS) {
 			st->pages_free++;
@@ -175,7 +176,8 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 			/* Relaxed: a count, not a snapshot. */
 			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
 				(uint64_t *)(base +
-					     (size_t)i * kv->class_size[c])));
+					     (size_t)i *
+						     kv->geo.class_size[c])));
 	}
 }
 
@@ -186,8 +188,8 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 	if (kv == NULL || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	st->slots = (uint64_t)kv->mask + 1;
-	st->segment_bytes = kv->size;
+	st->slots = kv->geo.slot_count;
+	st->segment_bytes = kv->geo.segment_size;
 	now = shmkv__now_ms();
 	for (uint64_t i = 0; i <= kv->mask; i++)
 		stats_slot(kv, (uint32_t)i, now, st);
@@ -216,7 +218,7 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	    shmkv__expired(deadline, now))
 		return -1;
 	len = uatomic_read(&s->key_len);
-	if (len > kv->key_max)
+	if (len > kv->geo.key_max)
 		return -1;
 	memcpy(key, s->key, len);
 	/* Acquire fence: the copy completes before the state re-check. */
@@ -233,7 +235,7 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 
 	if (kv == NULL || fn == NULL || next == NULL)
 		return -EINVAL;
-	slots = (uint64_t)kv->mask + 1;
+	slots = kv->geo.slot_count;
 	now = shmkv__now_ms();
 	if (count == 0)
 		count = 10;

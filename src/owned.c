@@ -41,7 +41,7 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 		shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS,
 				 SHMKV_REAP_STEP_SLOTS, NULL);
 	}
-	err = shmkv__block_alloc(kv, len, ref);
+	err = shmkv__block_alloc_reaping(kv, len, ref);
 
 	if (err)
 		return err;
@@ -248,14 +248,15 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 	struct pid_memo m = { 0 };
 	uint64_t freed = 0;
 
-	for (uint32_t page = 0; page < kv->page_count; page++) {
+	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
 			continue;
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
 			int what = reclaim_unit(
-				kv, page * kv->units_per_page + i, &m, true);
+				kv, page * kv->geo.units_per_page + i, &m,
+				true);
 
 			freed += what == 1;
 			count(report, what);
@@ -264,10 +265,21 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 	return freed;
 }
 
+int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
+{
+	int err = shmkv__block_alloc(kv, len, ref);
+
+	/* A full pass, bounded by the size of value memory: paid only when
+	 * the store is out of room, where the alternative is failing. */
+	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
+		err = shmkv__block_alloc(kv, len, ref);
+	return err;
+}
+
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report)
 {
-	uint64_t total = (uint64_t)kv->page_count * kv->units_per_page;
+	uint64_t total = (uint64_t)kv->geo.page_count * kv->geo.units_per_page;
 	struct pid_memo m = { 0 };
 	uint64_t at;
 

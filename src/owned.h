@@ -114,5 +114,12 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
  * value memory. Return: blocks freed.
  */
 uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report);
+/*
+ * shmkv__block_alloc, but before answering -ENOMEM reclaims what dead
+ * processes left (shmkv__reap_blocks) and, if that freed anything, tries
+ * once more. What every caller above block.c allocates with; it lives
+ * here so that block.c never calls up into reclamation.
+ */
+int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref);
 
 #endif /* SHMKV_OWNED_H */

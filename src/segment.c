@@ -50,30 +50,19 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 			const char *name, bool readonly)
 {
 	memset(kv, 0, sizeof(*kv));
+	kv->geo = *g;
 	kv->fd = fd;
 	kv->base = base;
-	kv->size = g->segment_size;
 	kv->slots = base + g->slots_offset;
 	kv->mask = g->slot_count - 1;
-	kv->slot_size = g->slot_size;
-	kv->key_max = g->key_max;
-	kv->value_max = g->value_max;
-	kv->probe_limit = g->probe_limit;
-	kv->class_count = g->class_count;
-	kv->value_memory = g->value_memory;
 	kv->hash_seed = seed;
 	kv->readonly = readonly;
-	kv->page_size = g->page_size;
-	kv->page_count = g->page_count;
-	kv->units_per_page = g->units_per_page;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
 	/* Full barrier (process-local counter): unique per handle. */
 	kv->serial = uatomic_add_return(&last_serial, 1);
-	for (uint32_t c = 0; c < g->class_count; c++) {
-		kv->class_size[c] = g->class_size[c];
+	for (uint32_t c = 0; c < g->class_count; c++)
 		kv->class_blocks[c] = g->page_size / g->class_size[c];
-	}
 	/* Spread processes over the pages so they rarely collide. */
 	kv->claim_hint = shmkv__self_pid() * 2654435761u % g->page_count;
 	snprintf(kv->name, sizeof(kv->name), "%s", name);
@@ -86,26 +75,12 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 
 	h->layout_version = SHMKV_LAYOUT_VERSION;
 	h->format = SHMKV_LAYOUT_FORMAT;
-	h->segment_size = g->segment_size;
-	h->slots_offset = g->slots_offset;
-	h->value_memory = g->value_memory;
+	shmkv__geometry_to_header(g, h);
 	h->hash_seed = seed;
-	h->slot_count = g->slot_count;
-	h->slot_size = g->slot_size;
-	h->key_max = g->key_max;
-	h->value_max = g->value_max;
-	h->probe_limit = g->probe_limit;
-	h->class_count = g->class_count;
-	h->page_size = g->page_size;
-	h->page_count = g->page_count;
-	h->units_per_page = g->units_per_page;
-	h->page_table_offset = g->page_table_offset;
-	h->pages_offset = g->pages_offset;
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
 	h->clock_offset_ms = (int64_t)h->created_unix_ms - shmkv__now_ms();
 	h->creator_pid = shmkv__self_pid();
 	h->pid_ns = shmkv__pid_ns();
-	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
 	/* Release: whoever reads the magic reads every field above. A fresh
 	 * tmpfs file is zero-filled, which is already a valid empty table
 	 * (every slot EMPTY at version 0, every block FREE). */
@@ -437,7 +412,7 @@ void shmkv_close(shmkv_t *kv)
 		return;
 	if (kv->ext != NULL)
 		kv->ext->close(kv, kv->ext);
-	munmap(kv->base, kv->size);
+	munmap(kv->base, kv->geo.segment_size);
 	close(kv->fd);
 	free(kv);
 }
@@ -471,11 +446,11 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 	if (kv == NULL || cfg == NULL)
 		return -EINVAL;
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->slots = kv->mask + 1;
-	cfg->key_max = kv->key_max;
-	cfg->value_max = kv->value_max;
-	cfg->probe_limit = kv->probe_limit;
-	cfg->value_memory = kv->value_memory;
+	cfg->slots = kv->geo.slot_count;
+	cfg->key_max = kv->geo.key_max;
+	cfg->value_max = kv->geo.value_max;
+	cfg->probe_limit = kv->geo.probe_limit;
+	cfg->value_memory = kv->geo.value_memory;
 	cfg->mode = fstat(kv->fd, &st) == 0 ? (st.st_mode & 0777) : 0;
 	return 0;
 }

@@ -132,8 +132,8 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 	/* Fast path: a value that is an integer's decimal form is stored as
 	 * that inline integer. */
-	if ((val != NULL || vlen == 0) && kv != NULL && vlen <= kv->value_max &&
-	    shmkv__string2ll(val, vlen, &i) &&
+	if ((val != NULL || vlen == 0) && kv != NULL &&
+	    vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, &i) &&
 	    (r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
 		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);

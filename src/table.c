@@ -57,7 +57,7 @@ static uint32_t probe_bound(const struct shmkv *kv, uint32_t home)
 	 * slots we then scan are read after it. */
 	uint32_t b = shmkv__load32_acquire(&shmkv__slot(kv, home)->probe_bound);
 
-	return b > kv->probe_limit ? kv->probe_limit : b;
+	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
 }
 
 static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
@@ -245,7 +245,7 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
 	struct shmkv_key k;
 	uint32_t len = uatomic_read(&s->key_len);
 
-	if (len > kv->key_max)
+	if (len > kv->geo.key_max)
 		return; /* corrupt: recovery reports it, nobody can match it */
 	memcpy(key, s->key, len);
 	shmkv__fence_acquire();
@@ -384,7 +384,7 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 	bool helped = false;
 
 	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t d = 0; d < kv->probe_limit; d++) {
+		for (uint32_t d = 0; d < kv->geo.probe_limit; d++) {
 			uint32_t idx = (k->home + d) & kv->mask;
 			uint64_t busy = try_claim(kv, idx, pid, pass == 1,
 						  &helped);

@@ -416,3 +416,20 @@ void bench_opts_parse(int argc, char **argv, const char *summary,
 		exit(2);
 	}
 }
+
+void bench_begin(struct bench_opts *o, unsigned quick_runs, unsigned full_runs)
+{
+	if (o->runs == 0)
+		o->runs = o->quick ? quick_runs : full_runs;
+	bench_cleanup_init();
+}
+
+void bench_title(const char *what, int quick)
+{
+	struct bench_machine m;
+
+	bench_machine_describe(&m);
+	printf("# shmkv %s %s%s\n", SHMKV_VERSION_STRING, what,
+	       quick ? " (QUICK: smoke run, figures not meaningful)" : "");
+	bench_machine_print(stdout, &m);
+}

@@ -51,8 +51,23 @@ struct bench_kv_ops {
 	int (*batch)(struct bench_kv *kv, enum bench_cmd cmd,
 		     const uint32_t *ids, const void *const *vals,
 		     const size_t *vlens, unsigned n, int *replies);
+	/* NULL when impl is not the kv's (the plain shmkv store stays the
+	 * caller's). Otherwise releases what impl holds, and bench_kv_close
+	 * then frees impl itself (malloc'd); called only with impl set. */
 	void (*close)(struct bench_kv *kv);
 };
+
+/*
+ * Defines @fname, the bench_kv_fn of command @cmd, as a call of @generic
+ * (kv, cmd, id, val, vlen): for implementations that run several commands
+ * through one function.
+ */
+#define BENCH_KV_FN(fname, generic, cmd)                                       \
+	static int fname(struct bench_kv *kv, uint32_t id, const void *val,    \
+			 size_t vlen)                                          \
+	{                                                                      \
+		return generic(kv, cmd, id, val, vlen);                        \
+	}
 
 struct bench_kv {
 	const struct bench_kv_ops *ops;
@@ -89,6 +104,10 @@ int bench_kv_redis(struct bench_kv *kv, int port, int db, int pipelined,
 		   const char *keys, uint32_t n, uint32_t value_max);
 
 void bench_kv_close(struct bench_kv *kv);
+
+/* For the constructors: a zeroed kv with these fields. */
+void bench_kv_init(struct bench_kv *kv, const struct bench_kv_ops *ops,
+		   const char *keys, uint32_t n, void *impl);
 
 /* Output buffer helper for the implementations. */
 int bench_kv_out_init(struct bench_kv *kv, uint32_t value_max);

@@ -156,37 +156,14 @@ static int m_get(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
 				     m->entries[o.at].vlen));
 }
 
-static int m_set(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
-{
-	struct map *m = M(kv);
-	struct op o;
-	int rc = begin(kv, id, n, &o);
-
-	if (rc)
-		return rc;
-	if (o.at >= 0) {
-		put_value(m, (uint32_t)o.at, v, n);
-		return end(kv, 1);
-	}
-	rc = insert(m, o.ins, o.key, o.klen, o.hash, v, n);
-	return end(kv, rc ? rc : 1);
-}
-
-static int m_setnx(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
-{
-	struct map *m = M(kv);
-	struct op o;
-	int rc = begin(kv, id, n, &o);
-
-	if (rc)
-		return rc;
-	if (o.at >= 0)
-		return end(kv, 0);
-	rc = insert(m, o.ins, o.key, o.klen, o.hash, v, n);
-	return end(kv, rc ? rc : 1);
-}
-
-static int m_getset(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
+/*
+ * SET, SETNX and GETSET: one worker, as Redis's setGenericCommand. A
+ * missing key is inserted by all three; a present one is kept by SETNX,
+ * and overwritten by SET and GETSET (GETSET first copies the old value
+ * out).
+ */
+static int m_store(struct bench_kv *kv, enum bench_cmd cmd, uint32_t id,
+		   const void *v, size_t n)
 {
 	struct map *m = M(kv);
 	struct op o;
@@ -196,14 +173,20 @@ static int m_getset(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
 		return rc;
 	if (o.at < 0) {
 		rc = insert(m, o.ins, o.key, o.klen, o.hash, v, n);
-		return end(kv, rc ? rc : 0);
+		return end(kv, rc ? rc : cmd != BCMD_GETSET);
 	}
-	rc = bench_kv_give(kv, value_at(m, (uint32_t)o.at),
-			   m->entries[o.at].vlen);
+	if (cmd == BCMD_SETNX)
+		return end(kv, 0);
+	rc = cmd != BCMD_GETSET ? 1
+				: bench_kv_give(kv, value_at(m, (uint32_t)o.at),
+						m->entries[o.at].vlen);
 	if (rc == 1)
 		put_value(m, (uint32_t)o.at, v, n);
 	return end(kv, rc);
 }
+BENCH_KV_FN(m_set, m_store, BCMD_SET)
+BENCH_KV_FN(m_setnx, m_store, BCMD_SETNX)
+BENCH_KV_FN(m_getset, m_store, BCMD_GETSET)
 
 static int m_del(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
 {
@@ -274,13 +257,7 @@ static int m_incr(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
 
 static void m_close(struct bench_kv *kv)
 {
-	struct map *m = M(kv);
-
-	if (!m)
-		return;
-	bench_shm_free(m->hdr, m->bytes);
-	free(m);
-	kv->impl = NULL;
+	bench_shm_free(M(kv)->hdr, M(kv)->bytes);
 }
 
 static const struct bench_kv_ops mutex_ops = {
@@ -296,11 +273,7 @@ int bench_kv_mutex_map(struct bench_kv *kv, uint32_t slots, const char *keys,
 	struct map *m = calloc(1, sizeof(*m));
 	size_t ents;
 
-	memset(kv, 0, sizeof(*kv));
-	kv->ops = &mutex_ops;
-	kv->keys = keys;
-	kv->n = n;
-	kv->impl = m;
+	bench_kv_init(kv, &mutex_ops, keys, n, m);
 	if (!m || slots == 0 || (slots & (slots - 1)) ||
 	    BENCH_KEY_LEN > KEY_CAP)
 		goto fail;

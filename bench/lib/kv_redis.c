@@ -212,19 +212,13 @@ static int one(struct bench_kv *kv, enum bench_cmd cmd, uint32_t id,
 	return reply(kv, cmd);
 }
 
-#define ONE(fname, cmd)                                                        \
-	static int fname(struct bench_kv *kv, uint32_t id, const void *v,      \
-			 size_t n)                                             \
-	{                                                                      \
-		return one(kv, cmd, id, v, n);                                 \
-	}
-ONE(r_get, BCMD_GET)
-ONE(r_set, BCMD_SET)
-ONE(r_setnx, BCMD_SETNX)
-ONE(r_getset, BCMD_GETSET)
-ONE(r_del, BCMD_DEL)
-ONE(r_delifeq, BCMD_DELIFEQ)
-ONE(r_incr, BCMD_INCR)
+BENCH_KV_FN(r_get, one, BCMD_GET)
+BENCH_KV_FN(r_set, one, BCMD_SET)
+BENCH_KV_FN(r_setnx, one, BCMD_SETNX)
+BENCH_KV_FN(r_getset, one, BCMD_GETSET)
+BENCH_KV_FN(r_del, one, BCMD_DEL)
+BENCH_KV_FN(r_delifeq, one, BCMD_DELIFEQ)
+BENCH_KV_FN(r_incr, one, BCMD_INCR)
 
 static int r_batch(struct bench_kv *kv, enum bench_cmd cmd, const uint32_t *ids,
 		   const void *const *vals, const size_t *vlens, unsigned n,
@@ -240,24 +234,26 @@ static int r_batch(struct bench_kv *kv, enum bench_cmd cmd, const uint32_t *ids,
 
 static void r_close(struct bench_kv *kv)
 {
-	if (!kv->impl)
-		return;
 	redisFree(R(kv)->c);
-	free(kv->impl);
-	kv->impl = NULL;
 }
+
+/* The two differ only in batch, which the workload uses when present. */
+#define REDIS_FNS                                                              \
+	{                                                                      \
+		r_get, r_set, r_setnx, r_getset, r_del, r_delifeq, r_incr      \
+	}
 
 static const struct bench_kv_ops redis_ops = {
 	.name = "redis (loopback)",
 	.tag = "redis",
-	.fn = { r_get, r_set, r_setnx, r_getset, r_del, r_delifeq, r_incr },
+	.fn = REDIS_FNS,
 	.close = r_close,
 };
 
 static const struct bench_kv_ops redis_pipe_ops = {
 	.name = "redis pipelined",
 	.tag = "redis_pipelined",
-	.fn = { r_get, r_set, r_setnx, r_getset, r_del, r_delifeq, r_incr },
+	.fn = REDIS_FNS,
 	.batch = r_batch,
 	.close = r_close,
 };
@@ -284,11 +280,8 @@ int bench_kv_redis(struct bench_kv *kv, int port, int db, int pipelined,
 	struct rconn *rc = calloc(1, sizeof(*rc));
 	int err = -ENOMEM;
 
-	memset(kv, 0, sizeof(*kv));
-	kv->ops = pipelined ? &redis_pipe_ops : &redis_ops;
-	kv->keys = keys;
-	kv->n = n;
-	kv->impl = rc;
+	bench_kv_init(kv, pipelined ? &redis_pipe_ops : &redis_ops, keys, n,
+		      rc);
 	if (!rc)
 		return -ENOMEM;
 	rc->c = redisConnect("127.0.0.1", port);

@@ -12,38 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bench_cmd_name[BCMD_N] = {
-	"GET", "SET", "SETNX", "GETSET", "DEL", "DELIFEQ", "INCR",
-};
-
-int bench_kv_out_init(struct bench_kv *kv, uint32_t value_max)
-{
-	/* Room for a formatted INCR result too. */
-	size_t cap = value_max < 32 ? 32 : value_max;
-
-	kv->out.buf = malloc(cap);
-	kv->out.cap = cap;
-	kv->out.len = 0;
-	return kv->out.buf ? 0 : -ENOMEM;
-}
-
-int bench_kv_give(struct bench_kv *kv, const void *val, size_t len)
-{
-	kv->out.len = len;
-	if (len > kv->out.cap)
-		return -ENOBUFS;
-	memcpy(kv->out.buf, val, len);
-	return 1;
-}
-
-void bench_kv_close(struct bench_kv *kv)
-{
-	if (kv->ops && kv->ops->close)
-		kv->ops->close(kv);
-	free(kv->out.buf);
-	memset(kv, 0, sizeof(*kv));
-}
-
 static inline const char *key_of(const struct bench_kv *kv, uint32_t id)
 {
 	return bench_key(kv->keys, id);
@@ -109,11 +77,7 @@ static const struct bench_kv_ops shmkv_ops = {
 int bench_kv_shmkv(struct bench_kv *kv, shmkv_t *store, const char *keys,
 		   uint32_t n, uint32_t value_max)
 {
-	memset(kv, 0, sizeof(*kv));
-	kv->ops = &shmkv_ops;
-	kv->keys = keys;
-	kv->n = n;
-	kv->impl = store;
+	bench_kv_init(kv, &shmkv_ops, keys, n, store);
 	return bench_kv_out_init(kv, value_max);
 }
 
@@ -168,11 +132,7 @@ static int p_incr(struct bench_kv *kv, uint32_t id, const void *v, size_t n)
 
 static void p_close(struct bench_kv *kv)
 {
-	if (!kv->impl)
-		return;
 	free(P(kv)->refs);
-	free(kv->impl);
-	kv->impl = NULL;
 }
 
 static const struct bench_kv_ops prepared_ops = {
@@ -188,11 +148,7 @@ int bench_kv_shmkv_prepared(struct bench_kv *kv, shmkv_t *store,
 	struct prepared *p = calloc(1, sizeof(*p));
 	int err;
 
-	memset(kv, 0, sizeof(*kv));
-	kv->ops = &prepared_ops;
-	kv->keys = keys;
-	kv->n = n;
-	kv->impl = p;
+	bench_kv_init(kv, &prepared_ops, keys, n, p);
 	if (!p || !(p->refs = calloc(n, sizeof(*p->refs)))) {
 		bench_kv_close(kv);
 		return -ENOMEM;

@@ -293,8 +293,6 @@ static void u_close(struct bench_kv *kv)
 	struct unode **all;
 	size_t count;
 
-	if (!t)
-		return;
 	if (t->ht) {
 		all = unlink_all(t, &count);
 		reclaim(t); /* the grace period covers the unlinked too */
@@ -303,8 +301,6 @@ static void u_close(struct bench_kv *kv)
 		free(all);
 		cds_lfht_destroy(t->ht, NULL);
 	}
-	free(t);
-	kv->impl = NULL;
 	if (--open_tables == 0)
 		rcu_unregister_thread();
 }
@@ -322,10 +318,7 @@ int bench_kv_rculfhash(struct bench_kv *kv, const char *keys, uint32_t n,
 	struct utable *t = calloc(1, sizeof(*t));
 	unsigned long size = 1;
 
-	memset(kv, 0, sizeof(*kv));
-	kv->ops = &urcu_ops;
-	kv->keys = keys;
-	kv->n = n;
+	bench_kv_init(kv, &urcu_ops, keys, n, NULL);
 	if (!t)
 		return -ENOMEM;
 	while (size < 2ul * n)

@@ -174,10 +174,12 @@ static void leave_crash_debris(shmkv_t *kv)
 	e->state = SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(e->state));
 	/* The last block of the first claimed page: allocated, never
 	 * published, by a process now dead. */
-	for (unit = 0; unit < kv->page_count * kv->units_per_page; unit++) {
+	for (unit = 0; unit < kv->geo.page_count * kv->geo.units_per_page;
+	     unit++) {
 		b = shmkv__block_at(kv, unit, &cls);
 		if (b != NULL && !BLK_USED(b->tag) &&
-		    unit % kv->units_per_page + 1 == kv->class_blocks[cls]) {
+		    unit % kv->geo.units_per_page + 1 ==
+			    kv->class_blocks[cls]) {
 			b->tag = BLK_TAG(BLK_GEN(b->tag), dead & 0x7fffffff, 1);
 			break;
 		}

@@ -90,20 +90,20 @@ static void patch32(void *p, uint8_t mode, uint64_t v)
  */
 static void patch_block(uint32_t index, uint8_t mode, uint64_t v)
 {
-	uint32_t page = index % owner->page_count, cls;
+	uint32_t page = index % owner->geo.page_count, cls;
 	struct shmkv_block_shm *b;
 
 	/* Relaxed plain read: nothing else runs. 0 is a free page. */
 	cls = owner->page_table[page];
-	if (cls == 0 || cls > owner->class_count)
+	if (cls == 0 || cls > owner->geo.class_count)
 		return;
 	cls--;
 	b = (struct shmkv_block_shm *)(owner->pages +
-				       (size_t)page * owner->page_size +
+				       (size_t)page * owner->geo.page_size +
 				       (size_t)(index >> 8) %
-					       (owner->page_size /
-						owner->class_size[cls]) *
-					       owner->class_size[cls]);
+					       (owner->geo.page_size /
+						owner->geo.class_size[cls]) *
+					       owner->geo.class_size[cls]);
 	switch ((mode >> 2) % 4) {
 	case 0:
 		patch64(&b->tag, mode, v);
@@ -140,7 +140,7 @@ static void patch_header(uint32_t index, uint8_t mode, uint64_t v)
 
 static void patch_raw(uint32_t index, uint8_t mode, uint64_t v)
 {
-	size_t room = (owner->size - SHMKV_HEADER_SIZE) / 8;
+	size_t room = (owner->geo.segment_size - SHMKV_HEADER_SIZE) / 8;
 
 	patch64(owner->base + SHMKV_HEADER_SIZE + (size_t)index % room * 8,
 		mode, v);
@@ -152,7 +152,7 @@ static void apply_patch(struct fz_in *in)
 	uint32_t index = fz_u16(in);
 	uint64_t v = fz_u64(in);
 	struct shmkv_slot_shm *s = shmkv__slot(owner, index);
-	size_t key_words = (owner->slot_size - sizeof(*s)) / 8;
+	size_t key_words = (owner->geo.slot_size - sizeof(*s)) / 8;
 
 	if (region == R_STATE)
 		patch64(&s->state, mode, v);
@@ -167,7 +167,8 @@ static void apply_patch(struct fz_in *in)
 	else if (region == R_KEY)
 		patch64(s->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
 	else if (region == R_PAGE)
-		patch32(&owner->page_table[index % owner->page_count], mode, v);
+		patch32(&owner->page_table[index % owner->geo.page_count], mode,
+			v);
 	else if (region == R_BLOCK)
 		patch_block(index, mode, v);
 	else if (region == R_HEADER)

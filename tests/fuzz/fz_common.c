@@ -91,7 +91,7 @@ void fz_silence(void)
 
 unsigned char *fz_base(shmkv_t *kv, size_t *size)
 {
-	*size = kv->size;
+	*size = kv->geo.segment_size;
 	return kv->base;
 }
 

@@ -112,13 +112,13 @@ static struct shmkv_block_shm *block_of(const char *key)
 static struct shmkv_block_shm *spare_block(void)
 {
 	uint64_t v = slot(slot_of("text"))->value;
-	uint32_t page = VAL_BLOCK_UNIT(v) / tu_kv->units_per_page, cls = 0;
+	uint32_t page = VAL_BLOCK_UNIT(v) / tu_kv->geo.units_per_page, cls = 0;
 	uint32_t unit;
 
 	cr_assert_eq(VAL_KIND(v), VAL_BLOCK, "text is not in a block");
 	cls = shmkv__page_class(tu_kv, page);
 	cr_assert_neq(cls, SHMKV__NO_CLASS);
-	unit = page * tu_kv->units_per_page + tu_kv->class_blocks[cls] - 1;
+	unit = page * tu_kv->geo.units_per_page + tu_kv->class_blocks[cls] - 1;
 	return shmkv__block_at(tu_kv, unit, &cls);
 }
 
@@ -211,7 +211,7 @@ Test(check, reports_a_value_naming_a_block_that_does_not_exist)
 	populate();
 	/* One past the last page: no such block. */
 	slot(slot_of("text"))->value = VAL_BLOCK_WORD(
-		tu_kv->page_count * tu_kv->units_per_page, 0);
+		tu_kv->geo.page_count * tu_kv->geo.units_per_page, 0);
 	assert_found("which does not exist");
 }
 
@@ -305,7 +305,7 @@ Test(check, reports_a_key_present_in_two_slots)
 	i = slot_of("dup");
 	home = home_of("dup");
 	j = empty_slot_from(i);
-	memcpy(slot(j), slot(i), tu_kv->slot_size);
+	memcpy(slot(j), slot(i), tu_kv->geo.slot_size);
 	slot(home)->probe_bound = ((j - home) & tu_kv->mask) + 1;
 	assert_found("both hold key \"dup\"");
 }
@@ -352,7 +352,7 @@ Test(check, reports_a_meaningless_state_word)
 Test(check, reports_a_probe_bound_beyond_the_limit)
 {
 	populate();
-	slot(empty_slot_from(0))->probe_bound = tu_kv->probe_limit + 1;
+	slot(empty_slot_from(0))->probe_bound = tu_kv->geo.probe_limit + 1;
 	assert_found("exceeds the probe limit");
 }
 
@@ -409,7 +409,7 @@ Test(check, survives_a_segment_full_of_garbage)
 	int n;
 
 	srand(1);
-	for (size_t i = SHMKV_HEADER_SIZE; i < tu_kv->size; i++)
+	for (size_t i = SHMKV_HEADER_SIZE; i < tu_kv->geo.segment_size; i++)
 		tu_kv->base[i] = (unsigned char)rand();
 	n = run_check(tu_kv, &p);
 	cr_assert_gt(n, 100, "only %d problems in garbage", n);

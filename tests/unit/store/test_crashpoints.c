@@ -191,18 +191,18 @@ static void debris_slots(shmkv_t *kv, struct debris *d, unsigned char *ref,
 
 static void debris_take(shmkv_t *kv, struct debris *d)
 {
-	uint64_t units = (uint64_t)kv->page_count * kv->units_per_page;
+	uint64_t units = (uint64_t)kv->geo.page_count * kv->geo.units_per_page;
 	unsigned char *ref = calloc(units, 1);
 
 	cr_assert_not_null(ref);
 	memset(d, 0, sizeof(*d));
 	debris_slots(kv, d, ref, units);
-	for (uint32_t page = 0; page < kv->page_count; page++) {
+	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
 		uint32_t cls = shmkv__page_class(kv, page);
 
 		for (uint32_t i = 0;
 		     cls != SHMKV__NO_CLASS && i < kv->class_blocks[cls]; i++) {
-			uint32_t unit = page * kv->units_per_page + i, c;
+			uint32_t unit = page * kv->geo.units_per_page + i, c;
 			struct shmkv_block_shm *b = shmkv__block_at(kv, unit,
 								    &c);
 			/* Acquire: pairs with the block's last tag CAS. */
