@@ -19,6 +19,7 @@
  */
 #include "helpers/diff_gen.h"
 #include "helpers/redis_server.h"
+#include "helpers/rng.h"
 #include "shmkv.h"
 
 #include <errno.h>
@@ -402,7 +403,7 @@ static int parse_args(int argc, char **argv)
 	char *end;
 	int ch, help = 0;
 
-	opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	opt.seed = rng_clock_seed();
 	while ((ch = getopt_long(argc, argv, "s:n:x:vh", longopts, NULL)) !=
 	       -1) {
 		errno = 0;

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "helpers/journal.h"
+#include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/lifecycle.h"
 #include "shmkv.h"
@@ -139,7 +140,7 @@ static void exec_worker(struct soak *s, int slot, enum lc_kind kind,
 
 static void spawn(struct soak *s, enum lc_kind kind)
 {
-	uint64_t seed = sc_rng_next(&s->rng);
+	uint64_t seed = rng_next(&s->rng);
 	struct child *c = NULL;
 	int slot;
 
@@ -462,7 +463,7 @@ static void parse_args(struct soak *s, int argc, char **argv)
 	for (int k = 0; k < LC_SHORT_KINDS; k++)
 		s->kinds[k] = (enum lc_kind)k;
 	s->nkinds = LC_SHORT_KINDS;
-	s->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	s->rng = rng_clock_seed();
 	while ((c = getopt_long(argc, argv, "s:p:r:j:l:x:k:h", opts, NULL)) !=
 	       -1) {
 		if (c == 's')

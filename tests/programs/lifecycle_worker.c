@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/lifecycle.h"
 #include "shmkv.h"
@@ -68,7 +69,7 @@ static struct lc_slot no_slot;
 
 static unsigned below(struct worker *w, unsigned n)
 {
-	return (unsigned)(sc_rng_next(&w->rng) % n);
+	return (unsigned)(rng_next(&w->rng) % n);
 }
 
 static void sleep_us(long us)
@@ -233,7 +234,7 @@ static void data_command(struct worker *w)
 	klen = (size_t)snprintf(key, sizeof(key), "d%02u",
 				below(w, LC_DATA_KEYS));
 	if (below(w, 4))
-		vlen = sc_make_string(val, (uint32_t)sc_rng_next(&w->rng));
+		vlen = sc_make_string(val, (uint32_t)rng_next(&w->rng));
 	else
 		vlen = (size_t)snprintf(val, sizeof(val), "%u",
 					below(w, 100000));

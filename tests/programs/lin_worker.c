@@ -38,6 +38,7 @@
 
 #include "shmkv.h"
 #include "helpers/lincheck.h"
+#include "helpers/rng.h"
 
 enum worker_exit {
 	EXIT_DONE = 0,
@@ -67,15 +68,6 @@ struct worker {
 	size_t vlen;
 	char buf[SHMKV_VALUE_MAX_LIMIT];
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint64_t now_ns(void)
 {

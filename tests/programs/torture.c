@@ -246,7 +246,7 @@ static struct proc *free_slot(struct sup *s)
 
 static void spawn(struct sup *s, int lane)
 {
-	uint64_t seed = torture_rng(&s->rng);
+	uint64_t seed = rng_next(&s->rng);
 	struct proc *p = free_slot(s);
 	int fds[2];
 
@@ -342,9 +342,9 @@ static void torture(struct sup *s, double seconds)
 	for (int w = 0; w < s->nworkers; w++)
 		spawn(s, w);
 	while (now_ms() < end && s->t.failed == 0) {
-		sleep_ns((long)(torture_rng(&s->rng) % 3000001));
+		sleep_ns((long)(rng_next(&s->rng) % 3000001));
 		reap_all_dead(s);
-		kill_lane(s, (int)(torture_rng(&s->rng) % s->nworkers));
+		kill_lane(s, (int)(rng_next(&s->rng) % s->nworkers));
 		if (s->kills % RECOVER_EVERY == 0)
 			recover_beside(s);
 		if (now_ms() >= next_progress) {
@@ -493,7 +493,7 @@ static double parse_args(struct sup *s, int argc, char **argv)
 	int c;
 
 	s->nworkers = 4;
-	s->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	s->rng = rng_clock_seed();
 #ifdef SHMKV_FAULT_INJECTION
 	s->crash_points = true;
 #endif

@@ -32,6 +32,7 @@
 
 #include "shmkv.h"
 #include "shmkv_lock.h"
+#include "helpers/selfcheck.h"
 #include "helpers/torture.h"
 
 #define SHORT_TTL_MS 100 /* torture.c waits this out before its audit */
@@ -56,7 +57,7 @@ struct worker {
 
 static unsigned below(struct worker *w, unsigned n)
 {
-	return (unsigned)(torture_rng(&w->rng) % n);
+	return (unsigned)(rng_next(&w->rng) % n);
 }
 
 static int fail(struct worker *w, int code, const char *what, long long got)
@@ -80,7 +81,7 @@ static int check_value(struct worker *w, const char *v, size_t len)
 {
 	uint32_t spawn, seq;
 
-	if (torture_is_int(v, len) || torture_value_parse(v, len, &spawn, &seq))
+	if (sc_is_canonical_int(v, len) || torture_value_parse(v, len, &spawn, &seq))
 		return 0;
 	fprintf(stderr, "torture_worker spawn %u: %s %s read \"%.*s\" (%zu)\n",
 		w->spawn, w->cmd, w->key, (int)(len > 80 ? 80 : len), v, len);
@@ -237,7 +238,7 @@ static int counter_bump(struct worker *w, enum torture_lock l)
 	snprintf(w->key, sizeof(w->key), "%s", key);
 	if (rc == 1) {
 		w->old[o.len] = '\0';
-		if (!torture_is_int(w->old, o.len))
+		if (!sc_is_canonical_int(w->old, o.len))
 			return fail(w, TW_VALUE, w->old, (long long)o.len);
 		n = strtoll(w->old, NULL, 10);
 	} else if (rc != 0) {

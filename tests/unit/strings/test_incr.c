@@ -7,6 +7,7 @@
  * bits inline in the value word and larger ones in value storage, so every
  * behaviour is checked on both sides of +-2^47.
  */
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #include <stdio.h>
@@ -398,30 +399,22 @@ static int reference_string2ll(const char *s, size_t len, int64_t *out)
 	return 1;
 }
 
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static size_t random_candidate(uint64_t *x, char *buf, size_t cap)
 {
 	static const char odd[] = "0123456789-+ a";
-	size_t len = xorshift(x) % 22;
+	size_t len = rng_next(x) % 22;
 
-	if (xorshift(x) % 3 == 0) {
-		long long v = (long long)xorshift(x) >> (xorshift(x) % 64);
+	if (rng_next(x) % 3 == 0) {
+		long long v = (long long)rng_next(x) >> (rng_next(x) % 64);
 
 		len = (size_t)snprintf(buf, cap, "%lld", v);
-		if (xorshift(x) % 5 == 0)
-			buf[xorshift(x) % len] = odd[xorshift(x) % 14];
+		if (rng_next(x) % 5 == 0)
+			buf[rng_next(x) % len] = odd[rng_next(x) % 14];
 		return len;
 	}
 	for (size_t i = 0; i < len; i++)
-		buf[i] = xorshift(x) % 10 == 0 ? odd[xorshift(x) % 14]
-					       : (char)('0' + xorshift(x) % 10);
+		buf[i] = rng_next(x) % 10 == 0 ? odd[rng_next(x) % 14]
+					       : (char)('0' + rng_next(x) % 10);
 	return len;
 }
 

@@ -4,6 +4,7 @@
  * for how TTLs are asserted.
  */
 #include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
 #include "helpers/ttl.h"
 
 TestSuite(ttl, .init = tu_setup, .fini = tu_teardown);
@@ -368,7 +369,6 @@ Test(sweep, frees_the_slots_of_what_it_deletes)
 Test(persist, an_integer_without_ttl_goes_back_inline)
 {
 	struct shmkv_stats st;
-	uint64_t used = 0;
 
 	tu_assert_rc(
 		shmkv_set(tu_kv, LIT("k"), LIT("123"), SHMKV_SET_EX, 100, NULL),
@@ -376,8 +376,7 @@ Test(persist, an_integer_without_ttl_goes_back_inline)
 	tu_assert_rc(shmkv_persist(tu_kv, LIT("k")), 1);
 	tu_assert_get_str(tu_kv, "k", "123");
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	for (uint32_t c = 0; c < st.classes; c++)
-		used += st.cls[c].used;
-	cr_assert_eq(used, 0, "%llu blocks still used after PERSIST",
-		     (unsigned long long)used);
+	cr_assert_eq(mp_blocks_used(&st), 0,
+		     "%llu blocks still used after PERSIST",
+		     (unsigned long long)mp_blocks_used(&st));
 }
