@@ -28,6 +28,11 @@ static inline uint64_t mp_blocks_used(const struct shmkv_stats *st)
 	return used;
 }
 
+/* The ends of the inline range: integers in [INLINE_MIN, INLINE_MAX]
+ * live in the value word itself. */
+#define INLINE_MAX (((int64_t)1 << 47) - 1)
+#define INLINE_MIN (-((int64_t)1 << 47))
+
 /* Whether @s is the canonical decimal form of a signed 48-bit integer:
  * those are the values the store keeps inline, without a value block
  * (unless the key has a TTL). */
@@ -52,7 +57,7 @@ static inline bool mp_is_int48(const char *s, size_t len)
 			return false;
 		v = v * 10 + (s[i] - '0');
 	}
-	return neg ? v <= ((int64_t)1 << 47) : v < ((int64_t)1 << 47);
+	return neg ? -v >= INLINE_MIN : v <= INLINE_MAX;
 }
 
 #endif /* SHMKV_TESTS_VALUE_BLOCKS_H */

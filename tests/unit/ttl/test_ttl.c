@@ -1,7 +1,9 @@
 /*
- * test_ttl.c - TTL and PTTL, PERSIST, lazy expiry on access and active
- * expiry with shmkv_sweep(). Redis 7 is the reference; see helpers/ttl.h
- * for how TTLs are asserted.
+ * test_ttl.c - a TTL read, removed and reached: TTL and PTTL, PERSIST, lazy
+ * expiry on access and active expiry with shmkv_sweep(). Redis 7 is the
+ * reference; see helpers/ttl.h for how TTLs are asserted. Setting a TTL is
+ * tested in test_expire.c (EXPIRE and friends) and test_expire_set.c (SET,
+ * GETEX and other writes).
  */
 #include "helpers/testutil.h"
 #include "helpers/value_blocks.h"
