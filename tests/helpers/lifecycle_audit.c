@@ -13,6 +13,7 @@
 
 #include "helpers/mp_census.h"
 #include "helpers/selfcheck.h"
+#include "helpers/verdict.h"
 #include "helpers/lifecycle.h"
 #include "owned.h"
 #include "shmkv_lock.h"
@@ -24,17 +25,9 @@ void lc_verdict(struct lc_audit *a, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		a->passed++;
-		return;
-	}
-	a->failed++;
-	fflush(stdout);
-	fprintf(stderr, "lifecycle_soak: FAILED: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	verdict_count(&a->passed, &a->failed, "lifecycle_soak", ok, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static const char *errno_name(unsigned e)

@@ -13,6 +13,7 @@
 #include "lock_record.h"
 #include "shmkv_lock.h"
 #include "helpers/selfcheck.h"
+#include "helpers/verdict.h"
 #include "helpers/torture.h"
 #include "helpers/value_blocks.h"
 
@@ -23,17 +24,9 @@ void torture_verdict(struct torture_tally *t, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		t->passed++;
-		return;
-	}
-	t->failed++;
-	fflush(stdout);
-	fprintf(stderr, "torture: FAILED: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	verdict_count(&t->passed, &t->failed, "torture", ok, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 struct census {

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "shmkv.h"
+#include "helpers/args.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 
@@ -166,26 +167,16 @@ static int step(struct worker *w)
 	return do_get(w);
 }
 
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static int parse_args(int argc, char **argv, struct worker *w,
-		      unsigned long *iters, int *ready_fd)
+		      uint64_t *iters, int *ready_fd)
 {
-	unsigned long seed, keys, fd = (unsigned long)-1;
+	uint64_t seed, keys, fd = (uint64_t)-1;
 
-	if (argc < 5 || argc > 7 || parse_ulong(argv[2], ULONG_MAX, &seed) ||
-	    parse_ulong(argv[3], ULONG_MAX, iters) ||
-	    parse_ulong(argv[4], KEYS_MAX, &keys) || keys == 0)
+	if (argc < 5 || argc > 7 || arg_seed(argv[2], &seed) ||
+	    arg_u64(argv[3], UINT64_MAX, iters) ||
+	    arg_u64(argv[4], KEYS_MAX, &keys) || keys == 0)
 		return -1;
-	if (argc > 5 && strcmp(argv[5], "-1") &&
-	    parse_ulong(argv[5], INT_MAX, &fd))
+	if (argc > 5 && strcmp(argv[5], "-1") && arg_u64(argv[5], INT_MAX, &fd))
 		return -1;
 	if (argc > 6 && strcmp(argv[6], "mixed") && strcmp(argv[6], "inserts"))
 		return -1;
@@ -199,7 +190,7 @@ static int parse_args(int argc, char **argv, struct worker *w,
 int main(int argc, char **argv)
 {
 	struct worker w;
-	unsigned long iters;
+	uint64_t iters;
 	int rc, ready_fd;
 
 	memset(&w, 0, sizeof(w));

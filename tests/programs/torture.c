@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
 #include "helpers/journal.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
@@ -490,7 +491,7 @@ static double parse_args(struct sup *s, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	double seconds = 60;
-	int c;
+	int c, bad = 0;
 
 	s->nworkers = 4;
 	s->rng = rng_clock_seed();
@@ -499,18 +500,20 @@ static double parse_args(struct sup *s, int argc, char **argv)
 #endif
 	while ((c = getopt_long(argc, argv, "s:w:r:nh", opts, NULL)) != -1) {
 		if (c == 's')
-			seconds = strtod(optarg, NULL);
+			bad = arg_seconds(optarg, &seconds);
 		else if (c == 'w')
-			s->nworkers = atoi(optarg);
+			bad = arg_int(optarg, 1, (int)TORTURE_WORKERS_MAX,
+				      &s->nworkers);
 		else if (c == 'r')
-			s->rng = strtoull(optarg, NULL, 0);
+			bad = arg_seed(optarg, &s->rng);
 		else if (c == 'n')
 			s->crash_points = false;
 		else
 			usage(c == 'h' ? 0 : 2);
+		if (bad)
+			usage(2);
 	}
-	if (optind != argc || !(seconds > 0) || s->nworkers < 1 ||
-	    s->nworkers > (int)TORTURE_WORKERS_MAX)
+	if (optind != argc || !(seconds > 0))
 		usage(2);
 	return seconds;
 }

@@ -32,6 +32,7 @@
 
 #include "shmkv.h"
 #include "shmkv_lock.h"
+#include "helpers/args.h"
 #include "helpers/selfcheck.h"
 #include "helpers/torture.h"
 
@@ -392,26 +393,15 @@ static int step(struct worker *w)
 	return op < 91 ? safe_section(w) : pattern_section(w);
 }
 
-static int parse_u(const char *s, unsigned long long max,
-		   unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static int setup(struct worker *w, int argc, char **argv, int *ready)
 {
-	unsigned long long fd, idx, spawn, seed, rfd;
+	uint64_t fd, idx, spawn, seed, rfd;
 	void *p;
 
-	if (argc != 7 || parse_u(argv[2], INT_MAX, &fd) ||
-	    parse_u(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
-	    parse_u(argv[4], UINT32_MAX, &spawn) ||
-	    parse_u(argv[5], UINT64_MAX, &seed) ||
-	    parse_u(argv[6], INT_MAX, &rfd)) {
+	if (argc != 7 || arg_u64(argv[2], INT_MAX, &fd) ||
+	    arg_u64(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
+	    arg_u64(argv[4], UINT32_MAX, &spawn) ||
+	    arg_seed(argv[5], &seed) || arg_u64(argv[6], INT_MAX, &rfd)) {
 		fprintf(stderr, "usage: torture_worker NAME JOURNAL_FD SLOT "
 				"SPAWN SEED READY_FD\n");
 		return TW_USAGE;

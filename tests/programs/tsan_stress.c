@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/value_blocks.h"
@@ -578,13 +579,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		.threads = 8, .ops = 20000, .seed = 1, .own_handles = true
 	};
 	for (int i = 1; i < argc; i += 2) {
-		char *end;
-		unsigned long long v;
+		uint64_t v;
 
-		if (i + 1 >= argc)
-			return -1;
-		v = strtoull(argv[i + 1], &end, 10);
-		if (*end != '\0' || end == argv[i + 1] || argv[i + 1][0] == '-')
+		if (i + 1 >= argc || arg_u64(argv[i + 1], UINT64_MAX, &v))
 			return -1;
 		if (!strcmp(argv[i], "--threads"))
 			o->threads = v > THREADS_MAX ? 0 : (unsigned)v;
