@@ -315,7 +315,9 @@ static void audit_storage(struct lc_audit *a, int r)
 {
 	/* Reclamation is amortised: at most a full turn of the cursor's
 	 * worth of dead processes' cells (two each) may wait for it. */
-	int64_t backlog = 2 * (int64_t)(units_of(a->kv) / SHMKV_REAP_STEP_UNITS + 1);
+	int64_t backlog = 2 *
+			  (int64_t)(units_of(a->kv) / SHMKV_REAP_STEP_UNITS +
+				    1);
 	int64_t slack = a->slack + backlog, extra;
 	long problems = 0;
 	struct census c;

@@ -13,6 +13,7 @@
 /* Counts @ok in *@passed or *@failed; on a failure prints @fmt and @ap
  * under the name @prog. */
 void verdict_count(int *passed, int *failed, const char *prog, bool ok,
-		   const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+		   const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 #endif /* SHMKV_TESTS_VERDICT_H */

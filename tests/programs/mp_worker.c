@@ -167,8 +167,8 @@ static int step(struct worker *w)
 	return do_get(w);
 }
 
-static int parse_args(int argc, char **argv, struct worker *w,
-		      uint64_t *iters, int *ready_fd)
+static int parse_args(int argc, char **argv, struct worker *w, uint64_t *iters,
+		      int *ready_fd)
 {
 	uint64_t seed, keys, fd = (uint64_t)-1;
 

@@ -82,7 +82,8 @@ static int check_value(struct worker *w, const char *v, size_t len)
 {
 	uint32_t spawn, seq;
 
-	if (sc_is_canonical_int(v, len) || torture_value_parse(v, len, &spawn, &seq))
+	if (sc_is_canonical_int(v, len) ||
+	    torture_value_parse(v, len, &spawn, &seq))
 		return 0;
 	fprintf(stderr, "torture_worker spawn %u: %s %s read \"%.*s\" (%zu)\n",
 		w->spawn, w->cmd, w->key, (int)(len > 80 ? 80 : len), v, len);
@@ -400,8 +401,8 @@ static int setup(struct worker *w, int argc, char **argv, int *ready)
 
 	if (argc != 7 || arg_u64(argv[2], INT_MAX, &fd) ||
 	    arg_u64(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
-	    arg_u64(argv[4], UINT32_MAX, &spawn) ||
-	    arg_seed(argv[5], &seed) || arg_u64(argv[6], INT_MAX, &rfd)) {
+	    arg_u64(argv[4], UINT32_MAX, &spawn) || arg_seed(argv[5], &seed) ||
+	    arg_u64(argv[6], INT_MAX, &rfd)) {
 		fprintf(stderr, "usage: torture_worker NAME JOURNAL_FD SLOT "
 				"SPAWN SEED READY_FD\n");
 		return TW_USAGE;

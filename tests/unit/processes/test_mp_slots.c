@@ -61,7 +61,8 @@ static int ins_op(shmkv_t *kv, const char *key, size_t kl, uint64_t *rng,
 	int rc;
 
 	if (rng_below(rng, 2))
-		vl = (size_t)sprintf(val, "%u", (unsigned)rng_below(rng, 100000));
+		vl = (size_t)sprintf(val, "%u",
+				     (unsigned)rng_below(rng, 100000));
 	else
 		vl = mp_pad_x(val, sprintf(val, "s%d-", idx), 12 + idx);
 	if (op < 30) {
