@@ -26,7 +26,7 @@ void fz_buf_free(struct fz_buf *s);
 /* Operands, as fz_ops.c decodes them. */
 void fz_put_num(struct fz_buf *s, int64_t v);	    /* shift 0, then v */
 void fz_put_value(struct fz_buf *s, const char *v); /* <= 175 bytes */
-#define FZ_OUT_FULL 0xff /* take_out(): a value_max buffer */
+#define FZ_OUT_FULL 0xff /* fz__take_out(): a value_max buffer */
 
 /* A script that touches every fixed key with every kind of command, then
  * inspects and repairs: what a harness runs when it has no other script. */

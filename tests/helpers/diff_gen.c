@@ -4,6 +4,7 @@
  * fixed order, so a seed replays the same commands.
  */
 #include "helpers/diff_gen.h"
+#include "helpers/rng.h"
 #include "shmkv_exec.h"
 
 #include <inttypes.h>
@@ -28,22 +29,14 @@ static struct {
 } opt;
 
 /*
- * Random numbers: splitmix64, so one seed gives one stream everywhere.
+ * Random numbers: one stream (helpers/rng.h), so one seed gives one stream
+ * everywhere.
  */
 static uint64_t rng_state;
 
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint64_t below(uint64_t n)
 {
-	return n ? rnd() % n : 0;
+	return rng_below(&rng_state, n);
 }
 
 static int64_t between(int64_t lo, int64_t hi)

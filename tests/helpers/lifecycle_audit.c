@@ -13,6 +13,7 @@
 
 #include "helpers/mp_census.h"
 #include "helpers/selfcheck.h"
+#include "helpers/verdict.h"
 #include "helpers/lifecycle.h"
 #include "owned.h"
 #include "shmkv_lock.h"
@@ -24,17 +25,9 @@ void lc_verdict(struct lc_audit *a, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		a->passed++;
-		return;
-	}
-	a->failed++;
-	fflush(stdout);
-	fprintf(stderr, "lifecycle_soak: FAILED: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	verdict_count(&a->passed, &a->failed, "lifecycle_soak", ok, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static const char *errno_name(unsigned e)
@@ -322,7 +315,9 @@ static void audit_storage(struct lc_audit *a, int r)
 {
 	/* Reclamation is amortised: at most a full turn of the cursor's
 	 * worth of dead processes' cells (two each) may wait for it. */
-	int64_t backlog = 2 * (int64_t)(units_of(a->kv) / SHMKV_REAP_STEP_UNITS + 1);
+	int64_t backlog = 2 *
+			  (int64_t)(units_of(a->kv) / SHMKV_REAP_STEP_UNITS +
+				    1);
 	int64_t slack = a->slack + backlog, extra;
 	long problems = 0;
 	struct census c;

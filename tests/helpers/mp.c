@@ -48,36 +48,12 @@ void *mp_shared_map(size_t len)
 	return p;
 }
 
-/* splitmix64: a small, seedable generator, one per process. */
-uint64_t mp_rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-unsigned mp_rng_below(uint64_t *s, unsigned n)
-{
-	return (unsigned)(mp_rng_next(s) % n);
-}
-
 /* The seed of this run: SHMKV_SEED if set, else the clock. Logged so a
  * failing run can be replayed as far as scheduling allows. */
 uint64_t mp_run_seed(void)
 {
-	const char *env = getenv("SHMKV_SEED");
-	uint64_t seed;
-	struct timespec ts;
+	uint64_t seed = rng_env_seed("SHMKV_SEED");
 
-	if (env && *env) {
-		seed = strtoull(env, NULL, 0);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		       (uint64_t)getpid();
-	}
 	cr_log_info("seed %llu (set SHMKV_SEED to reuse)",
 		    (unsigned long long)seed);
 	return seed;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #define NPROC	4 /* processes racing in each test */
@@ -49,10 +50,6 @@ int mp_child_fail(struct report *r, int code, int err, long step,
 /* Zeroed memory shared with every child forked after this call. */
 void *mp_shared_map(size_t len);
 
-/* splitmix64: a small, seedable generator, one per process. */
-uint64_t mp_rng_next(uint64_t *s);
-/* A number below @n (@n > 0). */
-unsigned mp_rng_below(uint64_t *s, unsigned n);
 /* The seed of this run: SHMKV_SEED if set, else the clock. Logged so a
  * failing run can be replayed as far as scheduling allows. */
 uint64_t mp_run_seed(void);

@@ -8,32 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether @s is the canonical decimal form of a signed 48-bit integer:
- * those are the values the store keeps inline, without a value block. */
-bool mp_is_int48(const char *s, size_t len)
-{
-	int64_t v = 0;
-	size_t i = 0;
-	bool neg = false;
-
-	if (len == 0 || len > 16)
-		return false;
-	if (len == 1 && s[0] == '0')
-		return true;
-	if (s[0] == '-') {
-		neg = true;
-		i = 1;
-	}
-	if (i >= len || s[i] < '1' || s[i] > '9')
-		return false;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	return neg ? v <= ((int64_t)1 << 47) : v < ((int64_t)1 << 47);
-}
-
 static int keylist_add(const void *key, size_t klen, void *arg)
 {
 	struct keylist *l = arg;
@@ -95,16 +69,6 @@ static size_t keylist_dups(const struct keylist *l, size_t *first)
 		}
 	}
 	return dups;
-}
-
-uint64_t mp_blocks_used(const struct shmkv_stats *st)
-{
-	uint64_t used = 0;
-	uint32_t n = st->classes < 24 ? st->classes : 24;
-
-	for (uint32_t i = 0; i < n; i++)
-		used += st->cls[i].used;
-	return used;
 }
 
 /* Reads one scanned key; returns a negative errno if GET or PTTL failed. */

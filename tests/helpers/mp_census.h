@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
 
 /* Keys longer than this are counted as not the tests' own. */
 #define KEY_CAP 64
@@ -40,13 +41,6 @@ struct census {
 
 /* Whether a value read back is one the test could have written. */
 typedef bool (*value_ok_fn)(const char *v, size_t len);
-
-/* Whether @s is the canonical decimal form of a signed 48-bit integer:
- * those are the values the store keeps inline, without a value block. */
-bool mp_is_int48(const char *s, size_t len);
-
-/* Value blocks in use, over every size class. */
-uint64_t mp_blocks_used(const struct shmkv_stats *st);
 
 /* Takes a census of a store of @slots slots, checking each value with
  * @ok (NULL: any). The caller frees c->keys.k, also on failure. Never

@@ -20,32 +20,24 @@
 /* Longest string sc_make_string() writes, plus room for its NUL. */
 #define SC_STRING_MAX 320
 
-/* splitmix64: one 64-bit random number from the state @s. */
-static inline uint64_t sc_rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Canonical decimal integer: no sign but '-', no leading zero, no -0. */
+/* Whether @s is the canonical decimal form of an int64, Redis's rule and
+ * so what INCR may leave: no sign but '-', no leading zero, no -0. */
 static inline bool sc_is_canonical_int(const char *s, size_t len)
 {
-	size_t i;
+	uint64_t v = 0;
+	size_t i = len > 0 && s[0] == '-';
 
-	if (len == 0 || len > 20)
+	if (len == 0 || len > 20 || (len == 1 && s[0] == '0'))
+		return len == 1;
+	/* 19 digits at most: no overflow below, and INT64_MAX has 19. */
+	if (i >= len || len - i > 19 || s[i] < '1' || s[i] > '9')
 		return false;
-	if (len == 1 && s[0] == '0')
-		return true;
-	i = s[0] == '-' ? 1 : 0;
-	if (i >= len || s[i] < '1' || s[i] > '9')
-		return false;
-	for (; i < len; i++)
+	for (; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return false;
-	return true; /* values stay far from the int64 range */
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return s[0] == '-' ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX;
 }
 
 /* Writes the string of @seq into @buf (SC_STRING_MAX bytes); returns its

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "shmkv.h"
+#include "helpers/rng.h"
 
 /* A small table, so that inserts collide and tombstones get recycled. */
 #define TORTURE_SLOTS 128u
@@ -97,16 +98,6 @@ enum torture_exit {
 	TW_LOCK = 6,  /* a lock broke its contract */
 };
 
-/* splitmix64: small and seedable, one stream per process. */
-static inline uint64_t torture_rng(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /*
  * Block values: "T<spawn>.<seq>:" then filler bytes that depend on the
  * header and the position, to a length the header also fixes. <spawn>
@@ -120,7 +111,7 @@ static inline uint64_t torture_value_hash(uint32_t spawn, uint32_t seq)
 {
 	uint64_t s = ((uint64_t)spawn << 32) | seq;
 
-	return torture_rng(&s);
+	return rng_next(&s);
 }
 
 static inline size_t torture_value_len(size_t head, uint64_t h)
@@ -159,24 +150,6 @@ static inline bool torture_value_parse(const char *v, size_t len,
 	*seq = (uint32_t)b;
 	return torture_value_make(want, *spawn, *seq) == len &&
 	       memcmp(want, v, len) == 0;
-}
-
-/* Whether @s is the canonical decimal form of an int64 (Redis's rule). */
-static inline bool torture_is_int(const char *s, size_t len)
-{
-	uint64_t v = 0;
-	size_t i = s != NULL && len > 0 && s[0] == '-';
-
-	if (len == 0 || len > 20 || (len == 1 && s[0] == '0'))
-		return len == 1;
-	if (i >= len || s[i] < '1' || s[i] > '9')
-		return false;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9' || v > UINT64_MAX / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	return s[0] == '-' ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX;
 }
 
 #endif /* SHMKV_TORTURE_H */

@@ -12,7 +12,10 @@
 #include "internal.h"
 #include "lock_record.h"
 #include "shmkv_lock.h"
+#include "helpers/selfcheck.h"
+#include "helpers/verdict.h"
 #include "helpers/torture.h"
+#include "helpers/value_blocks.h"
 
 /* The longest short TTL a worker sets is 100 ms. */
 #define SHORT_TTL_WAIT_MS 250
@@ -21,17 +24,9 @@ void torture_verdict(struct torture_tally *t, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		t->passed++;
-		return;
-	}
-	t->failed++;
-	fflush(stdout);
-	fprintf(stderr, "torture: FAILED: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	verdict_count(&t->passed, &t->failed, "torture", ok, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 struct census {
@@ -57,19 +52,12 @@ static int collect(const void *key, size_t klen, void *arg)
 	return 0;
 }
 
-static bool is_int48(const char *v, size_t len)
-{
-	long long n = torture_is_int(v, len) ? strtoll(v, NULL, 10) : 0;
-
-	return torture_is_int(v, len) && n >= -(1LL << 47) && n < (1LL << 47);
-}
-
 /* Whether a random key's value is one some worker wrote. */
 static bool written(const struct torture_tally *t, const char *v, size_t len)
 {
 	uint32_t spawn, seq;
 
-	if (torture_is_int(v, len))
+	if (sc_is_canonical_int(v, len))
 		return true;
 	return torture_value_parse(v, len, &spawn, &seq) && spawn < t->spawns &&
 	       seq >= 1 && seq <= t->seq_final[spawn];
@@ -85,20 +73,20 @@ static void census_key(const struct torture_tally *t, struct census *c,
 	uint32_t unit, seq;
 
 	c->live++;
-	c->need_block += !is_int48(v, len) || ttl != -1;
+	c->need_block += !mp_is_int48(v, len) || ttl != -1;
 	/* A held safe lock's value names its lock cell, a block too. */
-	c->need_block += is_int48(v, len) &&
+	c->need_block += mp_is_int48(v, len) &&
 			 val_pin_decode(strtoll(v, NULL, 10), &unit, &seq);
 	if (klen == 4 && key[0] == 'k')
 		ok = written(t, v, len);
 	else if (klen == 8 && !memcmp(key, "lock.pat", 8))
-		ok = torture_is_int(v, len);
+		ok = sc_is_canonical_int(v, len);
 	else if (klen == 9 && !memcmp(key, "lock.safe", 9))
 		ok = true; /* an owner record: checked by lock_audit */
 	for (int l = 0; l < TL_COUNT; l++)
 		if (klen == strlen(torture_counter[l]) &&
 		    !memcmp(key, torture_counter[l], klen)) {
-			ok = torture_is_int(v, len) && ttl == -1;
+			ok = sc_is_canonical_int(v, len) && ttl == -1;
 			c->ctr[l] = ok ? strtoll(v, NULL, 10) : -1;
 		}
 	if (!ok && c->bad++ == 0)
@@ -138,15 +126,6 @@ static int census_take(shmkv_t *kv, const struct torture_tally *t,
 	return rc;
 }
 
-static uint64_t blocks_used(const struct shmkv_stats *st)
-{
-	uint64_t n = 0;
-
-	for (uint32_t c = 0; c < st->classes && c < 24; c++)
-		n += st->cls[c].used;
-	return n;
-}
-
 /*
  * Keys whose value is a block holding a canonical 48-bit integer and no
  * deadline, which the README says is kept inline (white box: walks the
@@ -167,7 +146,7 @@ static uint64_t ints_in_blocks(shmkv_t *kv)
 		if (SLOT_STATE(w) == SLOT_MEMBER && VAL_KIND(v) == VAL_BLOCK &&
 		    shmkv__block_read(kv, v, buf, sizeof(buf), &view) == 0)
 			n += view.deadline_ms == 0 && view.len < sizeof(buf) &&
-			     is_int48(buf, view.len);
+			     mp_is_int48(buf, view.len);
 	}
 	return n;
 }
@@ -254,10 +233,10 @@ static void audit_content(shmkv_t *kv, struct torture_tally *t,
 		(unsigned long long)st.pending, (unsigned long long)st.corrupt,
 		(unsigned long long)st.expired,
 		(unsigned long long)st.live_keys, (unsigned long long)c->live);
-	torture_verdict(t, blocks_used(&st) == c->need_block + ints,
+	torture_verdict(t, mp_blocks_used(&st) == c->need_block + ints,
 			"value storage: %llu blocks used, live keys need %llu "
 			"(+%llu integers kept in blocks)",
-			(unsigned long long)blocks_used(&st),
+			(unsigned long long)mp_blocks_used(&st),
 			(unsigned long long)c->need_block,
 			(unsigned long long)ints);
 	torture_verdict(t, ints == 0,

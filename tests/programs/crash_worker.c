@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers/args.h"
 #include "segment.h"
 #include "shmkv.h"
 
@@ -92,23 +93,14 @@ static int run_create(const char *name)
 	return 0;
 }
 
-static int parse_ul(const char *s, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || end == s || *end || *out > INT_MAX ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
-	unsigned long start, count;
+	uint64_t start, count;
 	shmkv_t *kv;
 	int rc;
 
-	if (argc != 6 || parse_ul(argv[4], &start) ||
-	    parse_ul(argv[5], &count) ||
+	if (argc != 6 || arg_u64(argv[4], INT_MAX, &start) ||
+	    arg_u64(argv[5], INT_MAX, &count) ||
 	    (strcmp(argv[2], "int") && strcmp(argv[2], "block") &&
 	     strcmp(argv[2], "sweep") && strcmp(argv[2], "create") &&
 	     strcmp(argv[2], "create-named"))) {

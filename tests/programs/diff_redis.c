@@ -18,8 +18,10 @@
  * 77 redis-server is not installed (a skip for automake-style runners: CI
  * must not count it as a pass). SHMKV_REDIS_SERVER names another binary.
  */
+#include "helpers/args.h"
 #include "helpers/diff_gen.h"
 #include "helpers/redis_server.h"
+#include "helpers/rng.h"
 #include "shmkv.h"
 #include "shmkv_exec.h"
 
@@ -31,6 +33,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -495,18 +498,20 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	uint64_t ops;
 	int ch, help = 0;
 
-	opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	opt.seed = rng_clock_seed();
 	while ((ch = getopt_long(argc, argv, "s:n:x:vh", longopts, NULL)) !=
 	       -1) {
-		errno = 0;
-		if (ch == 's')
-			opt.seed = strtoull(optarg, &end, 0);
-		else if (ch == 'n')
-			opt.ops = strtol(optarg, &end, 0);
-		else if (ch == 'x')
+		if (ch == 's') {
+			if (arg_seed(optarg, &opt.seed))
+				return -1;
+		} else if (ch == 'n') {
+			if (arg_u64(optarg, LONG_MAX, &ops))
+				return -1;
+			opt.ops = (long)ops;
+		} else if (ch == 'x')
 			snprintf(opt.skip, sizeof(opt.skip), "%s", optarg);
 		else if (ch == 'v')
 			opt.verbose = 1;
@@ -514,15 +519,12 @@ static int parse_args(int argc, char **argv)
 			help = 1;
 		else
 			return -1;
-		if ((ch == 's' || ch == 'n') &&
-		    (errno || *end || end == optarg))
-			return -1;
 	}
 	if (help) {
 		usage(stdout);
 		exit(0);
 	}
-	return optind == argc && opt.ops >= 0 ? 0 : -1;
+	return optind == argc ? 0 : -1;
 }
 
 int main(int argc, char **argv)

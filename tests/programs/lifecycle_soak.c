@@ -59,7 +59,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
 #include "helpers/journal.h"
+#include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/lifecycle.h"
 #include "shmkv.h"
@@ -139,7 +141,7 @@ static void exec_worker(struct soak *s, int slot, enum lc_kind kind,
 
 static void spawn(struct soak *s, enum lc_kind kind)
 {
-	uint64_t seed = sc_rng_next(&s->rng);
+	uint64_t seed = rng_next(&s->rng);
 	struct child *c = NULL;
 	int slot;
 
@@ -439,6 +441,34 @@ static int parse_kinds(struct soak *s, char *list)
 	return s->nkinds ? 0 : -1;
 }
 
+/* One option's argument into @s. Return: 0, or -1 if it is not valid
+ * (or not an option: 'h' and '?' come here too). */
+static int soak_option(struct soak *s, int c, char *arg)
+{
+	int procs, rc;
+
+	switch (c) {
+	case 's':
+		return arg_seconds(arg, &s->seconds);
+	case 'p':
+		rc = arg_int(arg, 0, INT_MAX, &procs);
+		s->procs = procs;
+		return rc;
+	case 'r':
+		return arg_int(arg, 1, INT_MAX, &s->rounds);
+	case 'j':
+		return arg_int(arg, 1, 32, &s->jobs);
+	case 'l':
+		return arg_int(arg, 0, 8, &s->nlong);
+	case 'x':
+		return arg_seed(arg, &s->rng);
+	case 'k':
+		return parse_kinds(s, arg);
+	default:
+		return -1;
+	}
+}
+
 static void parse_args(struct soak *s, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -462,29 +492,13 @@ static void parse_args(struct soak *s, int argc, char **argv)
 	for (int k = 0; k < LC_SHORT_KINDS; k++)
 		s->kinds[k] = (enum lc_kind)k;
 	s->nkinds = LC_SHORT_KINDS;
-	s->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	s->rng = rng_clock_seed();
 	while ((c = getopt_long(argc, argv, "s:p:r:j:l:x:k:h", opts, NULL)) !=
 	       -1) {
-		if (c == 's')
-			s->seconds = strtod(optarg, NULL);
-		else if (c == 'p')
-			s->procs = strtol(optarg, NULL, 10);
-		else if (c == 'r')
-			s->rounds = atoi(optarg);
-		else if (c == 'j')
-			s->jobs = atoi(optarg);
-		else if (c == 'l')
-			s->nlong = atoi(optarg);
-		else if (c == 'x')
-			s->rng = strtoull(optarg, NULL, 0);
-		else if (c == 'k' && parse_kinds(s, optarg) == 0)
-			continue;
-		else
+		if (soak_option(s, c, optarg))
 			usage(c == 'h' ? 0 : 2);
 	}
-	if (optind != argc || !(s->seconds >= 0) || s->procs < 0 ||
-	    s->rounds < 1 || s->jobs < 1 || s->jobs > 32 || s->nlong < 0 ||
-	    s->nlong > 8)
+	if (optind != argc)
 		usage(2);
 }
 

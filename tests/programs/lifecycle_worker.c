@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
+#include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/lifecycle.h"
 #include "shmkv.h"
@@ -68,7 +70,7 @@ static struct lc_slot no_slot;
 
 static unsigned below(struct worker *w, unsigned n)
 {
-	return (unsigned)(sc_rng_next(&w->rng) % n);
+	return (unsigned)(rng_next(&w->rng) % n);
 }
 
 static void sleep_us(long us)
@@ -233,7 +235,7 @@ static void data_command(struct worker *w)
 	klen = (size_t)snprintf(key, sizeof(key), "d%02u",
 				below(w, LC_DATA_KEYS));
 	if (below(w, 4))
-		vlen = sc_make_string(val, (uint32_t)sc_rng_next(&w->rng));
+		vlen = sc_make_string(val, (uint32_t)rng_next(&w->rng));
 	else
 		vlen = (size_t)snprintf(val, sizeof(val), "%u",
 					below(w, 100000));
@@ -372,16 +374,6 @@ static int run(struct worker *w)
 	}
 }
 
-static int parse_u(const char *s, unsigned long long max,
-		   unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static int parse_kind(const char *s, enum lc_kind *kind)
 {
 	for (int k = 0; k < LC_KINDS; k++)
@@ -402,13 +394,12 @@ static int usage(void)
 
 static int soak_setup(struct worker *w, char **argv)
 {
-	unsigned long long fd, slot, seed;
+	uint64_t fd, slot, seed;
 	void *p;
 
-	if (parse_u(argv[3], INT_MAX, &fd) ||
-	    parse_u(argv[4], LC_PROC_SLOTS - 1, &slot) ||
-	    parse_kind(argv[5], &w->kind) ||
-	    parse_u(argv[6], UINT64_MAX, &seed))
+	if (arg_u64(argv[3], INT_MAX, &fd) ||
+	    arg_u64(argv[4], LC_PROC_SLOTS - 1, &slot) ||
+	    parse_kind(argv[5], &w->kind) || arg_seed(argv[6], &seed))
 		return usage();
 	p = mmap(NULL, sizeof(*w->j), PROT_READ | PROT_WRITE, MAP_SHARED,
 		 (int)fd, 0);

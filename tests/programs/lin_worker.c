@@ -37,7 +37,9 @@
 #include <unistd.h>
 
 #include "shmkv.h"
+#include "helpers/args.h"
 #include "helpers/lincheck.h"
+#include "helpers/rng.h"
 
 enum worker_exit {
 	EXIT_DONE = 0,
@@ -67,15 +69,6 @@ struct worker {
 	size_t vlen;
 	char buf[SHMKV_VALUE_MAX_LIMIT];
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint64_t now_ns(void)
 {
@@ -315,27 +308,18 @@ static int run(struct worker *w, uint32_t ops)
 	return rc;
 }
 
-static int parse_ul(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 struct args {
-	unsigned long log_fd, slot, go_fd, seed, ops, keys;
+	uint64_t log_fd, slot, go_fd, seed, ops, keys;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	if (argc < 9 || argc > 10 || parse_ul(argv[2], INT_MAX, &a->log_fd) ||
-	    parse_ul(argv[3], 255, &a->slot) ||
-	    parse_ul(argv[4], INT_MAX, &a->go_fd) ||
-	    parse_ul(argv[5], ULONG_MAX, &a->seed) ||
-	    parse_ul(argv[6], LIN_LOG_CAP, &a->ops) ||
-	    parse_ul(argv[7], KEYS_MAX, &a->keys) || a->keys == 0 ||
+	if (argc < 9 || argc > 10 || arg_u64(argv[2], INT_MAX, &a->log_fd) ||
+	    arg_u64(argv[3], 255, &a->slot) ||
+	    arg_u64(argv[4], INT_MAX, &a->go_fd) ||
+	    arg_seed(argv[5], &a->seed) ||
+	    arg_u64(argv[6], LIN_LOG_CAP, &a->ops) ||
+	    arg_u64(argv[7], KEYS_MAX, &a->keys) || a->keys == 0 ||
 	    strlen(argv[8]) > PREFIX_MAX)
 		return -1;
 	return argc == 10 && strcmp(argv[9], "broken") ? -1 : 0;

@@ -1,5 +1,6 @@
 /*
- * mp_worker - a process for test_multiproc's SIGKILL tests to kill.
+ * mp_worker - a process for the SIGKILL tests of
+ * tests/unit/processes/test_mp_kill.c to kill.
  *
  * usage: mp_worker NAME SEED ITERATIONS KEYS [READY_FD [MODE]]
  *
@@ -13,7 +14,7 @@
  * test can time its kill from when commands start. Every reply is checked
  * against what the command may return, and every value read must be one
  * some worker could have written: a canonical integer, or a self-checking
- * string (see value_ok) that a torn or recycled block would fail.
+ * string (helpers/selfcheck.h) that a torn or recycled block would fail.
  *
  * The test SIGKILLs it at random moments. If it exits by itself, the
  * status says why: 0 all iterations done, 2 usage, 3 open failed, 4 a
@@ -30,7 +31,9 @@
 #include <unistd.h>
 
 #include "shmkv.h"
-#include "intconv.h"
+#include "helpers/args.h"
+#include "helpers/rng.h"
+#include "helpers/selfcheck.h"
 
 enum worker_exit {
 	EXIT_DONE = 0,
@@ -43,59 +46,6 @@ enum worker_exit {
 #define KEYS_MAX    1000
 #define TTL_SECONDS 3600
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Whether @s is any canonical decimal int64 (what INCR may leave): the
- * library's own parser, Redis's string2ll, decides. */
-static bool is_canonical_int(const char *s, size_t len)
-{
-	int64_t v;
-
-	return shmkv__string2ll(s, len, &v);
-}
-
-/*
- * "S<seq>:" then letters depending on seq and position, 16 + seq % 100
- * bytes in all (so always more than 8: a block value). test_multiproc.c
- * checks the same format.
- */
-static size_t make_string(char *buf, uint32_t seq)
-{
-	size_t len = 16 + seq % 100;
-	size_t i = (size_t)sprintf(buf, "S%u:", seq);
-
-	for (; i < len; i++)
-		buf[i] = (char)('a' + (seq + i) % 26);
-	return len;
-}
-
-static bool value_ok(const char *v, size_t len)
-{
-	uint64_t seq = 0;
-	size_t i = 1;
-
-	if (is_canonical_int(v, len))
-		return true;
-	if (len < 3 || v[0] != 'S')
-		return false;
-	for (; i < len && v[i] >= '0' && v[i] <= '9' && i < 12; i++)
-		seq = seq * 10 + (uint64_t)(v[i] - '0');
-	if (i == 1 || i >= len || v[i] != ':' || seq > UINT32_MAX ||
-	    len != 16 + seq % 100)
-		return false;
-	for (size_t j = i + 1; j < len; j++)
-		if (v[j] != (char)('a' + (seq + j) % 26))
-			return false;
-	return true;
-}
-
 struct worker {
 	shmkv_t *kv;
 	uint64_t rng;
@@ -104,7 +54,7 @@ struct worker {
 	unsigned long iter;
 	char key[16];
 	size_t klen;
-	char val[128];
+	char val[SC_STRING_MAX];
 	size_t vlen;
 	char old[SHMKV_VALUE_MAX_DEFAULT];
 };
@@ -118,7 +68,7 @@ static int bad_reply(const struct worker *w, const char *cmd, int rc)
 
 static int check_value(const struct worker *w, const char *cmd, size_t len)
 {
-	if (value_ok(w->old, len))
+	if (sc_value_ok(w->old, len))
 		return EXIT_DONE;
 	fprintf(stderr,
 		"mp_worker: iteration %lu: %s %s read \"%.*s\", "
@@ -138,7 +88,7 @@ static void pick(struct worker *w)
 		w->vlen = (size_t)sprintf(w->val, "%d",
 					  (int)((r >> 1) % 200000) - 1000);
 	else
-		w->vlen = make_string(w->val, (uint32_t)(r >> 1));
+		w->vlen = sc_make_string(w->val, (uint32_t)(r >> 1));
 }
 
 static int do_set(struct worker *w, bool with_ttl)
@@ -217,26 +167,16 @@ static int step(struct worker *w)
 	return do_get(w);
 }
 
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+static int parse_args(int argc, char **argv, struct worker *w, uint64_t *iters,
+		      int *ready_fd)
 {
-	char *end;
+	uint64_t seed, keys, fd = (uint64_t)-1;
 
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
-static int parse_args(int argc, char **argv, struct worker *w,
-		      unsigned long *iters, int *ready_fd)
-{
-	unsigned long seed, keys, fd = (unsigned long)-1;
-
-	if (argc < 5 || argc > 7 || parse_ulong(argv[2], ULONG_MAX, &seed) ||
-	    parse_ulong(argv[3], ULONG_MAX, iters) ||
-	    parse_ulong(argv[4], KEYS_MAX, &keys) || keys == 0)
+	if (argc < 5 || argc > 7 || arg_seed(argv[2], &seed) ||
+	    arg_u64(argv[3], UINT64_MAX, iters) ||
+	    arg_u64(argv[4], KEYS_MAX, &keys) || keys == 0)
 		return -1;
-	if (argc > 5 && strcmp(argv[5], "-1") &&
-	    parse_ulong(argv[5], INT_MAX, &fd))
+	if (argc > 5 && strcmp(argv[5], "-1") && arg_u64(argv[5], INT_MAX, &fd))
 		return -1;
 	if (argc > 6 && strcmp(argv[6], "mixed") && strcmp(argv[6], "inserts"))
 		return -1;
@@ -250,7 +190,7 @@ static int parse_args(int argc, char **argv, struct worker *w,
 int main(int argc, char **argv)
 {
 	struct worker w;
-	unsigned long iters;
+	uint64_t iters;
 	int rc, ready_fd;
 
 	memset(&w, 0, sizeof(w));

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
 #include "helpers/journal.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
@@ -246,7 +247,7 @@ static struct proc *free_slot(struct sup *s)
 
 static void spawn(struct sup *s, int lane)
 {
-	uint64_t seed = torture_rng(&s->rng);
+	uint64_t seed = rng_next(&s->rng);
 	struct proc *p = free_slot(s);
 	int fds[2];
 
@@ -342,9 +343,9 @@ static void torture(struct sup *s, double seconds)
 	for (int w = 0; w < s->nworkers; w++)
 		spawn(s, w);
 	while (now_ms() < end && s->t.failed == 0) {
-		sleep_ns((long)(torture_rng(&s->rng) % 3000001));
+		sleep_ns((long)(rng_next(&s->rng) % 3000001));
 		reap_all_dead(s);
-		kill_lane(s, (int)(torture_rng(&s->rng) % s->nworkers));
+		kill_lane(s, (int)(rng_next(&s->rng) % s->nworkers));
 		if (s->kills % RECOVER_EVERY == 0)
 			recover_beside(s);
 		if (now_ms() >= next_progress) {
@@ -490,27 +491,29 @@ static double parse_args(struct sup *s, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	double seconds = 60;
-	int c;
+	int c, bad = 0;
 
 	s->nworkers = 4;
-	s->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	s->rng = rng_clock_seed();
 #ifdef SHMKV_FAULT_INJECTION
 	s->crash_points = true;
 #endif
 	while ((c = getopt_long(argc, argv, "s:w:r:nh", opts, NULL)) != -1) {
 		if (c == 's')
-			seconds = strtod(optarg, NULL);
+			bad = arg_seconds(optarg, &seconds);
 		else if (c == 'w')
-			s->nworkers = atoi(optarg);
+			bad = arg_int(optarg, 1, (int)TORTURE_WORKERS_MAX,
+				      &s->nworkers);
 		else if (c == 'r')
-			s->rng = strtoull(optarg, NULL, 0);
+			bad = arg_seed(optarg, &s->rng);
 		else if (c == 'n')
 			s->crash_points = false;
 		else
 			usage(c == 'h' ? 0 : 2);
+		if (bad)
+			usage(2);
 	}
-	if (optind != argc || !(seconds > 0) || s->nworkers < 1 ||
-	    s->nworkers > (int)TORTURE_WORKERS_MAX)
+	if (optind != argc || !(seconds > 0))
 		usage(2);
 	return seconds;
 }

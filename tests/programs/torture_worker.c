@@ -32,6 +32,8 @@
 
 #include "shmkv.h"
 #include "shmkv_lock.h"
+#include "helpers/args.h"
+#include "helpers/selfcheck.h"
 #include "helpers/torture.h"
 
 #define SHORT_TTL_MS 100 /* torture.c waits this out before its audit */
@@ -56,7 +58,7 @@ struct worker {
 
 static unsigned below(struct worker *w, unsigned n)
 {
-	return (unsigned)(torture_rng(&w->rng) % n);
+	return (unsigned)(rng_next(&w->rng) % n);
 }
 
 static int fail(struct worker *w, int code, const char *what, long long got)
@@ -80,7 +82,8 @@ static int check_value(struct worker *w, const char *v, size_t len)
 {
 	uint32_t spawn, seq;
 
-	if (torture_is_int(v, len) || torture_value_parse(v, len, &spawn, &seq))
+	if (sc_is_canonical_int(v, len) ||
+	    torture_value_parse(v, len, &spawn, &seq))
 		return 0;
 	fprintf(stderr, "torture_worker spawn %u: %s %s read \"%.*s\" (%zu)\n",
 		w->spawn, w->cmd, w->key, (int)(len > 80 ? 80 : len), v, len);
@@ -237,7 +240,7 @@ static int counter_bump(struct worker *w, enum torture_lock l)
 	snprintf(w->key, sizeof(w->key), "%s", key);
 	if (rc == 1) {
 		w->old[o.len] = '\0';
-		if (!torture_is_int(w->old, o.len))
+		if (!sc_is_canonical_int(w->old, o.len))
 			return fail(w, TW_VALUE, w->old, (long long)o.len);
 		n = strtoll(w->old, NULL, 10);
 	} else if (rc != 0) {
@@ -391,26 +394,15 @@ static int step(struct worker *w)
 	return op < 91 ? safe_section(w) : pattern_section(w);
 }
 
-static int parse_u(const char *s, unsigned long long max,
-		   unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static int setup(struct worker *w, int argc, char **argv, int *ready)
 {
-	unsigned long long fd, idx, spawn, seed, rfd;
+	uint64_t fd, idx, spawn, seed, rfd;
 	void *p;
 
-	if (argc != 7 || parse_u(argv[2], INT_MAX, &fd) ||
-	    parse_u(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
-	    parse_u(argv[4], UINT32_MAX, &spawn) ||
-	    parse_u(argv[5], UINT64_MAX, &seed) ||
-	    parse_u(argv[6], INT_MAX, &rfd)) {
+	if (argc != 7 || arg_u64(argv[2], INT_MAX, &fd) ||
+	    arg_u64(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
+	    arg_u64(argv[4], UINT32_MAX, &spawn) || arg_seed(argv[5], &seed) ||
+	    arg_u64(argv[6], INT_MAX, &rfd)) {
 		fprintf(stderr, "usage: torture_worker NAME JOURNAL_FD SLOT "
 				"SPAWN SEED READY_FD\n");
 		return TW_USAGE;

@@ -42,7 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers/args.h"
+#include "helpers/rng.h"
 #include "helpers/selfcheck.h"
+#include "helpers/value_blocks.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
 
@@ -328,14 +331,14 @@ static int churn_step(struct worker *w, uint64_t r)
 
 static int step(struct worker *w)
 {
-	uint64_t r = sc_rng_next(&w->rng);
+	uint64_t r = rng_next(&w->rng);
 	unsigned op = (unsigned)(r % 100);
 	unsigned k = (unsigned)((r >> 8) % KEYS);
 	int64_t n;
 	int rc;
 
 	pick_value(w, r >> 16);
-	r = sc_rng_next(&w->rng);
+	r = rng_next(&w->rng);
 	if (op < 66)
 		return shared_step(w, op * 100 / 66, k, r);
 	if (op < 80)
@@ -520,7 +523,7 @@ static int final_checks(shmkv_t *kv, const struct totals *t)
 	struct shmkv_value v = { buf, sizeof(buf), 0 };
 	struct shmkv_stats st;
 	uint64_t cursor = 0;
-	uint32_t used = 0;
+	uint64_t used;
 	int rc = shmkv_get(kv, "ctr", 3, &v);
 
 	snprintf(want, sizeof(want), "%lu", t->incrs);
@@ -549,12 +552,11 @@ static int final_checks(shmkv_t *kv, const struct totals *t)
 		fprintf(stderr, "tsan_stress: final check failed\n");
 		return -1;
 	}
-	for (uint32_t c = 0; c < st.classes; c++)
-		used += st.cls[c].used;
+	used = mp_blocks_used(&st);
 	rc = shmkv_recover(kv, NULL);
 	if (used != 0 || st.live_keys != 0 || rc != 0) {
 		fprintf(stderr,
-			"tsan_stress: after deleting every key: %" PRIu32
+			"tsan_stress: after deleting every key: %" PRIu64
 			" blocks used, %" PRIu64 " keys live, recover %d\n",
 			used, st.live_keys, rc);
 		return -1;
@@ -577,13 +579,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		.threads = 8, .ops = 20000, .seed = 1, .own_handles = true
 	};
 	for (int i = 1; i < argc; i += 2) {
-		char *end;
-		unsigned long long v;
+		uint64_t v;
 
-		if (i + 1 >= argc)
-			return -1;
-		v = strtoull(argv[i + 1], &end, 10);
-		if (*end != '\0' || end == argv[i + 1] || argv[i + 1][0] == '-')
+		if (i + 1 >= argc || arg_u64(argv[i + 1], UINT64_MAX, &v))
 			return -1;
 		if (!strcmp(argv[i], "--threads"))
 			o->threads = v > THREADS_MAX ? 0 : (unsigned)v;

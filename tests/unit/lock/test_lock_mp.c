@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "helpers/mp_census.h"
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 #include "lock_record.h"
 #include "shmkv_lock.h"
@@ -188,7 +189,7 @@ static void after_takeover(int rc, int64_t *dead)
 
 /* Kills a churning victim at a random point of its loop; with @zombie,
  * waits until it has exited (unreaped) before taking over. */
-static int64_t kill_and_take(struct shmkv_lock *lk, uint64_t *seed, bool zombie,
+static int64_t kill_and_take(struct shmkv_lock *lk, uint64_t *rng, bool zombie,
 			     int64_t *dead)
 {
 	int64_t base = get_int("churn.progress");
@@ -198,8 +199,7 @@ static int64_t kill_and_take(struct shmkv_lock *lk, uint64_t *seed, bool zombie,
 	int rc;
 
 	wait_int("churn.progress", (base == INT64_MIN ? 0 : base) + 1);
-	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-	pause_us((long)(*seed >> 33) % 400);
+	pause_us((long)rng_below(rng, 400));
 	kill(victim, SIGKILL);
 	if (zombie)
 		cr_assert_eq(
@@ -218,12 +218,12 @@ Test(lock_mp, killed_holder_is_replaced_by_dead_owner_detection)
 	enum { ROUNDS = 200 };
 	static int64_t lat_us[2][ROUNDS / 2];
 	struct shmkv_lock lk = handle_L();
-	uint64_t seed = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+	uint64_t rng = (uint64_t)getpid();
 	uint64_t last = 0;
 	int64_t dead = 0;
 
 	for (int r = 0; r < ROUNDS; r++) {
-		lat_us[r % 2][r / 2] = kill_and_take(&lk, &seed, r % 2, &dead);
+		lat_us[r % 2][r / 2] = kill_and_take(&lk, &rng, r % 2, &dead);
 		cr_assert_gt(shmkv_lock_token(&lk), last,
 			     "token did not increase");
 		last = shmkv_lock_token(&lk);

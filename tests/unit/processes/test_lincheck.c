@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "helpers/lincheck.h"
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #define HIST_MAX 32
@@ -435,15 +436,6 @@ static bool brute(const struct hist *h, unsigned done, struct lin_val st[2])
 			return true;
 	}
 	return false;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* A small pool, so that values repeat and DELIFEQ sometimes hits. */

@@ -37,6 +37,7 @@
 
 #include "helpers/lincheck.h"
 #include "helpers/mp.h"
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #define LIN_PROCS 4
@@ -69,15 +70,6 @@ struct totals {
 	size_t rounds, ops, histories, overlapping, memo;
 	uint64_t steps;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* build/tests/lin_worker: the Makefile names the build directory; else
  * the worker is beside this binary. */

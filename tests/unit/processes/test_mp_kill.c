@@ -23,43 +23,8 @@
 
 #include "helpers/mp.h"
 #include "helpers/mp_census.h"
+#include "helpers/selfcheck.h"
 #include "helpers/testutil.h"
-#include "intconv.h"
-
-/* Whether @s is any canonical decimal int64 (what INCR may leave): the
- * library's own parser, Redis's string2ll, decides. */
-static bool is_canonical_int(const char *s, size_t len)
-{
-	int64_t v;
-
-	return shmkv__string2ll(s, len, &v);
-}
-
-/*
- * mp_worker's self-checking string values: "S<seq>:" then letters that
- * depend on seq and position, 16 + seq % 100 bytes in all. A value torn
- * between two writes, or copied from a reused block, fails the check.
- * Must match tests/programs/mp_worker.c.
- */
-static bool worker_value_ok(const char *v, size_t len)
-{
-	uint64_t seq = 0;
-	size_t i = 1;
-
-	if (is_canonical_int(v, len))
-		return true;
-	if (len < 3 || v[0] != 'S')
-		return false;
-	for (; i < len && v[i] >= '0' && v[i] <= '9' && i < 12; i++)
-		seq = seq * 10 + (uint64_t)(v[i] - '0');
-	if (i == 1 || i >= len || v[i] != ':' || seq > UINT32_MAX ||
-	    len != 16 + seq % 100)
-		return false;
-	for (size_t j = i + 1; j < len; j++)
-		if (v[j] != (char)('a' + (seq + j) % 26))
-			return false;
-	return true;
-}
 
 /*
  * SIGKILL: exec'd mp_worker processes run random commands on a small
@@ -142,7 +107,7 @@ static pid_t worker_spawn(struct fleet *f, int w)
 
 	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
 	snprintf(seed, sizeof(seed), "%llu",
-		 (unsigned long long)mp_rng_next(&f->rng));
+		 (unsigned long long)rng_next(&f->rng));
 	snprintf(keys, sizeof(keys), "%d", KILL_KEYS);
 	snprintf(fd, sizeof(fd), "%d", fds[1]);
 	fflush(NULL);
@@ -213,7 +178,7 @@ static int fleet_stop(struct fleet *f)
 
 static void sleep_upto_3ms(uint64_t *rng)
 {
-	struct timespec ts = { 0, (long)(mp_rng_next(rng) % 3000001) };
+	struct timespec ts = { 0, (long)(rng_next(rng) % 3000001) };
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -232,7 +197,7 @@ static void fleet_kill_loop(struct fleet *f, shmkv_t *kv, unsigned kills,
 
 	for (unsigned k = 0; k < kills && !bad && rrc >= 0 && !f->never_ready;
 	     k++) {
-		unsigned w = mp_rng_below(&f->rng, KILL_WORKERS);
+		unsigned w = (unsigned)rng_below(&f->rng, KILL_WORKERS);
 
 		sleep_upto_3ms(&f->rng);
 		bad = worker_kill(f->pid[w]);
@@ -253,7 +218,7 @@ static void fleet_kill_loop(struct fleet *f, shmkv_t *kv, unsigned kills,
 static bool kill_value_ok(const char *v, size_t len)
 {
 	/* The workers' values, and assert_usable's. */
-	return worker_value_ok(v, len) || (len == 30 && v[0] == 'v');
+	return sc_value_ok(v, len) || (len == 30 && v[0] == 'v');
 }
 
 /* Every one of the workers' keys is readable, with a value some worker

@@ -80,7 +80,7 @@ static int race_round(shmkv_t *kv, void *area, int idx, unsigned r,
 	for (unsigned k = 0; k < n; k++)
 		order[k] = k;
 	for (unsigned k = n; k > 1; k--) {
-		unsigned j = mp_rng_below(rng, k), tmp = order[k - 1];
+		unsigned j = (unsigned)rng_below(rng, k), tmp = order[k - 1];
 
 		order[k - 1] = order[j];
 		order[j] = tmp;

@@ -54,14 +54,15 @@ static size_t ins_key(char *buf, unsigned k)
 static int ins_op(shmkv_t *kv, const char *key, size_t kl, uint64_t *rng,
 		  int idx)
 {
-	unsigned op = mp_rng_below(rng, 100);
+	unsigned op = (unsigned)rng_below(rng, 100);
 	char val[64];
 	size_t vl;
 	int64_t n;
 	int rc;
 
-	if (mp_rng_below(rng, 2))
-		vl = (size_t)sprintf(val, "%u", mp_rng_below(rng, 100000));
+	if (rng_below(rng, 2))
+		vl = (size_t)sprintf(val, "%u",
+				     (unsigned)rng_below(rng, 100000));
 	else
 		vl = mp_pad_x(val, sprintf(val, "s%d-", idx), 12 + idx);
 	if (op < 30) {
@@ -90,7 +91,7 @@ static int ins_phase(shmkv_t *kv, void *area, int idx, unsigned ph,
 	char key[16];
 
 	for (unsigned i = 0; i < INS_PASSES * INS_KEYS; i++) {
-		unsigned k = mp_rng_below(&order_rng, INS_KEYS);
+		unsigned k = (unsigned)rng_below(&order_rng, INS_KEYS);
 		size_t kl = ins_key(key, k);
 		int rc = ins_op(kv, key, kl, rng, idx);
 

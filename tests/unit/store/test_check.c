@@ -6,6 +6,7 @@
  * Damage is done through the test's own read-write mapping, reaching into
  * the layout with the internal headers.
  */
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #include <stdio.h>
@@ -406,11 +407,11 @@ Test(check, reports_a_header_that_lost_its_magic)
 Test(check, survives_a_segment_full_of_garbage)
 {
 	struct probs p;
+	uint64_t rng = 1;
 	int n;
 
-	srand(1);
-	for (size_t i = SHMKV_HEADER_SIZE; i < tu_kv->geo.segment_size; i++)
-		tu_kv->base[i] = (unsigned char)rand();
+	rng_fill(&rng, tu_kv->base + SHMKV_HEADER_SIZE,
+		 tu_kv->geo.segment_size - SHMKV_HEADER_SIZE);
 	n = run_check(tu_kv, &p);
 	cr_assert_gt(n, 100, "only %d problems in garbage", n);
 	cr_assert_eq(n, p.calls);

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/mp_census.h"
 #include "helpers/testutil.h"
 #include "atomic.h"
 #include "internal.h"
@@ -308,72 +309,6 @@ static void use_store(shmkv_t *kv, const struct scenario *sc, unsigned after)
  * After recovery.
  */
 
-struct keys {
-	unsigned n;
-	uint32_t len[SCAN_KEYS];
-	char key[SCAN_KEYS][TU_KEY_MAX];
-};
-
-static int collect(const void *key, size_t klen, void *arg)
-{
-	struct keys *k = arg;
-
-	if (k->n == SCAN_KEYS || klen > TU_KEY_MAX)
-		return -E2BIG;
-	memcpy(k->key[k->n], key, klen);
-	k->len[k->n++] = (uint32_t)klen;
-	return 0;
-}
-
-/* Is @v the canonical decimal form of a 48-bit integer (kept inline)? */
-static bool is_int48(const char *v, size_t len)
-{
-	size_t i = len > 0 && v[0] == '-';
-	long long n = 0;
-
-	if (len == 0 || len > 16 || i == len)
-		return false;
-	if (v[i] == '0')
-		return len == 1;
-	for (; i < len; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return false;
-		n = n * 10 + (v[i] - '0');
-	}
-	return v[0] == '-' ? n <= (1LL << 47) : n < (1LL << 47);
-}
-
-/* Blocks in use == live keys whose value is not an inline integer or has
- * a TTL; nothing pending. */
-static void assert_balanced(shmkv_t *kv)
-{
-	static struct keys k;
-	struct shmkv_value v = tu_value_for(kv);
-	struct shmkv_stats st;
-	uint64_t cursor = 0, need = 0, used = 0;
-	int64_t ttl;
-
-	k.n = 0;
-	do
-		tu_assert_ok(shmkv_scan(kv, cursor, BIG_TABLE, collect, &k,
-					&cursor));
-	while (cursor != 0);
-	for (unsigned i = 0; i < k.n; i++) {
-		tu_assert_rc(shmkv_get(kv, k.key[i], k.len[i], &v), 1);
-		tu_assert_ok(shmkv_pttl(kv, k.key[i], k.len[i], &ttl));
-		need += !is_int48(v.buf, v.len) || ttl != -1;
-	}
-	tu_assert_ok(shmkv_stats(kv, &st));
-	for (uint32_t c = 0; c < st.classes; c++)
-		used += st.cls[c].used;
-	cr_assert_eq(st.pending, 0, "%llu slots pending after recover",
-		     (unsigned long long)st.pending);
-	cr_assert_eq(st.live_keys, k.n, "stats count %llu live keys, scan %u",
-		     (unsigned long long)st.live_keys, k.n);
-	cr_assert_eq(used, need, "%llu blocks used, %llu live keys need one",
-		     (unsigned long long)used, (unsigned long long)need);
-}
-
 static void check_problem(const char *problem, void *arg)
 {
 	(void)arg;
@@ -418,7 +353,7 @@ static void assert_recovers(shmkv_t *kv, const struct scenario *sc,
 	do
 		cr_assert_geq(shmkv_sweep(kv, &cursor, BIG_TABLE), 0);
 	while (cursor != 0);
-	assert_balanced(kv);
+	mp_assert_census(kv, BIG_TABLE, -1, NULL, "after recovery");
 	tu_assert_rc(shmkv_recover(kv, NULL), 0);
 }
 

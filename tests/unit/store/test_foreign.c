@@ -3,6 +3,7 @@
  * truncated or altered headers), and surviving a store whose content was
  * scribbled over.
  */
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #include <stddef.h>
@@ -32,10 +33,9 @@ static void assert_open_fails(const char *name, int want)
 Test(foreign, a_file_of_random_bytes_is_eproto)
 {
 	unsigned char junk[16384];
+	uint64_t rng = 12345;
 
-	srand(12345);
-	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = (unsigned char)rand();
+	rng_fill(&rng, junk, sizeof(junk));
 	tu_make_name(tu_name, NULL);
 	tu_shm_write_new(tu_name, junk, sizeof(junk));
 	assert_open_fails(tu_name, -EPROTO);
@@ -207,10 +207,9 @@ static void scribble(const char *name, off_t from, off_t to, unsigned seed)
 {
 	size_t len = (size_t)(to - from);
 	unsigned char *junk = (unsigned char *)tu_fill(len, 0);
+	uint64_t rng = seed;
 
-	srand(seed);
-	for (size_t i = 0; i < len; i++)
-		junk[i] = (unsigned char)rand();
+	rng_fill(&rng, junk, len);
 	tu_shm_pwrite(name, junk, len, from);
 }
 

@@ -4,6 +4,7 @@
  * getting both back on delete, many keys, shmkv_stats() and shmkv_scan().
  */
 #include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
 
 #include <stdlib.h>
 
@@ -334,15 +335,6 @@ Test(table, keys_of_every_length_up_to_key_max_are_distinct)
  * shmkv_stats
  */
 
-static uint64_t blocks_used(const struct shmkv_stats *st)
-{
-	uint64_t used = 0;
-
-	for (uint32_t c = 0; c < st->classes && c < 24; c++)
-		used += st->cls[c].used;
-	return used;
-}
-
 Test(stats, counts_an_empty_store)
 {
 	struct shmkv_stats st;
@@ -354,7 +346,7 @@ Test(stats, counts_an_empty_store)
 	cr_assert_eq(st.volatile_keys, 0);
 	cr_assert_eq(st.pending, 0);
 	cr_assert_eq(st.corrupt, 0);
-	cr_assert_eq(blocks_used(&st), 0);
+	cr_assert_eq(mp_blocks_used(&st), 0);
 	cr_assert(st.classes >= 1 && st.classes <= 24, "classes %u",
 		  st.classes);
 	tu_shm_path(tu_name, path);
@@ -397,14 +389,14 @@ Test(stats, counts_value_blocks_taken_and_given_back)
 	char k[32];
 
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	before = blocks_used(&st);
+	before = mp_blocks_used(&st);
 	for (unsigned i = 0; i < 10; i++) {
 		size_t kl = tu_fmt(k, sizeof(k), "v", i);
 
 		tu_assert_rc(shmkv_set(tu_kv, k, kl, val, 500, 0, 0, NULL), 1);
 	}
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	cr_assert_geq(blocks_used(&st), before + 10);
+	cr_assert_geq(mp_blocks_used(&st), before + 10);
 	for (unsigned i = 0; i < 10; i++) {
 		size_t kl = tu_fmt(k, sizeof(k), "v", i);
 
@@ -412,8 +404,8 @@ Test(stats, counts_value_blocks_taken_and_given_back)
 		tu_assert_rc(shmkv_del(tu_kv, k, kl), 1);
 	}
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	cr_assert_eq(blocks_used(&st), before, "%llu blocks leaked",
-		     (unsigned long long)(blocks_used(&st) - before));
+	cr_assert_eq(mp_blocks_used(&st), before, "%llu blocks leaked",
+		     (unsigned long long)(mp_blocks_used(&st) - before));
 	for (uint32_t c = 0; c < st.classes && c < 24; c++)
 		cr_assert_leq(st.cls[c].used, st.cls[c].blocks);
 }

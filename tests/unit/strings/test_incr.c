@@ -3,18 +3,20 @@
  *
  * Redis 7 is the reference: a value is an integer only in its canonical
  * decimal form ("007", "-0", "+1", " 1" are not), the result must fit in 64
- * bits, and the key's TTL is kept. The core keeps integers that fit in 48
+ * bits, and the key's TTL is kept (tested in tests/unit/ttl/test_expire_set.c,
+ * with the other writes' effect on a TTL). The core keeps integers that fit in 48
  * bits inline in the value word and larger ones in value storage, so every
  * behaviour is checked on both sides of +-2^47.
  */
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
 
 #include <stdio.h>
 
 TestSuite(incr, .init = tu_setup, .fini = tu_teardown);
 
-#define INLINE_MAX 140737488355327LL	/* 2^47 - 1 */
-#define INLINE_MIN (-140737488355328LL) /* -2^47 */
+/* INLINE_MAX, INLINE_MIN: the ends of the inline range (value_blocks.h). */
 
 static void set_str(const char *key, const char *val)
 {
@@ -96,50 +98,6 @@ Test(incr, counts_up_many_times)
 		cr_assert_eq(n, i);
 	}
 	tu_assert_get_str(tu_kv, "k", "1000");
-}
-
-Test(incr, keeps_the_ttl)
-{
-	int64_t n = 0;
-
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("k"), LIT("5"), SHMKV_SET_EX, 3600, NULL),
-		1);
-	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
-	cr_assert_eq(n, 6);
-	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
-	tu_assert_ok(shmkv_incrby(tu_kv, LIT("k"), -10, &n));
-	cr_assert_eq(n, -4);
-	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
-}
-
-Test(incr, keeps_the_ttl_across_the_inline_boundary)
-{
-	int64_t n = 0;
-
-	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("140737488355327"),
-			       SHMKV_SET_EX, 3600, NULL),
-		     1);
-	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
-	cr_assert_eq(n, INLINE_MAX + 1);
-	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
-	tu_assert_ok(shmkv_decr(tu_kv, LIT("k"), &n));
-	cr_assert_eq(n, INLINE_MAX);
-	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
-	tu_assert_get_str(tu_kv, "k", "140737488355327");
-}
-
-Test(incr, a_key_with_ttl_still_expires_after_incr)
-{
-	int64_t n = 0;
-
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("k"), LIT("5"), SHMKV_SET_PX, 1000, NULL),
-		1);
-	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
-	cr_assert_eq(n, 6);
-	tu_sleep_ms(1300);
-	tu_assert_missing(tu_kv, LIT("k"));
 }
 
 Test(incr, get_returns_exactly_the_bytes_set_around_the_inline_boundary)
@@ -398,30 +356,22 @@ static int reference_string2ll(const char *s, size_t len, int64_t *out)
 	return 1;
 }
 
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static size_t random_candidate(uint64_t *x, char *buf, size_t cap)
 {
 	static const char odd[] = "0123456789-+ a";
-	size_t len = xorshift(x) % 22;
+	size_t len = rng_next(x) % 22;
 
-	if (xorshift(x) % 3 == 0) {
-		long long v = (long long)xorshift(x) >> (xorshift(x) % 64);
+	if (rng_next(x) % 3 == 0) {
+		long long v = (long long)rng_next(x) >> (rng_next(x) % 64);
 
 		len = (size_t)snprintf(buf, cap, "%lld", v);
-		if (xorshift(x) % 5 == 0)
-			buf[xorshift(x) % len] = odd[xorshift(x) % 14];
+		if (rng_next(x) % 5 == 0)
+			buf[rng_next(x) % len] = odd[rng_next(x) % 14];
 		return len;
 	}
 	for (size_t i = 0; i < len; i++)
-		buf[i] = xorshift(x) % 10 == 0 ? odd[xorshift(x) % 14]
-					       : (char)('0' + xorshift(x) % 10);
+		buf[i] = rng_next(x) % 10 == 0 ? odd[rng_next(x) % 14]
+					       : (char)('0' + rng_next(x) % 10);
 	return len;
 }
 

@@ -6,6 +6,7 @@
  * notice when that slot has been recycled for another key meanwhile, and
  * never write into it.
  */
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 
 #include <stdio.h>
@@ -158,13 +159,14 @@ static int race_child(const char *name, int idx)
 	struct shmkv_keyref ref;
 	char key[16], val[64];
 	size_t kl = tu_fmt(key, sizeof(key), "hot", idx % 2);
-	unsigned seed = (unsigned)getpid(), bad = 0;
+	uint64_t rng = (uint64_t)getpid();
+	unsigned bits, bad = 0;
 
 	if (shmkv_open(name, 0, &kv) != 0 ||
 	    shmkv_key_prepare(kv, &ref, key, kl) != 0)
 		return 2;
 	for (int i = 0; i < RACE_OPS; i++) {
-		seed = seed * 1103515245u + 12345u;
+		bits = (unsigned)rng_next(&rng);
 		if (idx < 2) {
 			int vl = snprintf(val, sizeof(val), "%s=%d%s", key, i,
 					  i & 1 ? "-long-enough-for-a-block"
@@ -178,16 +180,16 @@ static int race_child(const char *name, int idx)
 		} else {
 			char k2[16];
 			size_t k2l = tu_fmt(k2, sizeof(k2), "c",
-					    (seed >> 8) % 40);
+					    (bits >> 8) % 40);
 			int vl = snprintf(val, sizeof(val), "%s=%d", k2, i);
-			int rc = seed & 0x10000
+			int rc = bits & 0x10000
 					 ? shmkv_set(kv, k2, k2l, val,
 						     (size_t)vl, 0, 0, NULL)
 					 : shmkv_del(kv, k2, k2l);
 
 			bad += rc < 0 && rc != -ENOSPC;
 		}
-		bad += race_check_one(kv, seed >> 4);
+		bad += race_check_one(kv, bits >> 4);
 	}
 	shmkv_close(kv);
 	return bad ? 1 : 0;

@@ -128,13 +128,6 @@ Test(set, accepts_a_value_of_exactly_value_max_bytes)
 	tu_assert_get(tu_kv, LIT("k"), val, TU_VALUE_MAX);
 }
 
-Test(set, ignores_the_expire_argument_without_an_expiry_flag)
-{
-	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, -5, NULL), 1);
-	tu_assert_get_str(tu_kv, "k", "v");
-	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
-}
-
 Test(set, nx_sets_a_missing_key)
 {
 	tu_assert_rc(
@@ -278,34 +271,6 @@ Test(set, nx_with_xx_is_einval)
 			       SHMKV_SET_NX | SHMKV_SET_XX, 0, NULL),
 		     -EINVAL);
 	tu_assert_missing(tu_kv, LIT("k"));
-}
-
-Test(set, two_expiry_options_are_einval)
-{
-	static const unsigned both[] = {
-		SHMKV_SET_EX | SHMKV_SET_PX,
-		SHMKV_SET_EX | SHMKV_SET_EXAT,
-		SHMKV_SET_PX | SHMKV_SET_PXAT,
-		SHMKV_SET_EXAT | SHMKV_SET_PXAT,
-		SHMKV_SET_KEEPTTL | SHMKV_SET_EX,
-		SHMKV_SET_KEEPTTL | SHMKV_SET_PX,
-		SHMKV_SET_KEEPTTL | SHMKV_SET_EXAT,
-		SHMKV_SET_KEEPTTL | SHMKV_SET_PXAT,
-	};
-	struct tu_snap *snap;
-
-	tu_populate(tu_kv, 10);
-	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
-	snap = tu_snap_take(tu_kv);
-	for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++) {
-		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"), both[i],
-				       10000, NULL),
-			     -EINVAL);
-		tu_assert_rc(shmkv_set(tu_kv, LIT("new"), LIT("new"), both[i],
-				       10000, NULL),
-			     -EINVAL);
-	}
-	tu_assert_unchanged(tu_kv, snap);
 }
 
 Test(set, unknown_flag_bits_are_einval)

@@ -1,8 +1,10 @@
 /*
- * test_expire.c - EXPIRE PEXPIRE EXPIREAT PEXPIREAT with NX XX GT LT.
- * Redis 7 is the reference; see helpers/ttl.h for how TTLs are asserted.
- * SET's and GETEX's expiry are tested in test_expire_set.c; TTL, PERSIST,
- * lazy expiry and shmkv_sweep() in test_ttl.c.
+ * test_expire.c - a TTL given to an existing key: EXPIRE PEXPIRE EXPIREAT
+ * PEXPIREAT with NX XX GT LT, and the store's clock that deadlines are
+ * kept in (expire_clock). Redis 7 is the reference; see helpers/ttl.h for
+ * how TTLs are asserted. A TTL set by a write (SET, GETEX, INCR) is tested
+ * in test_expire_set.c; reading a TTL, PERSIST and the expiry itself (lazy
+ * and swept) in test_ttl.c.
  */
 #include <time.h>
 

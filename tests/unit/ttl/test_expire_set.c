@@ -1,14 +1,18 @@
 /*
- * test_expire_set.c - time to live set along with a value: SET's EX PX
- * EXAT PXAT KEEPTTL (and what GETSET, SETNX and plain SET do to a TTL),
- * and GETEX's modes. Redis 7 is the reference; see helpers/ttl.h for how
- * TTLs are asserted.
+ * test_expire_set.c - a TTL set, kept or dropped by a write: SET's EX PX
+ * EXAT PXAT KEEPTTL options and their errors, GETEX's modes, and what
+ * plain SET, GETSET, SETNX and INCR do to a key's TTL. Redis 7 is the
+ * reference; see helpers/ttl.h for how TTLs are asserted.
+ * EXPIRE and friends are in test_expire.c; reading a TTL, PERSIST and the
+ * expiry itself (lazy and swept) in test_ttl.c.
  */
 #include "helpers/testutil.h"
 #include "helpers/ttl.h"
+#include "helpers/value_blocks.h"
 
 TestSuite(set_expiry, .init = tu_setup, .fini = tu_teardown);
 TestSuite(getex, .init = tu_setup, .fini = tu_teardown);
+TestSuite(incr_ttl, .init = tu_setup, .fini = tu_teardown);
 
 /*
  * SET with expiry options
@@ -187,6 +191,41 @@ Test(set_expiry, invalid_expire_times_are_einval_and_change_nothing)
 	tu_assert_unchanged(tu_kv, snap);
 }
 
+Test(set_expiry, two_expiry_options_are_einval)
+{
+	static const unsigned both[] = {
+		SHMKV_SET_EX | SHMKV_SET_PX,
+		SHMKV_SET_EX | SHMKV_SET_EXAT,
+		SHMKV_SET_PX | SHMKV_SET_PXAT,
+		SHMKV_SET_EXAT | SHMKV_SET_PXAT,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_EX,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_PX,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_EXAT,
+		SHMKV_SET_KEEPTTL | SHMKV_SET_PXAT,
+	};
+	struct tu_snap *snap;
+
+	tu_populate(tu_kv, 10);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	snap = tu_snap_take(tu_kv);
+	for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("new"), both[i],
+				       10000, NULL),
+			     -EINVAL);
+		tu_assert_rc(shmkv_set(tu_kv, LIT("new"), LIT("new"), both[i],
+				       10000, NULL),
+			     -EINVAL);
+	}
+	tu_assert_unchanged(tu_kv, snap);
+}
+
+Test(set_expiry, ignores_the_expire_argument_without_an_expiry_flag)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, -5, NULL), 1);
+	tu_assert_get_str(tu_kv, "k", "v");
+	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
+}
+
 Test(set_expiry, plain_set_drops_the_ttl)
 {
 	ttl_set_ms("k", "v", HOUR_MS);
@@ -278,6 +317,54 @@ Test(set_expiry, setnx_sets_no_ttl)
 {
 	tu_assert_rc(shmkv_setnx(tu_kv, LIT("k"), LIT("v")), 1);
 	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
+}
+
+/*
+ * INCR and friends keep the TTL, as Redis does
+ */
+
+Test(incr_ttl, keeps_the_ttl)
+{
+	int64_t n = 0;
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("5"), SHMKV_SET_EX, 3600, NULL),
+		1);
+	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
+	cr_assert_eq(n, 6);
+	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
+	tu_assert_ok(shmkv_incrby(tu_kv, LIT("k"), -10, &n));
+	cr_assert_eq(n, -4);
+	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
+}
+
+Test(incr_ttl, keeps_the_ttl_across_the_inline_boundary)
+{
+	int64_t n = 0;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("140737488355327"),
+			       SHMKV_SET_EX, 3600, NULL),
+		     1);
+	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
+	cr_assert_eq(n, INLINE_MAX + 1);
+	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
+	tu_assert_ok(shmkv_decr(tu_kv, LIT("k"), &n));
+	cr_assert_eq(n, INLINE_MAX);
+	tu_assert_pttl_in(tu_kv, LIT("k"), 1800 * 1000, 3600 * 1000);
+	tu_assert_get_str(tu_kv, "k", "140737488355327");
+}
+
+Test(incr_ttl, a_key_with_ttl_still_expires_after_incr)
+{
+	int64_t n = 0;
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("k"), LIT("5"), SHMKV_SET_PX, 1000, NULL),
+		1);
+	tu_assert_ok(shmkv_incr(tu_kv, LIT("k"), &n));
+	cr_assert_eq(n, 6);
+	tu_sleep_ms(1300);
+	tu_assert_missing(tu_kv, LIT("k"));
 }
 
 /*

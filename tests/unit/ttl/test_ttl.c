@@ -1,9 +1,12 @@
 /*
- * test_ttl.c - TTL and PTTL, PERSIST, lazy expiry on access and active
- * expiry with shmkv_sweep(). Redis 7 is the reference; see helpers/ttl.h
- * for how TTLs are asserted.
+ * test_ttl.c - a TTL read, removed and reached: TTL and PTTL, PERSIST, lazy
+ * expiry on access and active expiry with shmkv_sweep(). Redis 7 is the
+ * reference; see helpers/ttl.h for how TTLs are asserted. Setting a TTL is
+ * tested in test_expire.c (EXPIRE and friends) and test_expire_set.c (SET,
+ * GETEX and other writes).
  */
 #include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
 #include "helpers/ttl.h"
 
 TestSuite(ttl, .init = tu_setup, .fini = tu_teardown);
@@ -368,7 +371,6 @@ Test(sweep, frees_the_slots_of_what_it_deletes)
 Test(persist, an_integer_without_ttl_goes_back_inline)
 {
 	struct shmkv_stats st;
-	uint64_t used = 0;
 
 	tu_assert_rc(
 		shmkv_set(tu_kv, LIT("k"), LIT("123"), SHMKV_SET_EX, 100, NULL),
@@ -376,8 +378,7 @@ Test(persist, an_integer_without_ttl_goes_back_inline)
 	tu_assert_rc(shmkv_persist(tu_kv, LIT("k")), 1);
 	tu_assert_get_str(tu_kv, "k", "123");
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
-	for (uint32_t c = 0; c < st.classes; c++)
-		used += st.cls[c].used;
-	cr_assert_eq(used, 0, "%llu blocks still used after PERSIST",
-		     (unsigned long long)used);
+	cr_assert_eq(mp_blocks_used(&st), 0,
+		     "%llu blocks still used after PERSIST",
+		     (unsigned long long)mp_blocks_used(&st));
 }
