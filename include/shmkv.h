@@ -8,6 +8,10 @@
  * - Keys and values are binary-safe byte strings (pointer + length). Empty
  *   keys and empty values are allowed, as in Redis. A NULL pointer is allowed
  *   only with a length of 0.
+ * - Argument order: the handle, the key, the value, then options (flags,
+ *   modes, units), then the time they apply to, then outputs. So
+ *   shmkv_set(..., flags, expire, old), shmkv_getex(..., mode, t, out),
+ *   shmkv_expire(..., unit, flags, t), shmkv_lock_extend(lk, mode, ms).
  * - Success returns 0 or a non-negative result; failure returns a negative
  *   errno. shmkv_strerror() turns any of them into a sentence. Errors common
  *   to every command on an open store:
@@ -300,8 +304,8 @@ enum shmkv_expire_flags {
  * missing or a condition failed; -EINVAL for NX with XX/GT/LT, GT with LT,
  * or a time that overflows (Redis: "invalid expire time").
  */
-int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
-		 enum shmkv_expire_unit unit, unsigned flags);
+int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
+		 enum shmkv_expire_unit unit, unsigned flags, int64_t t);
 
 /**
  * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the

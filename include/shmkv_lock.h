@@ -277,8 +277,8 @@ int shmkv_lock_release(struct shmkv_lock *lk);
  * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
  * -EEXIST, -EROFS, or an error of the store. On error nothing changes.
  */
-int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
-		      enum shmkv_lock_extend_mode mode);
+int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
+		      int64_t ms);
 
 /**
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current

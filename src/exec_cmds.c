@@ -413,7 +413,7 @@ static int expire_generic(struct exec_ctx *c, enum shmkv_expire_unit unit)
 		rc = expire_time_check(t, unit);
 	if (rc < 0)
 		return shmkv__reply_fail(c, rc);
-	rc = shmkv_expire(c->kv, ARG(c, 1), t, unit, flags);
+	rc = shmkv_expire(c->kv, ARG(c, 1), unit, flags, t);
 	return shmkv__reply_count(c, rc == -EINVAL ? EXEC_EEXPIRE : rc);
 }
 

@@ -697,8 +697,8 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 	return 0;
 }
 
-int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
-		      enum shmkv_lock_extend_mode mode)
+int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
+		      int64_t ms)
 {
 	struct lock_op lo = { .lk = lk, .ms = ms, .mode = mode };
 	int rc = check_handle(lk);

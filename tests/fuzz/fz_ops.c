@@ -304,7 +304,7 @@ static void op_expire(struct ctx *c)
 	unit = (enum shmkv_expire_unit)(fz_u8(c->in) % 5);
 	flags = fz_u8(c->in) & 0x1f;
 	t = fz__take_num(c);
-	fz__check_rc(c, shmkv_expire(c->kv, k, kl, t, unit, flags), "expire");
+	fz__check_rc(c, shmkv_expire(c->kv, k, kl, unit, flags, t), "expire");
 }
 
 static void op_ttl(struct ctx *c)

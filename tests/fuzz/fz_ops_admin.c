@@ -165,6 +165,7 @@ static const char *take_lock_name(struct ctx *c)
 static int lock_step(struct ctx *c, struct shmkv_lock *lk)
 {
 	uint8_t sub = fz_u8(c->in) % 6;
+	enum shmkv_lock_extend_mode mode;
 	int rc;
 
 	if (sub == 0)
@@ -178,10 +179,12 @@ static int lock_step(struct ctx *c, struct shmkv_lock *lk)
 	}
 	if (sub == 3)
 		return shmkv_lock_release(lk);
-	if (sub == 4)
-		return shmkv_lock_extend(
-			lk, fz__take_num(c),
-			(enum shmkv_lock_extend_mode)(fz_u8(c->in) % 3));
+	if (sub == 4) {
+		/* Taken one by one: argument evaluation order is unspecified,
+		 * and a corpus must mean the same under every compiler. */
+		mode = (enum shmkv_lock_extend_mode)(fz_u8(c->in) % 3);
+		return shmkv_lock_extend(lk, mode, fz__take_num(c));
+	}
 	(void)shmkv_lock_token(lk);
 	return 0;
 }

@@ -207,12 +207,11 @@ static int do_expire(struct worker *w)
 
 	w->cmd = "EXPIRE";
 	if (below(w, 2))
-		rc = shmkv_expire(w->kv, w->key, w->klen,
-				  1 + below(w, SHORT_TTL_MS), SHMKV_EXPIRE_MSEC,
-				  flags);
+		rc = shmkv_expire(w->kv, w->key, w->klen, SHMKV_EXPIRE_MSEC,
+				  flags, 1 + below(w, SHORT_TTL_MS));
 	else
-		rc = shmkv_expire(w->kv, w->key, w->klen, LONG_TTL_S,
-				  SHMKV_EXPIRE_SEC, flags);
+		rc = shmkv_expire(w->kv, w->key, w->klen, SHMKV_EXPIRE_SEC,
+				  flags, LONG_TTL_S);
 	return reply_01(w, rc);
 }
 

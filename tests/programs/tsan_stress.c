@@ -229,7 +229,7 @@ static int shared_step(struct worker *w, unsigned op, unsigned k, uint64_t r)
 	}
 	if (op < 68) {
 		rc = shmkv_expire(w->kv, w->name[k], w->nlen[k],
-				  (int64_t)(1 + r % 30), SHMKV_EXPIRE_MSEC, 0);
+				  SHMKV_EXPIRE_MSEC, 0, (int64_t)(1 + r % 30));
 		return rc == 0 || rc == 1 ? 0 : failf(w, "PEXPIRE", k, rc);
 	}
 	return shared_delifeq(w, k);

@@ -142,7 +142,7 @@ Test(lock, releasing_someone_elses_lock_is_not_owner_and_changes_nothing)
 	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), 0);
 	snap = tu_snap_take(tu_kv);
 	tu_assert_rc(shmkv_lock_release(&b), SHMKV_LOCK_NOT_OWNER);
-	tu_assert_rc(shmkv_lock_extend(&b, 10, SHMKV_LOCK_EXTEND_ADD),
+	tu_assert_rc(shmkv_lock_extend(&b, SHMKV_LOCK_EXTEND_ADD, 10),
 		     SHMKV_LOCK_NOT_OWNER);
 	tu_assert_unchanged(tu_kv, snap);
 	cr_assert_eq(shmkv_lock_held(&a), 1);
@@ -167,7 +167,7 @@ Test(lock, run_out_lease_is_taken_as_lease_expired_and_the_loser_learns_it)
 	cr_assert_eq(shmkv_lock_held(&a), 0);
 	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), SHMKV_LOCK_LEASE_EXPIRED);
 	cr_assert_eq(shmkv_lock_token(&b), 2);
-	tu_assert_rc(shmkv_lock_extend(&a, 10, SHMKV_LOCK_EXTEND_REPLACE),
+	tu_assert_rc(shmkv_lock_extend(&a, SHMKV_LOCK_EXTEND_REPLACE, 10),
 		     SHMKV_LOCK_NOT_OWNER);
 	tu_assert_rc(shmkv_lock_release(&a), SHMKV_LOCK_NOT_OWNER);
 	cr_assert_eq(shmkv_lock_held(&b), 1);
@@ -185,7 +185,7 @@ Test(lock, own_lease_ran_out_untaken_cannot_be_extended_but_is_released)
 	while (shmkv__mono_ms() <= record("a").deadline_ms)
 		tu_sleep_ms(1);
 	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD),
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10),
 		     SHMKV_LOCK_NOT_HELD);
 	tu_assert_unchanged(tu_kv, snap);
 	/* Nobody took it, so nobody overlapped us: the late release is a
@@ -205,7 +205,7 @@ Test(lock, extend_add_moves_the_lease_end_by_exactly_ms)
 
 	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
 	end = record("a").deadline_ms;
-	tu_assert_ok(shmkv_lock_extend(&lk, 1234, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 1234));
 	cr_assert_eq(record("a").deadline_ms, end + 1234);
 	cr_assert_eq(record("a").token, 1);
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
@@ -218,7 +218,7 @@ Test(lock, extend_replace_ends_the_lease_ms_from_now_even_if_sooner)
 
 	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
 	before = shmkv__mono_ms();
-	tu_assert_ok(shmkv_lock_extend(&lk, 500, SHMKV_LOCK_EXTEND_REPLACE));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_REPLACE, 500));
 	after = shmkv__mono_ms();
 	cr_assert_geq(record("a").deadline_ms, before + 500);
 	cr_assert_leq(record("a").deadline_ms, after + 500);
@@ -233,8 +233,8 @@ Test(lock, bad_leases_timeouts_and_modes_are_einval_and_change_nothing)
 	tu_assert_rc(shmkv_lock_try(&lk, -5), -EINVAL);
 	tu_assert_rc(shmkv_lock_try(&lk, SHMKV_LOCK_LEASE_MAX + 1), -EINVAL);
 	tu_assert_rc(shmkv_lock_timed(&lk, 10, -2), -EINVAL);
-	tu_assert_rc(shmkv_lock_extend(&lk, 0, SHMKV_LOCK_EXTEND_ADD), -EINVAL);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, 7), -EINVAL);
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 0), -EINVAL);
+	tu_assert_rc(shmkv_lock_extend(&lk, 7, 10), -EINVAL);
 	memset(&zero, 0, sizeof(zero));
 	tu_assert_rc(shmkv_lock_try(&zero, 10), -EINVAL);
 	tu_assert_rc(shmkv_lock_release(&zero), -EINVAL);
@@ -321,7 +321,7 @@ Test(lock, read_only_handle_cannot_lock_but_can_list)
 	tu_assert_ok(shmkv_lock_init(ro, &lk, "a"));
 	tu_assert_rc(shmkv_lock_try(&lk, 10), -EROFS);
 	tu_assert_rc(shmkv_lock_release(&lk), -EROFS);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD), -EROFS);
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10), -EROFS);
 	tu_assert_rc(shmkv_lock_list(ro, find_lock, &f), 1);
 	cr_assert_eq(f.visits, 1);
 	cr_assert_eq(f.info.held, 1);
@@ -337,7 +337,7 @@ Test(lock, held_is_true_only_while_the_grant_is_current)
 	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
 	cr_assert_eq(shmkv_lock_held(&lk), 1); /* cached word path */
-	tu_assert_ok(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10));
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
 	/* Someone overwrites the key behind the lock's back. */
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.a"), LIT("-9"), 0, 0, NULL), 1);

@@ -115,7 +115,7 @@ Test(lock_cells, extend_moves_the_grant_to_a_fresh_cell_with_the_same_token)
 	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
 	cr_assert(value_int("lock.e", &before));
 	end = grant_of("lock.e").deadline_ms;
-	tu_assert_ok(shmkv_lock_extend(&lk, 1000, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 1000));
 	cr_assert(value_int("lock.e", &after));
 	cr_assert_neq(after, before);
 	cr_assert_eq(grant_of("lock.e").deadline_ms, end + 1000);

@@ -87,8 +87,8 @@ Test(persist, leaves_nothing_for_a_later_expire_xx_to_change)
 {
 	ttl_set_ms("k", "v", 60000);
 	tu_assert_rc(shmkv_persist(tu_kv, LIT("k")), 1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), 0, SHMKV_EXPIRE_MSEC,
-				  SHMKV_EXPIRE_XX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_MSEC,
+				  SHMKV_EXPIRE_XX, 0),
 		     0);
 	tu_assert_get_str(tu_kv, "k", "v");
 }
@@ -148,7 +148,7 @@ Test(lazy_expiry, an_expired_key_is_absent_to_writers)
 	tu_assert_rc(shmkv_del(tu_kv, LIT("del")), 0);
 	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("delifeq"), LIT("7")), 0);
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("expire"), 100, SHMKV_EXPIRE_SEC, 0),
+		shmkv_expire(tu_kv, LIT("expire"), SHMKV_EXPIRE_SEC, 0, 100),
 		0);
 	tu_assert_rc(shmkv_persist(tu_kv, LIT("persist")), 0);
 	tu_assert_ok(shmkv_incr(tu_kv, LIT("incr"), &n));
