@@ -3,7 +3,7 @@
  *
  * Two kinds, both kept as ordinary keys named "lock.<name>":
  *
- * 1. The pattern lock (shmkv_pattern_lock/unlock): the SETNX locking
+ * 1. The pattern lock (struct shmkv_pattern): the SETNX locking
  *    pattern of the Redis SETNX page, step by step, built only on the
  *    public commands SETNX, GET, GETSET and DEL. The key holds a decimal
  *    Unix time in MILLISECONDS (the page uses seconds) after which the lock
@@ -39,7 +39,7 @@
  *    - a blocked acquirer sleeps on the futex word of the lock's slot and
  *      a release wakes one waiter, instead of polling; a waiter killed
  *      while asleep costs the next release one needless wake, no more;
- *    - a lost race is never an error: shmkv_lock_try answers -EBUSY and
+ *    - a lost race is never an error: shmkv_lock_try_acquire answers -EBUSY and
  *      shmkv_lock_acquire goes on waiting.
  *    A holder that is merely stopped (SIGSTOP, a debugger, swapping) is
  *    alive: its lock is never taken over before its lease ends, however
@@ -81,7 +81,7 @@ extern "C" {
 #define SHMKV_LOCK_PREFIX_LEN 5u
 /** Longest lease or pattern timeout, in ms (about 34 years). */
 #define SHMKV_LOCK_LEASE_MAX (INT64_C(1) << 40)
-/** A wait without a time limit (shmkv_lock_timed, shmkv_pattern_lock). */
+/** A wait without a time limit (the *_acquire calls' wait arguments). */
 #define SHMKV_LOCK_FOREVER (-1)
 /**
  * Longest single sleep of a blocked acquirer, in ms. A wake-up that never
@@ -95,48 +95,11 @@ extern "C" {
  */
 
 /**
- * shmkv_pattern_lock - the SETNX page's lock: SETNX lock.<name> with
- * now + @timeout_ms + 1; on 0, GET; if that time has passed, GETSET a new
- * one and own the lock only if the old value had still passed; else wait
- * and start over.
- * @name:       NUL-terminated, 1..SHMKV_LOCK_NAME_MAX bytes.
- * @timeout_ms: how long the lock stays valid, 1..SHMKV_LOCK_LEASE_MAX.
- * @wait_ms:    0: one attempt; > 0: keep trying that long;
- *              SHMKV_LOCK_FOREVER: until acquired.
- * @expiry:     receives the Unix time (ms) written: pass it to unlock.
- *
- * "now" is read from the coarse wall clock plus two ticks and 1 ms: the
- * lock stays valid at least @timeout_ms (unless the kernel's tick itself is
- * late by more than a tick), at most ~9 ms longer.
- * Waiting sleeps at most SHMKV_LOCK_NAP_MS at a time (a release wakes one
- * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
- *
- * Return: 0 (acquired), -EBUSY (@wait_ms 0 and the lock is held),
- * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (NULL argument, empty
- * name, @timeout_ms out of range, @wait_ms below -1), -ENAMETOOLONG (name
- * longer than SHMKV_LOCK_NAME_MAX or the key longer than key_max), -EEXIST
- * (the key holds something that is not a Unix time: another kind of lock),
- * -EROFS, or an error of the commands used.
- */
-int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
-		       int64_t wait_ms, int64_t *expiry);
-
-/**
- * shmkv_pattern_unlock - DEL lock.<name>, only if @expiry (what
- * shmkv_pattern_lock gave) has not passed, then wake one waiter.
- *
- * Return: 0 (deleted), -ETIMEDOUT (@expiry has passed: the lock may be
- * someone else's now, so nothing is deleted), -ENOLCK (the key was already
- * gone), -EINVAL, -ENAMETOOLONG, -EROFS.
- */
-int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry);
-
-/**
- * A prepared pattern lock: the same algorithm and the same key as
- * shmkv_pattern_lock/unlock, with the key hashed once (as
- * shmkv_key_prepare() does) and its slot remembered, for code that takes
- * one lock over and over. Initialise with shmkv_pattern_init(); the fields
- * are private. One thread at a time per handle.
+ * A pattern lock handle: the lock's key, hashed once (as
+ * shmkv_key_prepare() does), with its slot remembered, so that code taking
+ * one lock over and over probes for it once. Initialise with
+ * shmkv_pattern_init(); the fields are private. One thread at a time per
+ * handle; handles of one name in any number of processes are the same lock.
  */
 struct shmkv_pattern {
 	shmkv_t *kv;
@@ -147,15 +110,52 @@ struct shmkv_pattern {
 };
 
 /**
- * shmkv_pattern_init - binds @pl to the pattern lock @name of @kv.
- * Return: 0, -EINVAL, -ENAMETOOLONG, -EROFS (read-only handle).
+ * shmkv_pattern_init - binds @pl to the pattern lock @name of @kv. Nothing
+ * is written to the store.
+ * @name: NUL-terminated, 1..SHMKV_LOCK_NAME_MAX bytes.
+ * Return: 0, -EINVAL (NULL argument, empty name), -ENAMETOOLONG (name
+ * longer than SHMKV_LOCK_NAME_MAX or the key longer than key_max), -EROFS
+ * (read-only handle). After a failure, acquire and release on @pl give
+ * -EINVAL.
  */
-int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name);
-/** shmkv_pattern_acquire - shmkv_pattern_lock() on a prepared lock. */
-int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
-			  int64_t wait_ms, int64_t *expiry);
-/** shmkv_pattern_release - shmkv_pattern_unlock() on a prepared lock. */
-int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry);
+SHMKV_API int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl,
+				 const char *name);
+
+/**
+ * shmkv_pattern_acquire - the SETNX page's lock: SETNX lock.<name> with
+ * now + @timeout_ms + 1; on 0, GET; if that time has passed, GETSET a new
+ * one and own the lock only if the old value had still passed; else wait
+ * and start over.
+ * @timeout_ms: how long the lock stays valid, 1..SHMKV_LOCK_LEASE_MAX.
+ * @wait_ms:    0: one attempt; > 0: keep trying that long;
+ *              SHMKV_LOCK_FOREVER: until acquired.
+ * @expiry:     receives the Unix time (ms) written: pass it to release.
+ *
+ * "now" is read from the coarse wall clock plus two ticks and 1 ms: the
+ * lock stays valid at least @timeout_ms (unless the kernel's tick itself is
+ * late by more than a tick), at most ~9 ms longer.
+ * Waiting sleeps at most SHMKV_LOCK_NAP_MS at a time (a release wakes one
+ * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
+ *
+ * Return: 0 (acquired), -EBUSY (@wait_ms 0 and the lock is held),
+ * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (@pl not initialised,
+ * NULL @expiry, @timeout_ms out of range, @wait_ms below -1), -EEXIST (the
+ * key holds something that is not a Unix time: another kind of lock), or
+ * an error of the commands used.
+ */
+SHMKV_API int shmkv_pattern_acquire(struct shmkv_pattern *pl,
+				    int64_t timeout_ms, int64_t wait_ms,
+				    int64_t *expiry);
+
+/**
+ * shmkv_pattern_release - DEL lock.<name>, only if @expiry (what
+ * shmkv_pattern_acquire gave) has not passed, then wake one waiter.
+ *
+ * Return: 0 (deleted), -ETIMEDOUT (@expiry has passed: the lock may be
+ * someone else's now, so nothing is deleted), -ENOLCK (the key was already
+ * gone), -EINVAL (@pl not initialised), or an error of the store.
+ */
+SHMKV_API int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry);
 
 /*
  * The safe lock.
@@ -222,8 +222,8 @@ struct shmkv_lock {
 int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
 
 /**
- * shmkv_lock_try - one attempt: takes the lock if it is free, its lease
- * has run out, or its holder's process is dead. A busy lock costs one
+ * shmkv_lock_try_acquire - one attempt: takes the lock if it is free, its
+ * lease has run out, or its holder's process is dead. A busy lock costs one
  * liveness probe of the holder (kill + a read of /proc/<pid>/stat).
  * @lease_ms: 1..SHMKV_LOCK_LEASE_MAX: the lock is yours until then unless
  *            released or extended.
@@ -236,22 +236,23 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
  * Ordering: a grant is a full barrier; it happens after the release or
  * expiry it follows.
  */
-int shmkv_lock_try(struct shmkv_lock *lk, int64_t lease_ms);
+int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
- * shmkv_lock_timed - as shmkv_lock_try(), waiting up to @timeout_ms (0:
- * one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter sleeps on the
+ * shmkv_lock_timed_acquire - as shmkv_lock_try_acquire(), waiting up to
+ * @timeout_ms (0: one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter sleeps on the
  * lock's futex word, at most SHMKV_LOCK_NAP_MS and at most until the
  * holder's lease ends at a time; each sleep that ends without a wake-up
  * probes the holder's liveness, so a killed holder is replaced within
  * about SHMKV_LOCK_NAP_MS.
- * Return: as shmkv_lock_try(), with -ETIMEDOUT instead of -EBUSY;
+ * Return: as shmkv_lock_try_acquire(), with -ETIMEDOUT instead of -EBUSY;
  * -EINVAL also for @timeout_ms below -1.
  */
-int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
-		     int64_t timeout_ms);
+int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
+			     int64_t timeout_ms);
 
-/** shmkv_lock_acquire - shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER). */
+/** shmkv_lock_acquire - shmkv_lock_timed_acquire(@lk, @lease_ms,
+ * SHMKV_LOCK_FOREVER): waits until the lock is acquired. */
 int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**

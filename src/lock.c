@@ -569,7 +569,7 @@ static uint32_t *wait_word(const struct shmkv_lock *lk)
 }
 
 /*
- * The blocking part of shmkv_lock_timed() (wait.h's waiter). The holder is
+ * The blocking part of shmkv_lock_timed_acquire() (wait.h's waiter). The holder is
  * probed for liveness when the same grant has blocked us for a whole nap
  * (not after each wake-up: a woken waiter that lost the race to a new
  * holder knows that one is alive).
@@ -613,8 +613,8 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 	return rc;
 }
 
-int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
-		     int64_t timeout_ms)
+int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
+			     int64_t timeout_ms)
 {
 	struct shmkv_lock_rec seen;
 	int64_t start, end;
@@ -637,14 +637,14 @@ int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
 	return wait_for(lk, lease_ms, end, &seen);
 }
 
-int shmkv_lock_try(struct shmkv_lock *lk, int64_t lease_ms)
+int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 {
-	return shmkv_lock_timed(lk, lease_ms, 0);
+	return shmkv_lock_timed_acquire(lk, lease_ms, 0);
 }
 
 int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 {
-	return shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER);
+	return shmkv_lock_timed_acquire(lk, lease_ms, SHMKV_LOCK_FOREVER);
 }
 
 /*

@@ -253,21 +253,3 @@ int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 	shmkv__wake(shmkv__wait_header(pl->kv, pl->wait_index));
 	return rc == 1 ? 0 : -ENOLCK;
 }
-
-int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
-		       int64_t wait_ms, int64_t *expiry)
-{
-	struct shmkv_pattern pl;
-	int rc = shmkv_pattern_init(kv, &pl, name);
-
-	return rc ? rc
-		  : shmkv_pattern_acquire(&pl, timeout_ms, wait_ms, expiry);
-}
-
-int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry)
-{
-	struct shmkv_pattern pl;
-	int rc = shmkv_pattern_init(kv, &pl, name);
-
-	return rc ? rc : shmkv_pattern_release(&pl, expiry);
-}

@@ -169,9 +169,9 @@ static int lock_step(struct ctx *c, struct shmkv_lock *lk)
 	int rc;
 
 	if (sub == 0)
-		return shmkv_lock_try(lk, fz__take_num(c));
+		return shmkv_lock_try_acquire(lk, fz__take_num(c));
 	if (sub == 1)
-		return shmkv_lock_timed(lk, fz__take_num(c), 0);
+		return shmkv_lock_timed_acquire(lk, fz__take_num(c), 0);
 	if (sub == 2) {
 		rc = shmkv_lock_held(lk);
 		FZ_ASSERT(rc == 0 || rc == 1, "lock_held: %d", rc);
@@ -205,16 +205,19 @@ void fz__op_lock(struct ctx *c)
 
 void fz__op_pattern_lock(struct ctx *c)
 {
-	const char *name = take_lock_name(c);
-	int64_t expiry = 0;
-	int rc = shmkv_pattern_lock(c->kv, name, fz__take_num(c), 0, &expiry);
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(c->kv, &pl, take_lock_name(c));
+	int64_t timeout_ms = fz__take_num(c), expiry = 0;
 
-	fz__check_rc(c, rc, "pattern_lock");
+	fz__check_rc(c, rc, "pattern_init");
+	/* A handle whose init failed is refused (-EINVAL) by both calls. */
+	rc = shmkv_pattern_acquire(&pl, timeout_ms, 0, &expiry);
+	fz__check_rc(c, rc, "pattern_acquire");
 	if (fz_u8(c->in) & 1)
 		expiry = fz__take_num(c);
 	if (rc == 0 || (fz_u8(c->in) & 1))
-		fz__check_rc(c, shmkv_pattern_unlock(c->kv, name, expiry),
-			     "pattern_unlock");
+		fz__check_rc(c, shmkv_pattern_release(&pl, expiry),
+			     "pattern_release");
 }
 
 static int list_lock(const struct shmkv_lock_info *info, void *arg)

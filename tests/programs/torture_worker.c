@@ -288,7 +288,8 @@ static int token_check(struct worker *w)
 
 static int safe_section(struct worker *w)
 {
-	int rc = shmkv_lock_timed(&w->lk, TORTURE_LEASE_MS, below(w, 20));
+	int rc = shmkv_lock_timed_acquire(&w->lk, TORTURE_LEASE_MS,
+					  below(w, 20));
 
 	w->cmd = "lock";
 	snprintf(w->key, sizeof(w->key), "lock.%s", torture_lock_name[TL_SAFE]);
@@ -324,10 +325,13 @@ static int safe_section(struct worker *w)
 static int pattern_section(struct worker *w)
 {
 	int64_t expiry, wait = below(w, 2) ? 0 : below(w, 10);
-	int rc = shmkv_pattern_lock(w->kv, torture_lock_name[TL_PATTERN],
-				    TORTURE_PATTERN_MS, wait, &expiry);
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(w->kv, &pl, torture_lock_name[TL_PATTERN]);
 
-	w->cmd = "pattern_lock";
+	if (rc == 0)
+		rc = shmkv_pattern_acquire(&pl, TORTURE_PATTERN_MS, wait,
+					   &expiry);
+	w->cmd = "pattern_acquire";
 	snprintf(w->key, sizeof(w->key), "lock.%s",
 		 torture_lock_name[TL_PATTERN]);
 	/* Its key is deleted on unlock, so its slot may be recycled. */
@@ -338,8 +342,8 @@ static int pattern_section(struct worker *w)
 	section_enter(w, TL_PATTERN);
 	if ((rc = counter_bump(w, TL_PATTERN)))
 		return rc;
-	rc = shmkv_pattern_unlock(w->kv, torture_lock_name[TL_PATTERN], expiry);
-	w->cmd = "pattern_unlock";
+	rc = shmkv_pattern_release(&pl, expiry);
+	w->cmd = "pattern_release";
 	snprintf(w->key, sizeof(w->key), "lock.%s",
 		 torture_lock_name[TL_PATTERN]);
 	if (rc != 0 && rc != -ETIMEDOUT && rc != -ENOLCK)
