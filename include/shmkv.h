@@ -218,16 +218,18 @@ enum shmkv_set_flags {
  * now stores a key that lives through this millisecond (PTTL 0), as in
  * Redis 7: a key expires once now has passed its deadline.
  *
- * Return: 1 if the value was set, 0 if NX or XX prevented it. With GET the
- * old value's existence is reported by @old->len set and bit
- * SHMKV_SET_HAD_OLD (2) or'ed into the result. -EINVAL: NX with XX, more
- * than one of EX/PX/EXAT/PXAT/KEEPTTL, GET without @old, or an expire time
- * that is <= 0 or overflows (Redis: "invalid expire time").
+ * Return: without GET, 1 if the value was set, 0 if NX or XX prevented it.
+ * With GET, Redis's GET reply: 1 if the key had a value (now in @old), 0
+ * if not (an expired key has none). Whether the value was set then follows
+ * from the flags, as in Redis 7: with NX it was set iff the result is 0,
+ * with XX iff it is 1, with neither always.
+ * -EINVAL: NX with XX, more than one of EX/PX/EXAT/PXAT/KEEPTTL, GET
+ * without @old, or an expire time that is <= 0 or overflows (Redis:
+ * "invalid expire time").
  */
 int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	      size_t vlen, unsigned flags, int64_t expire,
 	      struct shmkv_value *old);
-#define SHMKV_SET_HAD_OLD 2
 
 /** SETNX: 1 if the key was set, 0 if it already existed. */
 int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,

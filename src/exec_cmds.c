@@ -152,8 +152,7 @@ int shmkv__cmd_set(struct exec_ctx *c)
 	if (rc == -EINVAL && a.expire_arg)
 		rc = EXEC_EEXPIRE;
 	if (a.flags & SHMKV_SET_GET)
-		return shmkv__reply_value(
-			c, rc < 0 ? rc : rc & SHMKV_SET_HAD_OLD, &old);
+		return shmkv__reply_value(c, rc, &old);
 	if (rc < 0)
 		return shmkv__reply_fail(c, rc);
 	return rc ? shmkv__reply_status(c, "OK") : shmkv__reply_nil(c);

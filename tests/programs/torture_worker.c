@@ -150,9 +150,10 @@ static int do_set(struct worker *w)
 	rc = shmkv_set(w->kv, w->key, w->klen, w->val, w->vlen, flags, t, &o);
 	if (!(flags & SHMKV_SET_XX))
 		rc = full_ok(w, rc);
-	if (rc < 0 || rc > 3 || (!(flags & SHMKV_SET_GET) && rc > 1))
+	if (rc < 0 || rc > 1)
 		return fail(w, TW_REPLY, "returned", rc);
-	return rc & SHMKV_SET_HAD_OLD ? seen(w, o.len) : 0;
+	/* With GET, 1 is GET's reply: there was an old value. */
+	return (flags & SHMKV_SET_GET) && rc == 1 ? seen(w, o.len) : 0;
 }
 
 static int do_getset(struct worker *w)
