@@ -350,22 +350,25 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
  * incarnation); if the slot was recycled meanwhile they probe again. The
  * semantics are those of the plain commands, with the same errors.
  */
+
+/**
+ * Size of struct shmkv_keyref, fixed for the 0.x ABI. The struct is opaque
+ * storage the caller allocates (stack, heap, inside its own structs); the
+ * library keeps its fields there, with room to grow (they take 48 bytes
+ * today).
+ */
+#define SHMKV_KEYREF_SIZE 96
+/** A prepared key: fill with shmkv_key_prepare(); the contents are private. */
 struct shmkv_keyref {
-	const void *key; /* the caller's bytes: must outlive the reference */
-	size_t len;
-	/* Private to the library. */
-	const void *owner;
-	uint32_t hash32;
-	uint32_t home;
-	uint32_t slot;
-	uint64_t state;
+	uint64_t opaque[SHMKV_KEYREF_SIZE / 8];
 };
 
 /**
  * shmkv_key_prepare - hashes @key for use with @kv's shmkv_key_* commands.
  * @ref: filled in; a plain struct the caller owns (stack or heap). It
- *       refers to @key without copying it. Use it with @kv only, and from
- *       one thread at a time (the commands update its cache).
+ *       refers to @key without copying it: @key must outlive it. Use it
+ *       with @kv only, and from one thread at a time (the commands update
+ *       its cache). It may be copied.
  * Return: 0, -EINVAL (NULL argument), -ENAMETOOLONG.
  */
 int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,

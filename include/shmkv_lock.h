@@ -95,18 +95,20 @@ extern "C" {
  */
 
 /**
+ * Size of struct shmkv_pattern, fixed for the 0.x ABI (its fields take 320
+ * bytes today: the rest is room to grow).
+ */
+#define SHMKV_PATTERN_SIZE 512
+/**
  * A pattern lock handle: the lock's key, hashed once (as
  * shmkv_key_prepare() does), with its slot remembered, so that code taking
  * one lock over and over probes for it once. Initialise with
- * shmkv_pattern_init(); the fields are private. One thread at a time per
+ * shmkv_pattern_init(); the contents are private. It lives in the caller's
+ * memory (no allocation) and may be copied. One thread at a time per
  * handle; handles of one name in any number of processes are the same lock.
  */
 struct shmkv_pattern {
-	shmkv_t *kv;
-	uint32_t wait_index;
-	uint32_t key_len;
-	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
-	struct shmkv_keyref ref;
+	uint64_t opaque[SHMKV_PATTERN_SIZE / 8];
 };
 
 /**
@@ -190,26 +192,19 @@ enum shmkv_lock_extend_mode {
 };
 
 /**
+ * Size of struct shmkv_lock, fixed for the 0.x ABI (its fields take 376
+ * bytes today: the rest is room to grow).
+ */
+#define SHMKV_LOCK_SIZE 640
+/**
  * A holder's handle on one named lock. Initialise with shmkv_lock_init();
- * the fields are private. It lives in the caller's memory (no allocation),
- * may be reused for any number of grants, and is not tied to a thread, but
- * only one thread may use it at a time. After fork() the child's copy does
- * not own the parent's grant.
+ * the contents are private. It lives in the caller's memory (no
+ * allocation), may be reused for any number of grants, and is not tied to
+ * a thread, but only one thread may use it at a time. After fork() the
+ * child's copy does not own the parent's grant.
  */
 struct shmkv_lock {
-	shmkv_t *kv;
-	uint64_t token;	     /* of the last grant; 0 before the first */
-	int64_t deadline_ms; /* lease end of that grant, CLOCK_MONOTONIC */
-	uint64_t word;	     /* value word that published it; 0: unknown */
-	void *cell;	     /* its lock cell, or the last one (a hint) */
-	uint64_t cell_ctl;   /* the cell's claim */
-	uint64_t cell_ref;   /* the cell's block */
-	uint32_t slot;	     /* its slot, valid when word != 0 */
-	uint32_t pid;	     /* process that got the grant and the cell */
-	uint32_t flags;	     /* private state bits */
-	uint32_t key_len;
-	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
-	struct shmkv_keyref ref; /* key's slot, cached between operations */
+	uint64_t opaque[SHMKV_LOCK_SIZE / 8];
 };
 
 /**

@@ -347,9 +347,10 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	return err == 0 ? RELOOKUP : err;
 }
 
-int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
+int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *pub, const void *key,
 		      size_t klen)
 {
+	struct shmkv__keyref *ref = shmkv__kref(pub);
 	struct shmkv_key k;
 
 	if (kv == NULL || ref == NULL || (key == NULL && klen > 0))
@@ -367,7 +368,7 @@ int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 	return 0;
 }
 
-static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
+static int check_args(const struct shmkv *kv, const struct shmkv__keyref *ref,
 		      const struct shmkv_op *op)
 {
 	if (kv == NULL || ref == NULL || ref->owner != kv)
@@ -386,7 +387,7 @@ static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
  * that slot's incarnation (attempt() re-checks the state word after
  * reading the value, so a recycled slot is caught there), else by probing.
  */
-static int find(struct run *r, struct shmkv_keyref *ref,
+static int find(struct run *r, struct shmkv__keyref *ref,
 		const struct shmkv_key *k)
 {
 	int found;
@@ -412,9 +413,10 @@ static int find(struct run *r, struct shmkv_keyref *ref,
  * the value was loaded, as in attempt()). Only for a handle that may
  * write: a read-only handle takes the general path and its checks.
  */
-int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
+int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *pub,
 		   struct shmkv_op *op)
 {
+	struct shmkv__keyref *ref = shmkv__kref(pub);
 	struct run r = { .kv = kv, .op = op };
 	struct shmkv_key k;
 	int err = check_args(kv, ref, op);

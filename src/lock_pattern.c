@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "intconv.h"
+#include "lock_handle.h"
 #include "lock_record.h"
 
 void (*shmkv__pattern_hook)(enum shmkv__pattern_step step);
@@ -26,19 +27,21 @@ enum {
 };
 
 struct pattern {
-	struct shmkv_pattern *pl;
+	struct shmkv__pattern *pl;
 	int64_t timeout_ms;
 	int64_t expiry; /* what we wrote last */
 	int64_t holder; /* the valid expiry found, when busy */
 };
 
-int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
+int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *handle,
+		       const char *name)
 {
+	struct shmkv__pattern *pl = shmkv__pattern_of(handle);
 	int err;
 
 	if (kv == NULL || pl == NULL)
 		return -EINVAL;
-	memset(pl, 0, sizeof(*pl));
+	memset(handle, 0, sizeof(*handle));
 	err = shmkv__lock_key(kv, name, pl->key, &pl->key_len);
 	if (err)
 		return err;
@@ -54,9 +57,9 @@ int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
 }
 
 /* The handle's prepared key (it may have been copied since). */
-static struct shmkv_keyref *ref_of(struct shmkv_pattern *pl)
+static struct shmkv_keyref *ref_of(struct shmkv__pattern *pl)
 {
-	pl->ref.key = pl->key;
+	shmkv__kref(&pl->ref)->key = pl->key;
 	return &pl->ref;
 }
 
@@ -208,9 +211,10 @@ static int wait_rounds(struct pattern *p, int64_t end)
 	return rc;
 }
 
-int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
+int shmkv_pattern_acquire(struct shmkv_pattern *handle, int64_t timeout_ms,
 			  int64_t wait_ms, int64_t *expiry)
 {
+	struct shmkv__pattern *pl = shmkv__pattern_of(handle);
 	struct pattern p = { .pl = pl, .timeout_ms = timeout_ms };
 	int64_t start, end = -1;
 	int rc;
@@ -235,8 +239,9 @@ int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 	return rc;
 }
 
-int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
+int shmkv_pattern_release(struct shmkv_pattern *handle, int64_t expiry)
 {
+	struct shmkv__pattern *pl = shmkv__pattern_of(handle);
 	int rc;
 
 	if (pl == NULL || pl->kv == NULL ||

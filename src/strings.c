@@ -117,7 +117,7 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	if (i < VAL_INT_MIN || i > VAL_INT_MAX ||
 	    !shmkv__fast_load(kv, ref, &w))
 		return -EAGAIN;
-	ver = SLOT_VERSION(ref->state);
+	ver = SLOT_VERSION(shmkv__kref(ref)->state);
 	if (shmkv__word_is_int(w, ver))
 		return 0;
 	if (shmkv__word_is_none(w, ver) &&
@@ -196,7 +196,7 @@ int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 	/* Fast path: NONE is nothing to delete; an inline integer goes in
 	 * one CAS (it holds no value storage to free). */
 	if (shmkv__fast_load(kv, ref, &w)) {
-		uint32_t ver = SLOT_VERSION(ref->state);
+		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
 
 		if (shmkv__word_is_none(w, ver))
 			return 0;

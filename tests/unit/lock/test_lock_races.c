@@ -30,6 +30,7 @@
 
 #include "helpers/testutil.h"
 #include "fault.h"
+#include "keyref.h"
 #include "internal.h"
 #include "shmkv_lock.h"
 
@@ -179,7 +180,8 @@ static uint64_t lock_word(void)
 	/* A GET through a prepared key leaves its slot in the reference. */
 	tu_assert_ok(shmkv_key_prepare(tu_kv, &ref, LIT("lock.r")));
 	tu_assert_rc(shmkv_key_get(tu_kv, &ref, &v), 1);
-	return shmkv__load_acquire(&shmkv__slot(tu_kv, ref.slot)->value);
+	return shmkv__load_acquire(
+		&shmkv__slot(tu_kv, shmkv__kref(&ref)->slot)->value);
 }
 
 /* The holder's grant has run out (lease 1 ms, plus the coarse clock's
