@@ -63,6 +63,15 @@ extern "C" {
 #define SHMKV_API
 #endif
 
+/**
+ * shmkv_version - the version of the library running, which may differ
+ * from the SHMKV_VERSION_* of the header a program was built with (a
+ * program can compare the two). As LMDB's mdb_version().
+ * @major, @minor, @patch: receive the numbers; each may be NULL.
+ * Return: the version as a string, "major.minor.patch" (static storage).
+ */
+SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
+
 /** Name of the store used by the demo and by shmctl when none is given. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
@@ -95,9 +104,14 @@ struct shmkv_config {
 				    at least 8 blocks per class */
 	uint32_t mode;	       /**< permission bits; 0: 0600 (so 0000
 				    cannot be asked for: chmod afterwards) */
+	/** Room for options of later versions; must be zero. A library
+	 * that does not know an option refuses a non-zero word here with
+	 * -EINVAL, so a program asking for it gets an error, not silence. */
+	uint32_t reserved[9];
 };
 
-/** Fills @cfg with the defaults (every field 0 means "default"). */
+/** Fills @cfg with the defaults (every field 0 means "default"), reserved
+ * words included: start every config with it, then set what you need. */
 void shmkv_config_init(struct shmkv_config *cfg);
 
 /* Flags for shmkv_open(). */
@@ -122,7 +136,7 @@ enum shmkv_open_flags {
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
  * value_memory too small to hold one value of value_max, mode with bits
- * outside 0777), -EEXIST (a segment with that name exists), -EACCES, -ENOMEM
+ * outside 0777, a non-zero reserved word: an option this library lacks), -EEXIST (a segment with that name exists), -EACCES, -ENOMEM
  * or -ENOSPC (the system could not provide the memory), or another negative
  * errno from the system calls.
  * Thread safety: safe; two processes creating one name race to a single
@@ -175,7 +189,8 @@ int shmkv_unlink(const char *name);
 const char *shmkv_strerror(int err);
 
 /** Geometry of an open store, as fixed at creation, and its current mode
- * (read from the open segment, so right even after shmkv_unlink). */
+ * (read from the open segment, so right even after shmkv_unlink); the
+ * reserved words are zeroed, so @cfg can create a store like it. */
 int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
 
 /*
@@ -412,6 +427,7 @@ struct shmkv_recover_report {
 	uint64_t collided;	/**< losing duplicate inserts returned */
 	uint64_t dead_slots;	/**< deletes completed for dead processes */
 	uint64_t leaked_blocks; /**< value storage returned to the pool */
+	uint64_t reserved[11];	/**< room for later counts; zeroed */
 };
 
 /**
@@ -447,6 +463,9 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
 typedef void (*shmkv_check_fn)(const char *problem, void *arg);
 int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
 
+/** Entries of shmkv_stats.cls: the most value size classes a store has. */
+#define SHMKV_STATS_CLASSES 24
+
 /** Counts taken by one pass over the store (not a snapshot). */
 struct shmkv_stats {
 	uint64_t slots;	    /**< total slots */
@@ -468,10 +487,12 @@ struct shmkv_stats {
 		uint32_t pages;	     /**< pages given to the class */
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
-	} cls[24];
+	} cls[SHMKV_STATS_CLASSES];
 	uint64_t segment_bytes;	  /**< size of the mapped segment */
 	uint64_t created_unix_ms; /**< when the store was created */
 	uint32_t creator_pid;	  /**< who created it */
+	uint32_t reserved32;	  /**< zeroed */
+	uint64_t reserved[16];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
