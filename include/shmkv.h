@@ -112,7 +112,7 @@ struct shmkv_config {
 
 /** Fills @cfg with the defaults (every field 0 means "default"), reserved
  * words included: start every config with it, then set what you need. */
-void shmkv_config_init(struct shmkv_config *cfg);
+SHMKV_API void shmkv_config_init(struct shmkv_config *cfg);
 
 /* Flags for shmkv_open(). */
 enum shmkv_open_flags {
@@ -142,8 +142,8 @@ enum shmkv_open_flags {
  * Thread safety: safe; two processes creating one name race to a single
  * winner, the other gets -EEXIST.
  */
-int shmkv_create(const char *name, const struct shmkv_config *cfg,
-		 shmkv_t **out);
+SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
+			   shmkv_t **out);
 
 /**
  * shmkv_open - attach to an existing store.
@@ -164,7 +164,7 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * creator: liveness is judged by pid, so such a writer would take live
  * processes for dead; read-only opens are allowed).
  */
-int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
+SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 
 /**
  * shmkv_open_or_create - attach to @name, creating it with @cfg if missing.
@@ -172,26 +172,27 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
  * Return: as shmkv_create() and shmkv_open(); never -EEXIST. The geometry
  * of an existing store wins over @cfg.
  */
-int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
-			 shmkv_t **out);
+SHMKV_API int shmkv_open_or_create(const char *name,
+				   const struct shmkv_config *cfg,
+				   shmkv_t **out);
 
 /** Unmaps the store and frees the handle. NULL is a no-op. */
-void shmkv_close(shmkv_t *kv);
+SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
  * shmkv_unlink - remove the store's name; processes attached keep using it.
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES, -EPROTO (the name exists
  * but is not a shmkv store: it is left alone).
  */
-int shmkv_unlink(const char *name);
+SHMKV_API int shmkv_unlink(const char *name);
 
 /** A sentence for any value returned by this library (0 or -errno). */
-const char *shmkv_strerror(int err);
+SHMKV_API const char *shmkv_strerror(int err);
 
 /** Geometry of an open store, as fixed at creation, and its current mode
  * (read from the open segment, so right even after shmkv_unlink); the
  * reserved words are zeroed, so @cfg can create a store like it. */
-int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
+SHMKV_API int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
 
 /*
  * Values returned to the caller.
@@ -242,28 +243,29 @@ enum shmkv_set_flags {
  * without @old, or an expire time that is <= 0 or overflows (Redis:
  * "invalid expire time").
  */
-int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
-	      size_t vlen, unsigned flags, int64_t expire,
-	      struct shmkv_value *old);
+SHMKV_API int shmkv_set(shmkv_t *kv, const void *key, size_t klen,
+			const void *val, size_t vlen, unsigned flags,
+			int64_t expire, struct shmkv_value *old);
 
 /** SETNX: 1 if the key was set, 0 if it already existed. */
-int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		size_t vlen);
+SHMKV_API int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen,
+			  const void *val, size_t vlen);
 
 /**
  * GET: 1 and the value in @out if the key exists, 0 if not.
  * @out may be NULL to test existence only (as shmkv_exists).
  */
-int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
-	      struct shmkv_value *out);
+SHMKV_API int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+			struct shmkv_value *out);
 
 /** GETSET: sets the value, drops any TTL; 1 and the old value, or 0. */
-int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		 size_t vlen, struct shmkv_value *old);
+SHMKV_API int shmkv_getset(shmkv_t *kv, const void *key, size_t klen,
+			   const void *val, size_t vlen,
+			   struct shmkv_value *old);
 
 /** GETDEL: deletes the key; 1 and its value, or 0 if it did not exist. */
-int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
-		 struct shmkv_value *old);
+SHMKV_API int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+			   struct shmkv_value *old);
 
 /* Expiry options for shmkv_getex(). */
 enum shmkv_getex_mode {
@@ -282,22 +284,23 @@ enum shmkv_getex_mode {
  * (checked before the key is looked at: Redis replies nil for a missing
  * key with a bad time, which shmkv_exec() reproduces).
  */
-int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
-		enum shmkv_getex_mode mode, int64_t t, struct shmkv_value *out);
+SHMKV_API int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
+			  enum shmkv_getex_mode mode, int64_t t,
+			  struct shmkv_value *out);
 
 /** DEL: 1 if the key existed and was deleted, 0 if not. */
-int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
 
 /** EXISTS: 1 if the key exists, 0 if not. */
-int shmkv_exists(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_exists(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * DELIFEQ: delete the key only if its value equals @val (byte for byte).
  * The safe release of a lock whose value identifies its owner.
  * Return: 1 if deleted, 0 if the key is missing or holds another value.
  */
-int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		  size_t vlen);
+SHMKV_API int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen,
+			    const void *val, size_t vlen);
 
 /* Units and conditions for shmkv_expire(). */
 enum shmkv_expire_unit {
@@ -321,8 +324,9 @@ enum shmkv_expire_flags {
  * missing or a condition failed; -EINVAL for NX with XX/GT/LT, GT with LT,
  * or a time that overflows (Redis: "invalid expire time").
  */
-int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
-		 enum shmkv_expire_unit unit, unsigned flags, int64_t t);
+SHMKV_API int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
+			   enum shmkv_expire_unit unit, unsigned flags,
+			   int64_t t);
 
 /**
  * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the
@@ -330,13 +334,15 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
  * the deadline, when the key still exists (Redis: expired once now > the
  * deadline). Return: 0.
  */
-int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
+SHMKV_API int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *ms);
 
 /** TTL: as shmkv_pttl() in seconds, rounded as Redis does. */
-int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen, int64_t *sec);
+SHMKV_API int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen,
+			int64_t *sec);
 
 /** PERSIST: 1 if a TTL was removed, 0 if the key is missing or had none. */
-int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * INCRBY: adds @delta to the integer in the key (0 if missing), keeping its
@@ -345,14 +351,16 @@ int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
  * parses it ("value is not an integer or out of range"); -EOVERFLOW if the
  * result would overflow ("increment or decrement would overflow").
  */
-int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result);
+SHMKV_API int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen,
+			   int64_t delta, int64_t *result);
 /** INCR, DECR, DECRBY: thin wrappers of shmkv_incrby(). DECRBY with
  * INT64_MIN gives -EOVERFLOW ("decrement would overflow"). */
-int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
-int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
-int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result);
+SHMKV_API int shmkv_incr(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *result);
+SHMKV_API int shmkv_decr(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *result);
+SHMKV_API int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen,
+			   int64_t delta, int64_t *result);
 
 /*
  * Prepared keys.
@@ -386,27 +394,28 @@ struct shmkv_keyref {
  *       its cache). It may be copied.
  * Return: 0, -EINVAL (NULL argument), -ENAMETOOLONG.
  */
-int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
-		      size_t klen);
+SHMKV_API int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
+				const void *key, size_t klen);
 
 /* The string commands on a prepared key: as shmkv_<command>() above; a
  * @ref not prepared for @kv gives -EINVAL. */
-int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		  size_t vlen, unsigned flags, int64_t expire,
-		  struct shmkv_value *old);
-int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		    size_t vlen);
-int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
-		  struct shmkv_value *out);
-int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		     size_t vlen, struct shmkv_value *old);
-int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
-		     struct shmkv_value *old);
-int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref);
-int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		      size_t vlen);
-int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
-		     int64_t *result);
+SHMKV_API int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref,
+			    const void *val, size_t vlen, unsigned flags,
+			    int64_t expire, struct shmkv_value *old);
+SHMKV_API int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref,
+			      const void *val, size_t vlen);
+SHMKV_API int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
+			    struct shmkv_value *out);
+SHMKV_API int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref,
+			       const void *val, size_t vlen,
+			       struct shmkv_value *old);
+SHMKV_API int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
+			       struct shmkv_value *old);
+SHMKV_API int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref);
+SHMKV_API int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref,
+				const void *val, size_t vlen);
+SHMKV_API int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref,
+			       int64_t delta, int64_t *result);
 
 /*
  * Maintenance.
@@ -418,7 +427,7 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
  * wrapped around). Any process may call it at any time.
  * Return: the number of keys deleted, or a negative errno.
  */
-int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
+SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
 
 /** What shmkv_recover() found and repaired. */
 struct shmkv_recover_report {
@@ -443,7 +452,7 @@ struct shmkv_recover_report {
  * @report: may be NULL.
  * Return: the number of repairs, or a negative errno.
  */
-int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
+SHMKV_API int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
 
 /**
  * shmkv_check - verifies the whole store read-only: every key findable by
@@ -461,7 +470,7 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
  * Return: the number of problems found (0: clean), or a negative errno.
  */
 typedef void (*shmkv_check_fn)(const char *problem, void *arg);
-int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
+SHMKV_API int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
 
 /** Entries of shmkv_stats.cls: the most value size classes a store has. */
 #define SHMKV_STATS_CLASSES 24
@@ -496,7 +505,7 @@ struct shmkv_stats {
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
-int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
+SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 
 /**
  * shmkv_scan - visits live keys, as Redis SCAN: starts at @cursor (0 for a
@@ -508,8 +517,8 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
  * (the scan then returns that value).
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
-int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
-	       void *arg, uint64_t *next);
+SHMKV_API int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
+			 shmkv_scan_fn fn, void *arg, uint64_t *next);
 
 /*
  * Redis-style command interface: what shmctl, the differential test and
@@ -542,11 +551,11 @@ struct shmkv_reply {
  * store failed in a way Redis has no reply for (then @reply is an error
  * reply too, carrying shmkv_strerror's text).
  */
-int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
-	       const size_t *argvlen, struct shmkv_reply *reply);
+SHMKV_API int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
+			 const size_t *argvlen, struct shmkv_reply *reply);
 
 /** Frees what @reply owns; the struct itself is the caller's. */
-void shmkv_reply_free(struct shmkv_reply *reply);
+SHMKV_API void shmkv_reply_free(struct shmkv_reply *reply);
 
 #ifdef __cplusplus
 }

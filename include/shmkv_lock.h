@@ -214,7 +214,8 @@ struct shmkv_lock {
  * longer than SHMKV_LOCK_NAME_MAX, or "lock.<name>" longer than key_max),
  * -E2BIG (the store's value_max cannot hold an owner record).
  */
-int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
+SHMKV_API int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk,
+			      const char *name);
 
 /**
  * shmkv_lock_try_acquire - one attempt: takes the lock if it is free, its
@@ -231,7 +232,7 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
  * Ordering: a grant is a full barrier; it happens after the release or
  * expiry it follows.
  */
-int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
+SHMKV_API int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
  * shmkv_lock_timed_acquire - as shmkv_lock_try_acquire(), waiting up to
@@ -243,12 +244,12 @@ int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
  * Return: as shmkv_lock_try_acquire(), with -ETIMEDOUT instead of -EBUSY;
  * -EINVAL also for @timeout_ms below -1.
  */
-int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
-			     int64_t timeout_ms);
+SHMKV_API int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
+				       int64_t timeout_ms);
 
 /** shmkv_lock_acquire - shmkv_lock_timed_acquire(@lk, @lease_ms,
  * SHMKV_LOCK_FOREVER): waits until the lock is acquired. */
-int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
+SHMKV_API int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
  * shmkv_lock_release - gives back the grant @lk holds (stores FREE,
@@ -262,7 +263,7 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
  * SHMKV_LOCK_NOT_HELD (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of
  * the store. On error the store is unchanged. @lk holds nothing afterwards.
  */
-int shmkv_lock_release(struct shmkv_lock *lk);
+SHMKV_API int shmkv_lock_release(struct shmkv_lock *lk);
 
 /**
  * shmkv_lock_extend - renews the lease of the grant @lk holds, while it is
@@ -273,8 +274,8 @@ int shmkv_lock_release(struct shmkv_lock *lk);
  * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
  * -EEXIST, -EROFS, or an error of the store. On error nothing changes.
  */
-int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
-		      int64_t ms);
+SHMKV_API int shmkv_lock_extend(struct shmkv_lock *lk,
+				enum shmkv_lock_extend_mode mode, int64_t ms);
 
 /**
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
@@ -283,10 +284,10 @@ int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
  * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this instant only: the token is what
  * a protected resource should check.
  */
-int shmkv_lock_held(struct shmkv_lock *lk);
+SHMKV_API int shmkv_lock_held(struct shmkv_lock *lk);
 
 /** The fencing token of @lk's last grant (0 if it never had one). */
-uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
+SHMKV_API uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
 
 /*
  * Inspection.
@@ -321,7 +322,7 @@ typedef int (*shmkv_lock_list_fn)(const struct shmkv_lock_info *info,
  * Return: the number of locks visited (including one whose @fn stopped the
  * listing), or -EINVAL, or an error of the store.
  */
-int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg);
+SHMKV_API int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg);
 
 #ifdef __cplusplus
 }
