@@ -136,9 +136,10 @@ enum shmkv_open_flags {
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
  * value_memory too small to hold one value of value_max, mode with bits
- * outside 0777, a non-zero reserved word: an option this library lacks), -EEXIST (a segment with that name exists), -EACCES, -ENOMEM
- * or -ENOSPC (the system could not provide the memory), or another negative
- * errno from the system calls.
+ * outside 0777, a non-zero reserved word: an option this library lacks),
+ * -EEXIST (a segment with that name exists), -EACCES, -ENOMEM or -ENOSPC
+ * (the system could not provide the memory), or another negative errno
+ * from the system calls.
  * Thread safety: safe; two processes creating one name race to a single
  * winner, the other gets -EEXIST.
  */

@@ -236,11 +236,11 @@ SHMKV_API int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
  * shmkv_lock_timed_acquire - as shmkv_lock_try_acquire(), waiting up to
- * @timeout_ms (0: one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter sleeps on the
- * lock's futex word, at most SHMKV_LOCK_NAP_MS and at most until the
- * holder's lease ends at a time; each sleep that ends without a wake-up
- * probes the holder's liveness, so a killed holder is replaced within
- * about SHMKV_LOCK_NAP_MS.
+ * @timeout_ms (0: one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter
+ * sleeps on the lock's futex word, at most SHMKV_LOCK_NAP_MS and at most
+ * until the holder's lease ends at a time; each sleep that ends without a
+ * wake-up probes the holder's liveness, so a killed holder is replaced
+ * within about SHMKV_LOCK_NAP_MS.
  * Return: as shmkv_lock_try_acquire(), with -ETIMEDOUT instead of -EBUSY;
  * -EINVAL also for @timeout_ms below -1.
  */
@@ -281,8 +281,8 @@ SHMKV_API int shmkv_lock_extend(struct shmkv_lock *lk,
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
  * value and its lease has not run out, else 0. After the first call per
  * grant (a lookup) it costs one load of the key's value word and one read
- * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this instant only: the token is what
- * a protected resource should check.
+ * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this
+ * instant only: the token is what a protected resource should check.
  */
 SHMKV_API int shmkv_lock_held(struct shmkv_lock *lk);
 
