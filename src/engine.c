@@ -347,24 +347,24 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	return err == 0 ? RELOOKUP : err;
 }
 
-int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *pub, const void *key,
+int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 		      size_t klen)
 {
-	struct shmkv__keyref *ref = shmkv__kref(pub);
+	struct shmkv__keyref *kr = shmkv__kref(ref);
 	struct shmkv_key k;
 
-	if (kv == NULL || ref == NULL || (key == NULL && klen > 0))
+	if (kv == NULL || kr == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
 	if (klen > kv->key_max)
 		return -ENAMETOOLONG;
 	shmkv__key_init(kv, &k, key, klen);
-	ref->key = key;
-	ref->len = klen;
-	ref->owner = kv;
-	ref->hash32 = k.hash32;
-	ref->home = k.home;
-	ref->slot = 0;
-	ref->state = 0; /* never a MEMBER word: nothing cached */
+	kr->key = key;
+	kr->len = klen;
+	kr->owner = kv;
+	kr->hash32 = k.hash32;
+	kr->home = k.home;
+	kr->slot = 0;
+	kr->state = 0; /* never a MEMBER word: nothing cached */
 	return 0;
 }
 
@@ -413,23 +413,23 @@ static int find(struct run *r, struct shmkv__keyref *ref,
  * the value was loaded, as in attempt()). Only for a handle that may
  * write: a read-only handle takes the general path and its checks.
  */
-int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *pub,
+int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op)
 {
-	struct shmkv__keyref *ref = shmkv__kref(pub);
+	struct shmkv__keyref *kr = shmkv__kref(ref);
 	struct run r = { .kv = kv, .op = op };
 	struct shmkv_key k;
-	int err = check_args(kv, ref, op);
+	int err = check_args(kv, kr, op);
 
 	if (err)
 		return err;
-	k.bytes = ref->key;
-	k.len = (uint32_t)ref->len;
-	k.hash32 = ref->hash32;
-	k.home = ref->home & kv->mask;
+	k.bytes = kr->key;
+	k.len = (uint32_t)kr->len;
+	k.hash32 = kr->hash32;
+	k.home = kr->home & kv->mask;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
-		int found = find(&r, ref, &k);
+		int found = find(&r, kr, &k);
 
 		if (found == RELOOKUP)
 			continue;
@@ -442,7 +442,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *pub,
 		while (err == 1 && ++n < SHMKV_RETRY_MAX);
 		if (err != RELOOKUP && err != 1)
 			break;
-		ref->state = 0; /* the slot was recycled: probe again */
+		kr->state = 0; /* the slot was recycled: probe again */
 		err = -EAGAIN;
 	}
 	if (r.block != 0)

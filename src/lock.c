@@ -402,27 +402,27 @@ static int check_ms(int64_t ms)
 	return ms >= 1 && ms <= SHMKV_LOCK_LEASE_MAX ? 0 : -EINVAL;
 }
 
-int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *handle, const char *name)
+int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 {
-	struct shmkv__lock *lk = shmkv__lock_of(handle);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
 	int err;
 
-	if (kv == NULL || lk == NULL)
+	if (kv == NULL || h == NULL)
 		return -EINVAL;
-	memset(handle, 0, sizeof(*handle));
-	err = shmkv__lock_key(kv, name, lk->key, &lk->key_len);
+	memset(lk, 0, sizeof(*lk));
+	err = shmkv__lock_key(kv, name, h->key, &h->key_len);
 	if (err)
 		return err;
 	if (kv->value_max < sizeof(struct shmkv_lock_rec)) {
-		lk->key_len = 0;
+		h->key_len = 0;
 		return -E2BIG;
 	}
-	err = shmkv_key_prepare(kv, &lk->ref, lk->key, lk->key_len);
+	err = shmkv_key_prepare(kv, &h->ref, h->key, h->key_len);
 	if (err) {
-		lk->key_len = 0;
+		h->key_len = 0;
 		return err;
 	}
-	lk->kv = kv;
+	h->kv = kv;
 	return 0;
 }
 
@@ -616,13 +616,13 @@ static int wait_for(struct shmkv__lock *lk, int64_t lease, int64_t end,
 	return rc;
 }
 
-int shmkv_lock_timed_acquire(struct shmkv_lock *handle, int64_t lease_ms,
+int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 			     int64_t timeout_ms)
 {
-	struct shmkv__lock *lk = shmkv__lock_of(handle);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
 	struct shmkv_lock_rec seen;
 	int64_t start, end;
-	int rc = check_handle(lk);
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
@@ -631,14 +631,14 @@ int shmkv_lock_timed_acquire(struct shmkv_lock *handle, int64_t lease_ms,
 	/* The clock is read for the deadline only once we must wait: the
 	 * uncontended path reads it once, in the op. */
 	start = timeout_ms > 0 ? shmkv__mono_ms() : 0;
-	rc = attempt(lk, lease_ms, true, &seen);
+	rc = attempt(h, lease_ms, true, &seen);
 	if (rc != -EBUSY || timeout_ms == 0)
 		return rc;
 	/* A limit past the end of time is no limit (and no overflow). */
 	end = timeout_ms < 0 || timeout_ms > INT64_MAX - start
 		      ? -1
 		      : start + timeout_ms;
-	return wait_for(lk, lease_ms, end, &seen);
+	return wait_for(h, lease_ms, end, &seen);
 }
 
 int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms)
@@ -686,28 +686,28 @@ static int slow_release(struct shmkv__lock *lk)
 	return rc;
 }
 
-int shmkv_lock_release(struct shmkv_lock *handle)
+int shmkv_lock_release(struct shmkv_lock *lk)
 {
-	struct shmkv__lock *lk = shmkv__lock_of(handle);
-	int rc = check_handle(lk);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
-	if (!fast_release(lk))
-		return slow_release(lk);
-	lk->flags &= ~LK_HOLDING;
-	lk_drop_claim(lk);
-	if (shmkv__wait_marked(shmkv__wait_slot(lk->kv, lk->slot)))
-		shmkv__wake(shmkv__wait_slot(lk->kv, lk->slot));
+	if (!fast_release(h))
+		return slow_release(h);
+	h->flags &= ~LK_HOLDING;
+	lk_drop_claim(h);
+	if (shmkv__wait_marked(shmkv__wait_slot(h->kv, h->slot)))
+		shmkv__wake(shmkv__wait_slot(h->kv, h->slot));
 	return 0;
 }
 
-int shmkv_lock_extend(struct shmkv_lock *handle,
-		      enum shmkv_lock_extend_mode mode, int64_t ms)
+int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
+		      int64_t ms)
 {
-	struct shmkv__lock *lk = shmkv__lock_of(handle);
-	struct lock_op lo = { .lk = lk, .ms = ms, .mode = mode };
-	int rc = check_handle(lk);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
+	struct lock_op lo = { .lk = h, .ms = ms, .mode = mode };
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
@@ -715,22 +715,21 @@ int shmkv_lock_extend(struct shmkv_lock *handle,
 			     mode != SHMKV_LOCK_EXTEND_REPLACE))
 		return -EINVAL;
 	/* A fresh cell for the new lease (without one, a record). */
-	if (shmkv__cell_claim(lk->kv, &lo.claim, NULL))
+	if (shmkv__cell_claim(h->kv, &lo.claim, NULL))
 		lo.claim.cell = NULL;
 	rc = run(&lo, extend_decide);
 	if (rc != 0 || !lo.used_claim) {
 		if (lo.claim.cell != NULL)
-			shmkv__cell_put(lk->kv, shmkv__self_pid(),
-					&lo.claim);
+			shmkv__cell_put(h->kv, shmkv__self_pid(), &lo.claim);
 		if (rc != 0)
 			return rc;
 	}
 	/* The grant's old cell (if any) is no longer named by the value. */
-	lk_drop_claim(lk);
+	lk_drop_claim(h);
 	if (lo.used_claim)
-		lk_set_claim(lk, &lo.claim);
-	lk->deadline_ms = lo.rec.deadline_ms;
-	lk->word = 0;
+		lk_set_claim(h, &lo.claim);
+	h->deadline_ms = lo.rec.deadline_ms;
+	h->word = 0;
 	return 0;
 }
 
@@ -775,14 +774,14 @@ static int find_word(struct shmkv__lock *lk)
 	return 0;
 }
 
-int shmkv_lock_held(struct shmkv_lock *handle)
+int shmkv_lock_held(struct shmkv_lock *lk)
 {
-	struct shmkv__lock *lk = shmkv__lock_of(handle);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
 
-	if (lk == NULL || lk->kv == NULL || !(lk->flags & LK_HOLDING) ||
-	    lk->pid != shmkv__self_pid())
+	if (h == NULL || h->kv == NULL || !(h->flags & LK_HOLDING) ||
+	    h->pid != shmkv__self_pid())
 		return 0;
-	if (lk->word == 0 && find_word(lk) != 0)
+	if (h->word == 0 && find_word(h) != 0)
 		return 0;
 	/*
 	 * Acquire: pairs with the full-barrier CAS of whoever replaced our
@@ -790,18 +789,16 @@ int shmkv_lock_held(struct shmkv_lock *handle)
 	 * every free) and an inline one a cell's claim, so an equal word is
 	 * still our grant.
 	 */
-	if (shmkv__load_acquire(&shmkv__slot(lk->kv, lk->slot)->value) !=
-	    lk->word)
+	if (shmkv__load_acquire(&shmkv__slot(h->kv, h->slot)->value) != h->word)
 		return 0;
 	/* The precise clock, as takers use: "still mine" must never outlast
 	 * the instant a taker may judge the lease over. */
-	return shmkv__mono_ms() < lk->deadline_ms;
+	return shmkv__mono_ms() < h->deadline_ms;
 }
 
-uint64_t shmkv_lock_token(const struct shmkv_lock *handle)
+uint64_t shmkv_lock_token(const struct shmkv_lock *lk)
 {
-	const struct shmkv__lock *lk = shmkv__lock_of(
-		(struct shmkv_lock *)handle);
+	const struct shmkv__lock *h = shmkv__lock_of_const(lk);
 
-	return lk ? lk->token : 0;
+	return h ? h->token : 0;
 }

@@ -58,6 +58,12 @@ static inline struct shmkv__lock *shmkv__lock_of(struct shmkv_lock *lk)
 	return (struct shmkv__lock *)(void *)lk;
 }
 
+static inline const struct shmkv__lock *
+shmkv__lock_of_const(const struct shmkv_lock *lk)
+{
+	return (const struct shmkv__lock *)(const void *)lk;
+}
+
 static inline struct shmkv__pattern *shmkv__pattern_of(struct shmkv_pattern *pl)
 {
 	return (struct shmkv__pattern *)(void *)pl;
