@@ -8,6 +8,10 @@
  * - Keys and values are binary-safe byte strings (pointer + length). Empty
  *   keys and empty values are allowed, as in Redis. A NULL pointer is allowed
  *   only with a length of 0.
+ * - Argument order: the handle, the key, the value, then options (flags,
+ *   modes, units), then the time they apply to, then outputs. So
+ *   shmkv_set(..., flags, expire, old), shmkv_getex(..., mode, t, out),
+ *   shmkv_expire(..., unit, flags, t), shmkv_lock_extend(lk, mode, ms).
  * - Success returns 0 or a non-negative result; failure returns a negative
  *   errno. shmkv_strerror() turns any of them into a sentence. Errors common
  *   to every command on an open store:
@@ -59,6 +63,15 @@ extern "C" {
 #define SHMKV_API
 #endif
 
+/**
+ * shmkv_version - the version of the library running, which may differ
+ * from the SHMKV_VERSION_* of the header a program was built with (a
+ * program can compare the two). As LMDB's mdb_version().
+ * @major, @minor, @patch: receive the numbers; each may be NULL.
+ * Return: the version as a string, "major.minor.patch" (static storage).
+ */
+SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
+
 /** Name of the store used by the demo and by shmctl when none is given. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
@@ -97,10 +110,15 @@ struct shmkv_config {
 				    at least 8 blocks per class */
 	uint32_t mode;	       /**< permission bits; 0: 0600 (so 0000
 				    cannot be asked for: chmod afterwards) */
+	/** Room for options of later versions; must be zero. A library
+	 * that does not know an option refuses a non-zero word here with
+	 * -EINVAL, so a program asking for it gets an error, not silence. */
+	uint32_t reserved[9];
 };
 
-/** Fills @cfg with the defaults (every field 0 means "default"). */
-void shmkv_config_init(struct shmkv_config *cfg);
+/** Fills @cfg with the defaults (every field 0 means "default"), reserved
+ * words included: start every config with it, then set what you need. */
+SHMKV_API void shmkv_config_init(struct shmkv_config *cfg);
 
 /* Flags for shmkv_open(). */
 enum shmkv_open_flags {
@@ -124,14 +142,15 @@ enum shmkv_open_flags {
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
  * value_memory too small to hold one value of value_max, mode with bits
- * outside 0777), -EEXIST (a segment with that name exists), -EACCES, -ENOMEM
- * or -ENOSPC (the system could not provide the memory), or another negative
- * errno from the system calls.
+ * outside 0777, a non-zero reserved word: an option this library lacks),
+ * -EEXIST (a segment with that name exists), -EACCES, -ENOMEM or -ENOSPC
+ * (the system could not provide the memory), or another negative errno
+ * from the system calls.
  * Thread safety: safe; two processes creating one name race to a single
  * winner, the other gets -EEXIST.
  */
-int shmkv_create(const char *name, const struct shmkv_config *cfg,
-		 shmkv_t **out);
+SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
+			   shmkv_t **out);
 
 /**
  * shmkv_open - attach to an existing store.
@@ -152,7 +171,7 @@ int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * creator: liveness is judged by pid, so such a writer would take live
  * processes for dead; read-only opens are allowed).
  */
-int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
+SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 
 /**
  * shmkv_open_or_create - attach to @name, creating it with @cfg if missing.
@@ -160,25 +179,27 @@ int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
  * Return: as shmkv_create() and shmkv_open(); never -EEXIST. The geometry
  * of an existing store wins over @cfg.
  */
-int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
-			 shmkv_t **out);
+SHMKV_API int shmkv_open_or_create(const char *name,
+				   const struct shmkv_config *cfg,
+				   shmkv_t **out);
 
 /** Unmaps the store and frees the handle. NULL is a no-op. */
-void shmkv_close(shmkv_t *kv);
+SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
  * shmkv_unlink - remove the store's name; processes attached keep using it.
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES, -EPROTO (the name exists
  * but is not a shmkv store: it is left alone).
  */
-int shmkv_unlink(const char *name);
+SHMKV_API int shmkv_unlink(const char *name);
 
 /** A sentence for any value returned by this library (0 or -errno). */
-const char *shmkv_strerror(int err);
+SHMKV_API const char *shmkv_strerror(int err);
 
 /** Geometry of an open store, as fixed at creation, and its current mode
- * (read from the open segment, so right even after shmkv_unlink). */
-int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
+ * (read from the open segment, so right even after shmkv_unlink); the
+ * reserved words are zeroed, so @cfg can create a store like it. */
+SHMKV_API int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
 
 /*
  * Values returned to the caller.
@@ -220,35 +241,38 @@ enum shmkv_set_flags {
  * now stores a key that lives through this millisecond (PTTL 0), as in
  * Redis 7: a key expires once now has passed its deadline.
  *
- * Return: 1 if the value was set, 0 if NX or XX prevented it. With GET the
- * old value's existence is reported by @old->len set and bit
- * SHMKV_SET_HAD_OLD (2) or'ed into the result. -EINVAL: NX with XX, more
- * than one of EX/PX/EXAT/PXAT/KEEPTTL, GET without @old, or an expire time
- * that is <= 0 or overflows (Redis: "invalid expire time").
+ * Return: without GET, 1 if the value was set, 0 if NX or XX prevented it.
+ * With GET, Redis's GET reply: 1 if the key had a value (now in @old), 0
+ * if not (an expired key has none). Whether the value was set then follows
+ * from the flags, as in Redis 7: with NX it was set iff the result is 0,
+ * with XX iff it is 1, with neither always.
+ * -EINVAL: NX with XX, more than one of EX/PX/EXAT/PXAT/KEEPTTL, GET
+ * without @old, or an expire time that is <= 0 or overflows (Redis:
+ * "invalid expire time").
  */
-int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
-	      size_t vlen, unsigned flags, int64_t expire,
-	      struct shmkv_value *old);
-#define SHMKV_SET_HAD_OLD 2
+SHMKV_API int shmkv_set(shmkv_t *kv, const void *key, size_t klen,
+			const void *val, size_t vlen, unsigned flags,
+			int64_t expire, struct shmkv_value *old);
 
 /** SETNX: 1 if the key was set, 0 if it already existed. */
-int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		size_t vlen);
+SHMKV_API int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen,
+			  const void *val, size_t vlen);
 
 /**
  * GET: 1 and the value in @out if the key exists, 0 if not.
  * @out may be NULL to test existence only (as shmkv_exists).
  */
-int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
-	      struct shmkv_value *out);
+SHMKV_API int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+			struct shmkv_value *out);
 
 /** GETSET: sets the value, drops any TTL; 1 and the old value, or 0. */
-int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		 size_t vlen, struct shmkv_value *old);
+SHMKV_API int shmkv_getset(shmkv_t *kv, const void *key, size_t klen,
+			   const void *val, size_t vlen,
+			   struct shmkv_value *old);
 
 /** GETDEL: deletes the key; 1 and its value, or 0 if it did not exist. */
-int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
-		 struct shmkv_value *old);
+SHMKV_API int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+			   struct shmkv_value *old);
 
 /* Expiry options for shmkv_getex(). */
 enum shmkv_getex_mode {
@@ -267,22 +291,23 @@ enum shmkv_getex_mode {
  * (checked before the key is looked at: Redis replies nil for a missing
  * key with a bad time, which shmkv_exec() reproduces).
  */
-int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
-		enum shmkv_getex_mode mode, int64_t t, struct shmkv_value *out);
+SHMKV_API int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
+			  enum shmkv_getex_mode mode, int64_t t,
+			  struct shmkv_value *out);
 
 /** DEL: 1 if the key existed and was deleted, 0 if not. */
-int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_del(shmkv_t *kv, const void *key, size_t klen);
 
 /** EXISTS: 1 if the key exists, 0 if not. */
-int shmkv_exists(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_exists(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * DELIFEQ: delete the key only if its value equals @val (byte for byte).
  * The safe release of a lock whose value identifies its owner.
  * Return: 1 if deleted, 0 if the key is missing or holds another value.
  */
-int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		  size_t vlen);
+SHMKV_API int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen,
+			    const void *val, size_t vlen);
 
 /* Units and conditions for shmkv_expire(). */
 enum shmkv_expire_unit {
@@ -306,8 +331,9 @@ enum shmkv_expire_flags {
  * missing or a condition failed; -EINVAL for NX with XX/GT/LT, GT with LT,
  * or a time that overflows (Redis: "invalid expire time").
  */
-int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
-		 enum shmkv_expire_unit unit, unsigned flags);
+SHMKV_API int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
+			   enum shmkv_expire_unit unit, unsigned flags,
+			   int64_t t);
 
 /**
  * PTTL: sets *@ms to the remaining time to live in milliseconds, -1 if the
@@ -315,13 +341,15 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
  * the deadline, when the key still exists (Redis: expired once now > the
  * deadline). Return: 0.
  */
-int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
+SHMKV_API int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *ms);
 
 /** TTL: as shmkv_pttl() in seconds, rounded as Redis does. */
-int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen, int64_t *sec);
+SHMKV_API int shmkv_ttl(shmkv_t *kv, const void *key, size_t klen,
+			int64_t *sec);
 
 /** PERSIST: 1 if a TTL was removed, 0 if the key is missing or had none. */
-int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
+SHMKV_API int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * INCRBY: adds @delta to the integer in the key (0 if missing), keeping its
@@ -330,14 +358,16 @@ int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
  * parses it ("value is not an integer or out of range"); -EOVERFLOW if the
  * result would overflow ("increment or decrement would overflow").
  */
-int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result);
+SHMKV_API int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen,
+			   int64_t delta, int64_t *result);
 /** INCR, DECR, DECRBY: thin wrappers of shmkv_incrby(). DECRBY with
  * INT64_MIN gives -EOVERFLOW ("decrement would overflow"). */
-int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
-int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result);
-int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result);
+SHMKV_API int shmkv_incr(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *result);
+SHMKV_API int shmkv_decr(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *result);
+SHMKV_API int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen,
+			   int64_t delta, int64_t *result);
 
 /*
  * Prepared keys.
@@ -350,45 +380,49 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
  * incarnation); if the slot was recycled meanwhile they probe again. The
  * semantics are those of the plain commands, with the same errors.
  */
+
+/**
+ * Size of struct shmkv_keyref, fixed for the 0.x ABI. The struct is opaque
+ * storage the caller allocates (stack, heap, inside its own structs); the
+ * library keeps its fields there, with room to grow (they take 48 bytes
+ * today).
+ */
+#define SHMKV_KEYREF_SIZE 96
+/** A prepared key: fill with shmkv_key_prepare(); the contents are private. */
 struct shmkv_keyref {
-	const void *key; /* the caller's bytes: must outlive the reference */
-	size_t len;
-	/* Private to the library. */
-	const void *owner;
-	uint32_t hash32;
-	uint32_t home;
-	uint32_t slot;
-	uint64_t state;
+	uint64_t opaque[SHMKV_KEYREF_SIZE / 8];
 };
 
 /**
  * shmkv_key_prepare - hashes @key for use with @kv's shmkv_key_* commands.
  * @ref: filled in; a plain struct the caller owns (stack or heap). It
- *       refers to @key without copying it. Use it with @kv only, and from
- *       one thread at a time (the commands update its cache).
+ *       refers to @key without copying it: @key must outlive it. Use it
+ *       with @kv only, and from one thread at a time (the commands update
+ *       its cache). It may be copied.
  * Return: 0, -EINVAL (NULL argument), -ENAMETOOLONG.
  */
-int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
-		      size_t klen);
+SHMKV_API int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
+				const void *key, size_t klen);
 
 /* The string commands on a prepared key: as shmkv_<command>() above; a
  * @ref not prepared for @kv gives -EINVAL. */
-int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		  size_t vlen, unsigned flags, int64_t expire,
-		  struct shmkv_value *old);
-int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		    size_t vlen);
-int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
-		  struct shmkv_value *out);
-int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		     size_t vlen, struct shmkv_value *old);
-int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
-		     struct shmkv_value *old);
-int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref);
-int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		      size_t vlen);
-int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
-		     int64_t *result);
+SHMKV_API int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref,
+			    const void *val, size_t vlen, unsigned flags,
+			    int64_t expire, struct shmkv_value *old);
+SHMKV_API int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref,
+			      const void *val, size_t vlen);
+SHMKV_API int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
+			    struct shmkv_value *out);
+SHMKV_API int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref,
+			       const void *val, size_t vlen,
+			       struct shmkv_value *old);
+SHMKV_API int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
+			       struct shmkv_value *old);
+SHMKV_API int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref);
+SHMKV_API int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref,
+				const void *val, size_t vlen);
+SHMKV_API int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref,
+			       int64_t delta, int64_t *result);
 
 /*
  * Maintenance.
@@ -400,7 +434,7 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
  * wrapped around). Any process may call it at any time.
  * Return: the number of keys deleted, or a negative errno.
  */
-int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
+SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
 
 /** What shmkv_recover() found and repaired. */
 struct shmkv_recover_report {
@@ -409,6 +443,7 @@ struct shmkv_recover_report {
 	uint64_t collided;	/**< losing duplicate inserts returned */
 	uint64_t dead_slots;	/**< deletes completed for dead processes */
 	uint64_t leaked_blocks; /**< value storage returned to the pool */
+	uint64_t reserved[11];	/**< room for later counts; zeroed */
 };
 
 /**
@@ -424,7 +459,7 @@ struct shmkv_recover_report {
  * @report: may be NULL.
  * Return: the number of repairs, or a negative errno.
  */
-int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
+SHMKV_API int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
 
 /**
  * shmkv_check - verifies the whole store read-only: every key findable by
@@ -442,7 +477,10 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
  * Return: the number of problems found (0: clean), or a negative errno.
  */
 typedef void (*shmkv_check_fn)(const char *problem, void *arg);
-int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
+SHMKV_API int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
+
+/** Entries of shmkv_stats.cls: the most value size classes a store has. */
+#define SHMKV_STATS_CLASSES 24
 
 /** Counts taken by one pass over the store (not a snapshot). */
 struct shmkv_stats {
@@ -465,14 +503,16 @@ struct shmkv_stats {
 		uint32_t pages;	     /**< pages given to the class */
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
-	} cls[24];
+	} cls[SHMKV_STATS_CLASSES];
 	uint64_t segment_bytes;	  /**< size of the mapped segment */
 	uint64_t created_unix_ms; /**< when the store was created */
 	uint32_t creator_pid;	  /**< who created it */
+	uint32_t reserved32;	  /**< zeroed */
+	uint64_t reserved[16];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
-int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
+SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 
 /**
  * shmkv_scan - visits live keys, as Redis SCAN: starts at @cursor (0 for a
@@ -484,8 +524,8 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
  * (the scan then returns that value).
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
-int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
-	       void *arg, uint64_t *next);
+SHMKV_API int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
+			 shmkv_scan_fn fn, void *arg, uint64_t *next);
 
 /* The Redis-style command interface (shmkv_exec) is in shmkv_exec.h. */
 

@@ -3,7 +3,7 @@
  *
  * Two kinds, both kept as ordinary keys named "lock.<name>":
  *
- * 1. The pattern lock (shmkv_pattern_lock/unlock): the SETNX locking
+ * 1. The pattern lock (struct shmkv_pattern): the SETNX locking
  *    pattern of the Redis SETNX page, step by step, built only on the
  *    public commands SETNX, GET, GETSET and DEL. The key holds a decimal
  *    Unix time in MILLISECONDS (the page uses seconds) after which the lock
@@ -39,7 +39,7 @@
  *    - a blocked acquirer sleeps on the futex word of the lock's slot and
  *      a release wakes one waiter, instead of polling; a waiter killed
  *      while asleep costs the next release one needless wake, no more;
- *    - a lost race is never an error: shmkv_lock_try answers -EBUSY and
+ *    - a lost race is never an error: shmkv_lock_try_acquire answers -EBUSY and
  *      shmkv_lock_acquire goes on waiting.
  *    A holder that is merely stopped (SIGSTOP, a debugger, swapping) is
  *    alive: its lock is never taken over before its lease ends, however
@@ -81,7 +81,7 @@ extern "C" {
 #define SHMKV_LOCK_PREFIX_LEN 5u
 /** Longest lease or pattern timeout, in ms (about 34 years). */
 #define SHMKV_LOCK_LEASE_MAX (INT64_C(1) << 40)
-/** A wait without a time limit (shmkv_lock_timed, shmkv_pattern_lock). */
+/** A wait without a time limit (the *_acquire calls' wait arguments). */
 #define SHMKV_LOCK_FOREVER (-1)
 /**
  * Longest single sleep of a blocked acquirer, in ms. A wake-up that never
@@ -95,15 +95,43 @@ extern "C" {
  */
 
 /**
- * shmkv_pattern_lock - the SETNX page's lock: SETNX lock.<name> with
+ * Size of struct shmkv_pattern, fixed for the 0.x ABI (its fields take 320
+ * bytes today: the rest is room to grow).
+ */
+#define SHMKV_PATTERN_SIZE 512
+/**
+ * A pattern lock handle: the lock's key, hashed once (as
+ * shmkv_key_prepare() does), with its slot remembered, so that code taking
+ * one lock over and over probes for it once. Initialise with
+ * shmkv_pattern_init(); the contents are private. It lives in the caller's
+ * memory (no allocation) and may be copied. One thread at a time per
+ * handle; handles of one name in any number of processes are the same lock.
+ */
+struct shmkv_pattern {
+	uint64_t opaque[SHMKV_PATTERN_SIZE / 8];
+};
+
+/**
+ * shmkv_pattern_init - binds @pl to the pattern lock @name of @kv. Nothing
+ * is written to the store.
+ * @name: NUL-terminated, 1..SHMKV_LOCK_NAME_MAX bytes.
+ * Return: 0, -EINVAL (NULL argument, empty name), -ENAMETOOLONG (name
+ * longer than SHMKV_LOCK_NAME_MAX or the key longer than key_max), -EROFS
+ * (read-only handle). After a failure, acquire and release on @pl give
+ * -EINVAL.
+ */
+SHMKV_API int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl,
+				 const char *name);
+
+/**
+ * shmkv_pattern_acquire - the SETNX page's lock: SETNX lock.<name> with
  * now + @timeout_ms + 1; on 0, GET; if that time has passed, GETSET a new
  * one and own the lock only if the old value had still passed; else wait
  * and start over.
- * @name:       NUL-terminated, 1..SHMKV_LOCK_NAME_MAX bytes.
  * @timeout_ms: how long the lock stays valid, 1..SHMKV_LOCK_LEASE_MAX.
  * @wait_ms:    0: one attempt; > 0: keep trying that long;
  *              SHMKV_LOCK_FOREVER: until acquired.
- * @expiry:     receives the Unix time (ms) written: pass it to unlock.
+ * @expiry:     receives the Unix time (ms) written: pass it to release.
  *
  * "now" is read from the coarse wall clock plus two ticks and 1 ms: the
  * lock stays valid at least @timeout_ms (unless the kernel's tick itself is
@@ -112,50 +140,24 @@ extern "C" {
  * waiter earlier). A holder that crashed is waited out: up to @timeout_ms.
  *
  * Return: 0 (acquired), -EBUSY (@wait_ms 0 and the lock is held),
- * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (NULL argument, empty
- * name, @timeout_ms out of range, @wait_ms below -1), -ENAMETOOLONG (name
- * longer than SHMKV_LOCK_NAME_MAX or the key longer than key_max), -EEXIST
- * (the key holds something that is not a Unix time: another kind of lock),
- * -EROFS, or an error of the commands used.
+ * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (@pl not initialised,
+ * NULL @expiry, @timeout_ms out of range, @wait_ms below -1), -EEXIST (the
+ * key holds something that is not a Unix time: another kind of lock), or
+ * an error of the commands used.
  */
-int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
-		       int64_t wait_ms, int64_t *expiry);
+SHMKV_API int shmkv_pattern_acquire(struct shmkv_pattern *pl,
+				    int64_t timeout_ms, int64_t wait_ms,
+				    int64_t *expiry);
 
 /**
- * shmkv_pattern_unlock - DEL lock.<name>, only if @expiry (what
- * shmkv_pattern_lock gave) has not passed, then wake one waiter.
+ * shmkv_pattern_release - DEL lock.<name>, only if @expiry (what
+ * shmkv_pattern_acquire gave) has not passed, then wake one waiter.
  *
  * Return: 0 (deleted), -ETIMEDOUT (@expiry has passed: the lock may be
  * someone else's now, so nothing is deleted), -ENOLCK (the key was already
- * gone), -EINVAL, -ENAMETOOLONG, -EROFS.
+ * gone), -EINVAL (@pl not initialised), or an error of the store.
  */
-int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry);
-
-/**
- * A prepared pattern lock: the same algorithm and the same key as
- * shmkv_pattern_lock/unlock, with the key hashed once (as
- * shmkv_key_prepare() does) and its slot remembered, for code that takes
- * one lock over and over. Initialise with shmkv_pattern_init(); the fields
- * are private. One thread at a time per handle.
- */
-struct shmkv_pattern {
-	shmkv_t *kv;
-	uint32_t wait_index;
-	uint32_t key_len;
-	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
-	struct shmkv_keyref ref;
-};
-
-/**
- * shmkv_pattern_init - binds @pl to the pattern lock @name of @kv.
- * Return: 0, -EINVAL, -ENAMETOOLONG, -EROFS (read-only handle).
- */
-int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name);
-/** shmkv_pattern_acquire - shmkv_pattern_lock() on a prepared lock. */
-int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
-			  int64_t wait_ms, int64_t *expiry);
-/** shmkv_pattern_release - shmkv_pattern_unlock() on a prepared lock. */
-int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry);
+SHMKV_API int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry);
 
 /*
  * The safe lock.
@@ -190,26 +192,19 @@ enum shmkv_lock_extend_mode {
 };
 
 /**
+ * Size of struct shmkv_lock, fixed for the 0.x ABI (its fields take 376
+ * bytes today: the rest is room to grow).
+ */
+#define SHMKV_LOCK_SIZE 640
+/**
  * A holder's handle on one named lock. Initialise with shmkv_lock_init();
- * the fields are private. It lives in the caller's memory (no allocation),
- * may be reused for any number of grants, and is not tied to a thread, but
- * only one thread may use it at a time. After fork() the child's copy does
- * not own the parent's grant.
+ * the contents are private. It lives in the caller's memory (no
+ * allocation), may be reused for any number of grants, and is not tied to
+ * a thread, but only one thread may use it at a time. After fork() the
+ * child's copy does not own the parent's grant.
  */
 struct shmkv_lock {
-	shmkv_t *kv;
-	uint64_t token;	     /* of the last grant; 0 before the first */
-	int64_t deadline_ms; /* lease end of that grant, CLOCK_MONOTONIC */
-	uint64_t word;	     /* value word that published it; 0: unknown */
-	void *cell;	     /* its lock cell, or the last one (a hint) */
-	uint64_t cell_ctl;   /* the cell's claim */
-	uint64_t cell_ref;   /* the cell's block */
-	uint32_t slot;	     /* its slot, valid when word != 0 */
-	uint32_t pid;	     /* process that got the grant and the cell */
-	uint32_t flags;	     /* private state bits */
-	uint32_t key_len;
-	char key[SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1];
-	struct shmkv_keyref ref; /* key's slot, cached between operations */
+	uint64_t opaque[SHMKV_LOCK_SIZE / 8];
 };
 
 /**
@@ -219,11 +214,12 @@ struct shmkv_lock {
  * longer than SHMKV_LOCK_NAME_MAX, or "lock.<name>" longer than key_max),
  * -E2BIG (the store's value_max cannot hold an owner record).
  */
-int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
+SHMKV_API int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk,
+			      const char *name);
 
 /**
- * shmkv_lock_try - one attempt: takes the lock if it is free, its lease
- * has run out, or its holder's process is dead. A busy lock costs one
+ * shmkv_lock_try_acquire - one attempt: takes the lock if it is free, its
+ * lease has run out, or its holder's process is dead. A busy lock costs one
  * liveness probe of the holder (kill + a read of /proc/<pid>/stat).
  * @lease_ms: 1..SHMKV_LOCK_LEASE_MAX: the lock is yours until then unless
  *            released or extended.
@@ -236,23 +232,24 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name);
  * Ordering: a grant is a full barrier; it happens after the release or
  * expiry it follows.
  */
-int shmkv_lock_try(struct shmkv_lock *lk, int64_t lease_ms);
+SHMKV_API int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
- * shmkv_lock_timed - as shmkv_lock_try(), waiting up to @timeout_ms (0:
- * one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter sleeps on the
- * lock's futex word, at most SHMKV_LOCK_NAP_MS and at most until the
- * holder's lease ends at a time; each sleep that ends without a wake-up
- * probes the holder's liveness, so a killed holder is replaced within
- * about SHMKV_LOCK_NAP_MS.
- * Return: as shmkv_lock_try(), with -ETIMEDOUT instead of -EBUSY;
+ * shmkv_lock_timed_acquire - as shmkv_lock_try_acquire(), waiting up to
+ * @timeout_ms (0: one attempt; SHMKV_LOCK_FOREVER: no limit). The waiter
+ * sleeps on the lock's futex word, at most SHMKV_LOCK_NAP_MS and at most
+ * until the holder's lease ends at a time; each sleep that ends without a
+ * wake-up probes the holder's liveness, so a killed holder is replaced
+ * within about SHMKV_LOCK_NAP_MS.
+ * Return: as shmkv_lock_try_acquire(), with -ETIMEDOUT instead of -EBUSY;
  * -EINVAL also for @timeout_ms below -1.
  */
-int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
-		     int64_t timeout_ms);
+SHMKV_API int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
+				       int64_t timeout_ms);
 
-/** shmkv_lock_acquire - shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER). */
-int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
+/** shmkv_lock_acquire - shmkv_lock_timed_acquire(@lk, @lease_ms,
+ * SHMKV_LOCK_FOREVER): waits until the lock is acquired. */
+SHMKV_API int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
 
 /**
  * shmkv_lock_release - gives back the grant @lk holds (stores FREE,
@@ -266,7 +263,7 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
  * SHMKV_LOCK_NOT_HELD (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of
  * the store. On error the store is unchanged. @lk holds nothing afterwards.
  */
-int shmkv_lock_release(struct shmkv_lock *lk);
+SHMKV_API int shmkv_lock_release(struct shmkv_lock *lk);
 
 /**
  * shmkv_lock_extend - renews the lease of the grant @lk holds, while it is
@@ -277,20 +274,20 @@ int shmkv_lock_release(struct shmkv_lock *lk);
  * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
  * -EEXIST, -EROFS, or an error of the store. On error nothing changes.
  */
-int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
-		      enum shmkv_lock_extend_mode mode);
+SHMKV_API int shmkv_lock_extend(struct shmkv_lock *lk,
+				enum shmkv_lock_extend_mode mode, int64_t ms);
 
 /**
  * shmkv_lock_held - still mine? 1 if @lk's grant is the lock's current
  * value and its lease has not run out, else 0. After the first call per
  * grant (a lookup) it costs one load of the key's value word and one read
- * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this instant only: the token is what
- * a protected resource should check.
+ * of CLOCK_MONOTONIC (the clock takers judge by). It answers for this
+ * instant only: the token is what a protected resource should check.
  */
-int shmkv_lock_held(struct shmkv_lock *lk);
+SHMKV_API int shmkv_lock_held(struct shmkv_lock *lk);
 
 /** The fencing token of @lk's last grant (0 if it never had one). */
-uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
+SHMKV_API uint64_t shmkv_lock_token(const struct shmkv_lock *lk);
 
 /*
  * Inspection.
@@ -325,7 +322,7 @@ typedef int (*shmkv_lock_list_fn)(const struct shmkv_lock_info *info,
  * Return: the number of locks visited (including one whose @fn stopped the
  * listing), or -EINVAL, or an error of the store.
  */
-int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg);
+SHMKV_API int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

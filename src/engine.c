@@ -351,24 +351,25 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 		      size_t klen)
 {
+	struct shmkv__keyref *kr = shmkv__kref(ref);
 	struct shmkv_key k;
 
-	if (kv == NULL || ref == NULL || (key == NULL && klen > 0))
+	if (kv == NULL || kr == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
 	if (klen > kv->geo.key_max)
 		return -ENAMETOOLONG;
 	shmkv__key_init(kv, &k, key, klen);
-	ref->key = key;
-	ref->len = klen;
-	ref->owner = kv;
-	ref->hash32 = k.hash32;
-	ref->home = k.home;
-	ref->slot = 0;
-	ref->state = 0; /* never a MEMBER word: nothing cached */
+	kr->key = key;
+	kr->len = klen;
+	kr->owner = kv;
+	kr->hash32 = k.hash32;
+	kr->home = k.home;
+	kr->slot = 0;
+	kr->state = 0; /* never a MEMBER word: nothing cached */
 	return 0;
 }
 
-static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
+static int check_args(const struct shmkv *kv, const struct shmkv__keyref *ref,
 		      const struct shmkv_op *op)
 {
 	if (kv == NULL || ref == NULL || ref->owner != kv)
@@ -387,7 +388,7 @@ static int check_args(const struct shmkv *kv, const struct shmkv_keyref *ref,
  * that slot's incarnation (attempt() re-checks the state word after
  * reading the value, so a recycled slot is caught there), else by probing.
  */
-static int find(struct run *r, struct shmkv_keyref *ref,
+static int find(struct run *r, struct shmkv__keyref *ref,
 		const struct shmkv_key *k)
 {
 	int found;
@@ -416,19 +417,20 @@ static int find(struct run *r, struct shmkv_keyref *ref,
 int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op)
 {
+	struct shmkv__keyref *kr = shmkv__kref(ref);
 	struct run r = { .kv = kv, .op = op };
 	struct shmkv_key k;
-	int err = check_args(kv, ref, op);
+	int err = check_args(kv, kr, op);
 
 	if (err)
 		return err;
-	k.bytes = ref->key;
-	k.len = (uint32_t)ref->len;
-	k.hash32 = ref->hash32;
-	k.home = ref->home & kv->mask;
+	k.bytes = kr->key;
+	k.len = (uint32_t)kr->len;
+	k.hash32 = kr->hash32;
+	k.home = kr->home & kv->mask;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
-		int found = find(&r, ref, &k);
+		int found = find(&r, kr, &k);
 
 		if (found == RELOOKUP)
 			continue;
@@ -441,7 +443,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		while (err == 1 && ++n < SHMKV_RETRY_MAX);
 		if (err != RELOOKUP && err != 1)
 			break;
-		ref->state = 0; /* the slot was recycled: probe again */
+		kr->state = 0; /* the slot was recycled: probe again */
 		err = -EAGAIN;
 	}
 	if (r.block != 0)

@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "keyref.h"
 
 /* The key's current value, as decide() sees it. */
 struct shmkv_cur {
@@ -96,9 +97,10 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
  * a stale reference, a read-only handle) goes through shmkv__run_ref().
  */
 static inline bool shmkv__fast_load(const struct shmkv *kv,
-				    const struct shmkv_keyref *ref,
+				    const struct shmkv_keyref *pub,
 				    uint64_t *word)
 {
+	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
 	struct shmkv_slot_shm *s;
 
 	if (kv == NULL || ref == NULL || ref->owner != kv || kv->readonly ||
@@ -115,9 +117,10 @@ static inline bool shmkv__fast_cas(const struct shmkv *kv,
 				   const struct shmkv_keyref *ref, uint64_t old,
 				   uint64_t nv)
 {
+	uint32_t slot = shmkv__kref_const(ref)->slot;
+
 	/* Full barrier: the command's linearization point, as in commit(). */
-	return shmkv__cas_full(&shmkv__slot(kv, ref->slot)->value, old, nv) ==
-	       old;
+	return shmkv__cas_full(&shmkv__slot(kv, slot)->value, old, nv) == old;
 }
 
 /*

@@ -152,8 +152,7 @@ int shmkv__cmd_set(struct exec_ctx *c)
 	if (rc == -EINVAL && a.expire_arg)
 		rc = EXEC_EEXPIRE;
 	if (a.flags & SHMKV_SET_GET)
-		return shmkv__reply_value(
-			c, rc < 0 ? rc : rc & SHMKV_SET_HAD_OLD, &old);
+		return shmkv__reply_value(c, rc, &old);
 	if (rc < 0)
 		return shmkv__reply_fail(c, rc);
 	return rc ? shmkv__reply_status(c, "OK") : shmkv__reply_nil(c);
@@ -414,7 +413,7 @@ static int expire_generic(struct exec_ctx *c, enum shmkv_expire_unit unit)
 		rc = expire_time_check(t, unit);
 	if (rc < 0)
 		return shmkv__reply_fail(c, rc);
-	rc = shmkv_expire(c->kv, ARG(c, 1), t, unit, flags);
+	rc = shmkv_expire(c->kv, ARG(c, 1), unit, flags, t);
 	return shmkv__reply_count(c, rc == -EINVAL ? EXEC_EEXPIRE : rc);
 }
 

@@ -161,8 +161,8 @@ static int expire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return retime(op, c->deadline);
 }
 
-int shmkv_expire(shmkv_t *kv, const void *key, size_t klen, int64_t t,
-		 enum shmkv_expire_unit unit, unsigned flags)
+int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
+		 enum shmkv_expire_unit unit, unsigned flags, int64_t t)
 {
 	struct expire_ctx c = { .flags = flags };
 	struct shmkv_op op = { .decide = expire_decide, .ctx = &c };

@@ -26,6 +26,7 @@
 #include "engine.h"
 #include "intconv.h"
 #include "fault.h"
+#include "lock_handle.h"
 #include "lock_record.h"
 
 #define LK_HOLDING 1u /* lk->token is a grant we have not given back */
@@ -35,7 +36,7 @@
 /* One engine op on a lock and what its decide() callback found. */
 struct lock_op {
 	struct shmkv_op op;
-	struct shmkv_lock *lk;
+	struct shmkv__lock *lk;
 	struct shmkv_proc_id me;
 	int64_t now;		 /* CLOCK_MONOTONIC ms, read before the op */
 	int64_t ms;		 /* lease (acquire) or extension (extend) */
@@ -138,7 +139,7 @@ static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 static bool is_mine(const struct lock_op *lo)
 {
 	const struct shmkv_lock_rec *r = &lo->seen;
-	const struct shmkv_lock *lk = lo->lk;
+	const struct shmkv__lock *lk = lo->lk;
 
 	return lo->found && (lk->flags & LK_HOLDING) &&
 	       r->state == SHMKV_LOCK_HELD && r->token == lk->token &&
@@ -169,7 +170,7 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	lo->op.new_deadline_ms = 0; /* the lease is in the grant */
 	lo->op.result = (int)kind;
 	if (lo->claim.cell != NULL && r->token <= LOCK_INLINE_TOKEN_MAX) {
-		shmkv__cell_fill(&lo->claim, lo->lk->ref.slot,
+		shmkv__cell_fill(&lo->claim, shmkv__kref(&lo->lk->ref)->slot,
 				 r->start, r->token, r->acquired_ms,
 				 r->deadline_ms);
 		lo->used_claim = true;
@@ -240,7 +241,7 @@ static int acquire_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
  */
 static int owner_status(const struct lock_op *lo)
 {
-	const struct shmkv_lock *lk = lo->lk;
+	const struct shmkv__lock *lk = lo->lk;
 
 	if (is_mine(lo))
 		return lease_running(lo) ? 0 : SHMKV_LOCK_NOT_HELD;
@@ -303,7 +304,7 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	/* An inline grant moves to a fresh cell: a taker that judged the old
 	 * lease over then fails its CAS instead of overwriting the new one. */
 	if (cur->is_int && lo->claim.cell != NULL) {
-		shmkv__cell_fill(&lo->claim, lo->lk->ref.slot,
+		shmkv__cell_fill(&lo->claim, shmkv__kref(&lo->lk->ref)->slot,
 				 lo->seen.start, lo->seen.token,
 				 lo->seen.acquired_ms, end);
 		lo->used_claim = true;
@@ -335,7 +336,7 @@ static int run(struct lock_op *lo,
 
 	shmkv__proc_self(&lo->me);
 	/* The handle may have been copied since it was prepared. */
-	lo->lk->ref.key = lo->lk->key;
+	shmkv__kref(&lo->lk->ref)->key = lo->lk->key;
 	lo->visit = NO_VISIT;
 	memset(&lo->op, 0, sizeof(lo->op));
 	lo->op.decide = decide;
@@ -354,7 +355,7 @@ static int run(struct lock_op *lo,
 /* Claims a cell from the pool for a grant of @lk, trying the handle's
  * last cell first unless it is still claimed (by a grant it holds).
  * Return: 0, -ENOMEM (no cell: use a record). */
-static int lk_claim_cell(struct shmkv_lock *lk, struct lock_claim *c)
+static int lk_claim_cell(struct shmkv__lock *lk, struct lock_claim *c)
 {
 	struct lock_claim hint = { .cell = lk->cell,
 				   .ctl = lk->cell_ctl,
@@ -364,7 +365,7 @@ static int lk_claim_cell(struct shmkv_lock *lk, struct lock_claim *c)
 				 (lk->flags & LK_CELL) ? NULL : &hint);
 }
 
-static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
+static void lk_set_claim(struct shmkv__lock *lk, const struct lock_claim *c)
 {
 	lk->cell = c->cell;
 	lk->cell_ctl = c->ctl;
@@ -375,7 +376,7 @@ static void lk_set_claim(struct shmkv_lock *lk, const struct lock_claim *c)
 /* Ends the handle's claim of its cell (parked for this thread's next
  * grant, or back to the pool), if this process claimed it: a child after
  * fork must not touch its parent's cell. The pointer stays as a hint. */
-static void lk_drop_claim(struct shmkv_lock *lk)
+static void lk_drop_claim(struct shmkv__lock *lk)
 {
 	if ((lk->flags & LK_CELL) && lk->pid == shmkv__self_pid()) {
 		struct lock_claim c = { .cell = lk->cell,
@@ -387,7 +388,7 @@ static void lk_drop_claim(struct shmkv_lock *lk)
 	lk->flags &= ~LK_CELL;
 }
 
-static int check_handle(const struct shmkv_lock *lk)
+static int check_handle(const struct shmkv__lock *lk)
 {
 	if (lk == NULL || lk->kv == NULL ||
 	    lk->key_len <= SHMKV_LOCK_PREFIX_LEN)
@@ -404,24 +405,25 @@ static int check_ms(int64_t ms)
 
 int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 {
+	struct shmkv__lock *h = shmkv__lock_of(lk);
 	int err;
 
-	if (kv == NULL || lk == NULL)
+	if (kv == NULL || h == NULL)
 		return -EINVAL;
 	memset(lk, 0, sizeof(*lk));
-	err = shmkv__lock_key(kv, name, lk->key, &lk->key_len);
+	err = shmkv__lock_key(kv, name, h->key, &h->key_len);
 	if (err)
 		return err;
 	if (kv->geo.value_max < sizeof(struct shmkv_lock_rec)) {
-		lk->key_len = 0;
+		h->key_len = 0;
 		return -E2BIG;
 	}
-	err = shmkv_key_prepare(kv, &lk->ref, lk->key, lk->key_len);
+	err = shmkv_key_prepare(kv, &h->ref, h->key, h->key_len);
 	if (err) {
-		lk->key_len = 0;
+		h->key_len = 0;
 		return err;
 	}
-	lk->kv = kv;
+	h->kv = kv;
 	return 0;
 }
 
@@ -439,16 +441,17 @@ static bool holder_dead(const struct lock_op *lo)
  * value word to name it. The lease is timed from the coarse clock's upper
  * bound, so it lasts at least @lease. Return: true if granted.
  */
-static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
+static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 			 struct lock_claim *c)
 {
 	struct shmkv *kv = lk->kv;
-	uint32_t ver = SLOT_VERSION(lk->ref.state);
+	uint32_t ver = SLOT_VERSION(shmkv__kref(&lk->ref)->state);
 	struct shmkv_proc_id me;
 	uint64_t w, nw, token;
 	int64_t v, now;
 
-	lk->ref.key = lk->key; /* the handle may have been copied */
+	shmkv__kref(&lk->ref)->key =
+		lk->key; /* the handle may have been copied */
 	if (!shmkv__fast_load(kv, &lk->ref, &w) || !shmkv__word_is_int(w, ver))
 		return false;
 	v = VAL_INT_VALUE(w);
@@ -459,7 +462,7 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
-	shmkv__cell_fill(c, lk->ref.slot, me.start, token, now,
+	shmkv__cell_fill(c, shmkv__kref(&lk->ref)->slot, me.start, token, now,
 			 now + lease);
 	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
 	if (!shmkv__fast_cas(kv, &lk->ref, w, nw))
@@ -467,13 +470,13 @@ static bool fast_acquire(struct shmkv_lock *lk, int64_t lease,
 	lk->token = token;
 	lk->deadline_ms = now + lease;
 	lk->word = nw;
-	lk->slot = lk->ref.slot;
+	lk->slot = shmkv__kref(&lk->ref)->slot;
 	return true;
 }
 
 /* @lk got a grant, published in cell @c (or a record: c->cell NULL);
  * whatever it held before is superseded. */
-static void lk_granted(struct shmkv_lock *lk, const struct lock_claim *c)
+static void lk_granted(struct shmkv__lock *lk, const struct lock_claim *c)
 {
 	lk_drop_claim(lk);
 	lk->pid = shmkv__self_pid();
@@ -483,7 +486,7 @@ static void lk_granted(struct shmkv_lock *lk, const struct lock_claim *c)
 }
 
 /* attempt() past the fast path, with the cell it may have claimed. */
-static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
+static int slow_attempt(struct shmkv__lock *lk, int64_t lease, bool probe,
 			struct shmkv_lock_rec *seen, const struct lock_claim *c)
 {
 	struct lock_op lo = { .lk = lk, .ms = lease, .claim = *c };
@@ -524,7 +527,7 @@ static int slow_attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
  * token), so of several acquirers that found it dead exactly one wins.
  * *@seen receives the grant found when busy.
  */
-static int attempt(struct shmkv_lock *lk, int64_t lease, bool probe,
+static int attempt(struct shmkv__lock *lk, int64_t lease, bool probe,
 		   struct shmkv_lock_rec *seen)
 {
 	struct lock_claim c = { 0 };
@@ -564,18 +567,18 @@ static int64_t nap_ms(const struct shmkv_lock_rec *seen, int64_t now,
 
 /* The futex word of @lk's key: its slot's (lock keys stay in their slot
  * while they are locks; a recycled slot costs at most a nap). */
-static uint32_t *wait_word(const struct shmkv_lock *lk)
+static uint32_t *wait_word(const struct shmkv__lock *lk)
 {
-	return shmkv__wait_slot(lk->kv, lk->ref.slot);
+	return shmkv__wait_slot(lk->kv, shmkv__kref_const(&lk->ref)->slot);
 }
 
 /*
- * The blocking part of shmkv_lock_timed() (wait.h's waiter). The holder is
+ * The blocking part of shmkv_lock_timed_acquire() (wait.h's waiter). The holder is
  * probed for liveness when the same grant has blocked us for a whole nap
  * (not after each wake-up: a woken waiter that lost the race to a new
  * holder knows that one is alive).
  */
-static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
+static int wait_for(struct shmkv__lock *lk, int64_t lease, int64_t end,
 		    struct shmkv_lock_rec *seen)
 {
 	uint64_t token = seen->token;
@@ -614,12 +617,13 @@ static int wait_for(struct shmkv_lock *lk, int64_t lease, int64_t end,
 	return rc;
 }
 
-int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
-		     int64_t timeout_ms)
+int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
+			     int64_t timeout_ms)
 {
+	struct shmkv__lock *h = shmkv__lock_of(lk);
 	struct shmkv_lock_rec seen;
 	int64_t start, end;
-	int rc = check_handle(lk);
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
@@ -628,24 +632,24 @@ int shmkv_lock_timed(struct shmkv_lock *lk, int64_t lease_ms,
 	/* The clock is read for the deadline only once we must wait: the
 	 * uncontended path reads it once, in the op. */
 	start = timeout_ms > 0 ? shmkv__mono_ms() : 0;
-	rc = attempt(lk, lease_ms, true, &seen);
+	rc = attempt(h, lease_ms, true, &seen);
 	if (rc != -EBUSY || timeout_ms == 0)
 		return rc;
 	/* A limit past the end of time is no limit (and no overflow). */
 	end = timeout_ms < 0 || timeout_ms > INT64_MAX - start
 		      ? -1
 		      : start + timeout_ms;
-	return wait_for(lk, lease_ms, end, &seen);
+	return wait_for(h, lease_ms, end, &seen);
 }
 
-int shmkv_lock_try(struct shmkv_lock *lk, int64_t lease_ms)
+int shmkv_lock_try_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 {
-	return shmkv_lock_timed(lk, lease_ms, 0);
+	return shmkv_lock_timed_acquire(lk, lease_ms, 0);
 }
 
 int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
 {
-	return shmkv_lock_timed(lk, lease_ms, SHMKV_LOCK_FOREVER);
+	return shmkv_lock_timed_acquire(lk, lease_ms, SHMKV_LOCK_FOREVER);
 }
 
 /*
@@ -653,7 +657,7 @@ int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms)
  * it back to FREE (compare-and-delete: see release_decide). Return: true
  * if done.
  */
-static bool fast_release(struct shmkv_lock *lk)
+static bool fast_release(struct shmkv__lock *lk)
 {
 	uint64_t nw;
 
@@ -668,7 +672,7 @@ static bool fast_release(struct shmkv_lock *lk)
 			       nw) == lk->word;
 }
 
-static int slow_release(struct shmkv_lock *lk)
+static int slow_release(struct shmkv__lock *lk)
 {
 	struct lock_op lo = { .lk = lk };
 	int rc = run(&lo, release_decide);
@@ -685,24 +689,26 @@ static int slow_release(struct shmkv_lock *lk)
 
 int shmkv_lock_release(struct shmkv_lock *lk)
 {
-	int rc = check_handle(lk);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
-	if (!fast_release(lk))
-		return slow_release(lk);
-	lk->flags &= ~LK_HOLDING;
-	lk_drop_claim(lk);
-	if (shmkv__wait_marked(shmkv__wait_slot(lk->kv, lk->slot)))
-		shmkv__wake(shmkv__wait_slot(lk->kv, lk->slot));
+	if (!fast_release(h))
+		return slow_release(h);
+	h->flags &= ~LK_HOLDING;
+	lk_drop_claim(h);
+	if (shmkv__wait_marked(shmkv__wait_slot(h->kv, h->slot)))
+		shmkv__wake(shmkv__wait_slot(h->kv, h->slot));
 	return 0;
 }
 
-int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
-		      enum shmkv_lock_extend_mode mode)
+int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
+		      int64_t ms)
 {
-	struct lock_op lo = { .lk = lk, .ms = ms, .mode = mode };
-	int rc = check_handle(lk);
+	struct shmkv__lock *h = shmkv__lock_of(lk);
+	struct lock_op lo = { .lk = h, .ms = ms, .mode = mode };
+	int rc = check_handle(h);
 
 	if (rc)
 		return rc;
@@ -710,28 +716,27 @@ int shmkv_lock_extend(struct shmkv_lock *lk, int64_t ms,
 			     mode != SHMKV_LOCK_EXTEND_REPLACE))
 		return -EINVAL;
 	/* A fresh cell for the new lease (without one, a record). */
-	if (shmkv__cell_claim(lk->kv, &lo.claim, NULL))
+	if (shmkv__cell_claim(h->kv, &lo.claim, NULL))
 		lo.claim.cell = NULL;
 	rc = run(&lo, extend_decide);
 	if (rc != 0 || !lo.used_claim) {
 		if (lo.claim.cell != NULL)
-			shmkv__cell_put(lk->kv, shmkv__self_pid(),
-					&lo.claim);
+			shmkv__cell_put(h->kv, shmkv__self_pid(), &lo.claim);
 		if (rc != 0)
 			return rc;
 	}
 	/* The grant's old cell (if any) is no longer named by the value. */
-	lk_drop_claim(lk);
+	lk_drop_claim(h);
 	if (lo.used_claim)
-		lk_set_claim(lk, &lo.claim);
-	lk->deadline_ms = lo.rec.deadline_ms;
-	lk->word = 0;
+		lk_set_claim(h, &lo.claim);
+	h->deadline_ms = lo.rec.deadline_ms;
+	h->word = 0;
 	return 0;
 }
 
 /* Finds the value word that published @lk's grant, for held().
  * Return: 0, or -ENOLCK if the key's value is not that grant. */
-static int find_word(struct shmkv_lock *lk)
+static int find_word(struct shmkv__lock *lk)
 {
 	struct shmkv *kv = lk->kv;
 	struct shmkv_lock_rec rec;
@@ -742,8 +747,8 @@ static int find_word(struct shmkv_lock *lk)
 	int err;
 
 	/* The slot our last op used, if it is still that incarnation. */
-	ref.index = lk->ref.slot;
-	ref.state = lk->ref.state;
+	ref.index = shmkv__kref(&lk->ref)->slot;
+	ref.state = shmkv__kref(&lk->ref)->state;
 	if (SLOT_STATE(ref.state) != SLOT_MEMBER || ref.index > kv->mask ||
 	    !shmkv__slot_still(kv, &ref)) {
 		shmkv__key_init(kv, &k, lk->key, lk->key_len);
@@ -772,10 +777,12 @@ static int find_word(struct shmkv_lock *lk)
 
 int shmkv_lock_held(struct shmkv_lock *lk)
 {
-	if (lk == NULL || lk->kv == NULL || !(lk->flags & LK_HOLDING) ||
-	    lk->pid != shmkv__self_pid())
+	struct shmkv__lock *h = shmkv__lock_of(lk);
+
+	if (h == NULL || h->kv == NULL || !(h->flags & LK_HOLDING) ||
+	    h->pid != shmkv__self_pid())
 		return 0;
-	if (lk->word == 0 && find_word(lk) != 0)
+	if (h->word == 0 && find_word(h) != 0)
 		return 0;
 	/*
 	 * Acquire: pairs with the full-barrier CAS of whoever replaced our
@@ -783,15 +790,16 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 	 * every free) and an inline one a cell's claim, so an equal word is
 	 * still our grant.
 	 */
-	if (shmkv__load_acquire(&shmkv__slot(lk->kv, lk->slot)->value) !=
-	    lk->word)
+	if (shmkv__load_acquire(&shmkv__slot(h->kv, h->slot)->value) != h->word)
 		return 0;
 	/* The precise clock, as takers use: "still mine" must never outlast
 	 * the instant a taker may judge the lease over. */
-	return shmkv__mono_ms() < lk->deadline_ms;
+	return shmkv__mono_ms() < h->deadline_ms;
 }
 
 uint64_t shmkv_lock_token(const struct shmkv_lock *lk)
 {
-	return lk ? lk->token : 0;
+	const struct shmkv__lock *h = shmkv__lock_of_const(lk);
+
+	return h ? h->token : 0;
 }

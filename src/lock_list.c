@@ -115,7 +115,8 @@ static int list_visit(const void *key, size_t klen, void *arg)
 	info.name_len = klen - SHMKV_LOCK_PREFIX_LEN;
 	fill_info(c, &rec, &info);
 	/* The slot's futex word: 1 while a waiter may sleep on it. */
-	info.waiters = shmkv__wait_marked(shmkv__wait_slot(c->kv, ref.slot));
+	info.waiters = shmkv__wait_marked(
+		shmkv__wait_slot(c->kv, shmkv__kref(&ref)->slot));
 	c->count++;
 	return c->fn(&info, c->arg) ? 1 : 0;
 }

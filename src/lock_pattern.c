@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "intconv.h"
+#include "lock_handle.h"
 #include "lock_record.h"
 
 void (*shmkv__pattern_hook)(enum shmkv__pattern_step step);
@@ -26,7 +27,7 @@ enum {
 };
 
 struct pattern {
-	struct shmkv_pattern *pl;
+	struct shmkv__pattern *pl;
 	int64_t timeout_ms;
 	int64_t expiry; /* what we wrote last */
 	int64_t holder; /* the valid expiry found, when busy */
@@ -34,29 +35,30 @@ struct pattern {
 
 int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
 {
+	struct shmkv__pattern *h = shmkv__pattern_of(pl);
 	int err;
 
-	if (kv == NULL || pl == NULL)
+	if (kv == NULL || h == NULL)
 		return -EINVAL;
 	memset(pl, 0, sizeof(*pl));
-	err = shmkv__lock_key(kv, name, pl->key, &pl->key_len);
+	err = shmkv__lock_key(kv, name, h->key, &h->key_len);
 	if (err)
 		return err;
 	/* Before the header's wait words are written to (mapped read-only). */
 	if (kv->readonly)
 		return -EROFS;
-	err = shmkv_key_prepare(kv, &pl->ref, pl->key, pl->key_len);
+	err = shmkv_key_prepare(kv, &h->ref, h->key, h->key_len);
 	if (err)
 		return err;
-	pl->kv = kv;
-	pl->wait_index = shmkv__wait_index(kv, pl->key, pl->key_len);
+	h->kv = kv;
+	h->wait_index = shmkv__wait_index(kv, h->key, h->key_len);
 	return 0;
 }
 
 /* The handle's prepared key (it may have been copied since). */
-static struct shmkv_keyref *ref_of(struct shmkv_pattern *pl)
+static struct shmkv_keyref *ref_of(struct shmkv__pattern *pl)
 {
-	pl->ref.key = pl->key;
+	shmkv__kref(&pl->ref)->key = pl->key;
 	return &pl->ref;
 }
 
@@ -211,12 +213,13 @@ static int wait_rounds(struct pattern *p, int64_t end)
 int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 			  int64_t wait_ms, int64_t *expiry)
 {
-	struct pattern p = { .pl = pl, .timeout_ms = timeout_ms };
+	struct shmkv__pattern *h = shmkv__pattern_of(pl);
+	struct pattern p = { .pl = h, .timeout_ms = timeout_ms };
 	int64_t start, end = -1;
 	int rc;
 
-	if (pl == NULL || pl->kv == NULL || expiry == NULL ||
-	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
+	if (h == NULL || h->kv == NULL || expiry == NULL ||
+	    h->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
 	    timeout_ms > SHMKV_LOCK_LEASE_MAX || wait_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
 	/* The clock is read for the deadline only when it can be needed:
@@ -237,37 +240,19 @@ int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 
 int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 {
+	struct shmkv__pattern *h = shmkv__pattern_of(pl);
 	int rc;
 
-	if (pl == NULL || pl->kv == NULL ||
-	    pl->key_len <= SHMKV_LOCK_PREFIX_LEN)
+	if (h == NULL || h->kv == NULL || h->key_len <= SHMKV_LOCK_PREFIX_LEN)
 		return -EINVAL;
 	/* "A client holding a lock should always check the timeout didn't
 	 * expire before unlocking the key with DEL." The coarse clock's upper
 	 * bound settles it unless the expiry is near; then the precise one. */
 	if (shmkv__unix_upper_ms() >= expiry && shmkv__unix_ms() >= expiry)
 		return -ETIMEDOUT;
-	rc = shmkv_key_del(pl->kv, ref_of(pl));
+	rc = shmkv_key_del(h->kv, ref_of(h));
 	if (rc < 0)
 		return rc;
-	shmkv__wake(shmkv__wait_header(pl->kv, pl->wait_index));
+	shmkv__wake(shmkv__wait_header(h->kv, h->wait_index));
 	return rc == 1 ? 0 : -ENOLCK;
-}
-
-int shmkv_pattern_lock(shmkv_t *kv, const char *name, int64_t timeout_ms,
-		       int64_t wait_ms, int64_t *expiry)
-{
-	struct shmkv_pattern pl;
-	int rc = shmkv_pattern_init(kv, &pl, name);
-
-	return rc ? rc
-		  : shmkv_pattern_acquire(&pl, timeout_ms, wait_ms, expiry);
-}
-
-int shmkv_pattern_unlock(shmkv_t *kv, const char *name, int64_t expiry)
-{
-	struct shmkv_pattern pl;
-	int rc = shmkv_pattern_init(kv, &pl, name);
-
-	return rc ? rc : shmkv_pattern_release(&pl, expiry);
 }

@@ -154,6 +154,9 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 	}
 }
 
+_Static_assert(SHMKV_STATS_CLASSES == SHMKV_CLASSES_MAX,
+	       "shmkv_stats has one cls[] entry per possible size class");
+
 static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 {
 	st->page_size = kv->geo.page_size;

@@ -125,6 +125,11 @@ static int check_create_args(const char *name, const struct shmkv_config *cfg,
 	}
 	if (cfg->mode & ~0777u)
 		return -EINVAL;
+	/* An option of a later version, which this library cannot honour. */
+	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
+	     i++)
+		if (cfg->reserved[i] != 0)
+			return -EINVAL;
 	return shmkv__geometry_from_config(cfg, g);
 }
 

@@ -39,8 +39,9 @@ struct set_ctx {
 static int set_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 {
 	struct set_ctx *c = op->ctx;
-	int had = (c->flags & SHMKV_SET_GET) && cur->exists ? SHMKV_SET_HAD_OLD
-							    : 0;
+	/* cur->exists is false for an expired key: it counts as missing. */
+	bool prevented = ((c->flags & SHMKV_SET_NX) && cur->exists) ||
+			 ((c->flags & SHMKV_SET_XX) && !cur->exists);
 
 	if (c->flags & SHMKV_SET_GET) {
 		int err = give_value(op, c->old, cur);
@@ -48,12 +49,13 @@ static int set_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 		if (err)
 			return err;
 	}
-	if (((c->flags & SHMKV_SET_NX) && cur->exists) ||
-	    ((c->flags & SHMKV_SET_XX) && !cur->exists)) {
-		op->result = had;
+	/* With GET the result is GET's (an old value or none), as Redis 7
+	 * replies: whether the value was set then follows from it and the
+	 * flags alone, since only NX and XX prevent a SET, and each exactly
+	 * when the old value's existence says so. */
+	op->result = (c->flags & SHMKV_SET_GET) ? cur->exists : !prevented;
+	if (prevented)
 		return SHMKV_ACT_KEEP;
-	}
-	op->result = 1 | had;
 	if (c->deadline == SHMKV__DEADLINE_PAST)
 		return SHMKV_ACT_DELETE; /* set, and expired at once */
 	op->new_deadline_ms = (c->flags & SHMKV_SET_KEEPTTL) && cur->exists
@@ -115,7 +117,7 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	if (i < VAL_INT_MIN || i > VAL_INT_MAX ||
 	    !shmkv__fast_load(kv, ref, &w))
 		return -EAGAIN;
-	ver = SLOT_VERSION(ref->state);
+	ver = SLOT_VERSION(shmkv__kref(ref)->state);
 	if (shmkv__word_is_int(w, ver))
 		return 0;
 	if (shmkv__word_is_none(w, ver) &&
@@ -142,9 +144,7 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		     size_t vlen, struct shmkv_value *old)
 {
-	int r = shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
-
-	return r < 0 ? r : (r & SHMKV_SET_HAD_OLD) != 0;
+	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
 }
 
 /* GET, EXISTS: read only. */
@@ -196,7 +196,7 @@ int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 	/* Fast path: NONE is nothing to delete; an inline integer goes in
 	 * one CAS (it holds no value storage to free). */
 	if (shmkv__fast_load(kv, ref, &w)) {
-		uint32_t ver = SLOT_VERSION(ref->state);
+		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
 
 		if (shmkv__word_is_none(w, ver))
 			return 0;

@@ -14,6 +14,11 @@ step() {
 	printf '\n== %s\n' "$*"
 }
 
+# The library exports exactly the SHMKV_API functions of include/, each
+# listed in src/libshmkv.map, and no internal shmkv__ name.
+step "ABI: exports, version script and headers agree (scripts/check-abi.sh)"
+bash scripts/check-abi.sh "$BUILD"
+
 step "unit and multi-process tests (Criterion)"
 "$BUILD"/tests/unit --jobs 2
 

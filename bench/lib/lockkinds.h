@@ -5,7 +5,7 @@
  *   setnx+del           SETNX lock 1 / DEL lock: the plain commands; a
  *                       waiter retries SETNX, yielding the CPU in between
  *   setnx+del prepared  the same through shmkv_key_setnx / shmkv_key_del
- *   pattern lock        shmkv_pattern_lock (the SETNX page's lock)
+ *   pattern lock        shmkv_pattern_acquire (the SETNX page's lock)
  *   safe lock           shmkv_lock_acquire / release (futex waits)
  *   safe lock, waiter   the same on a lock one of whose waiters was
  *     killed            killed while asleep (before the runs): what the

@@ -169,6 +169,20 @@ static void op_get(struct ctx *c)
 	fz__check_value(c, shmkv_get(c->kv, k, kl, &v), &v, "get");
 }
 
+/* Whether a SET that gave @rc >= 0 stored its value: with GET, @rc is
+ * GET's reply (an old value or none) and the flags decide, as shmkv.h
+ * says. */
+static bool set_applied(unsigned flags, int rc)
+{
+	if (!(flags & SHMKV_SET_GET))
+		return rc == 1;
+	if (flags & SHMKV_SET_NX)
+		return rc == 0;
+	if (flags & SHMKV_SET_XX)
+		return rc == 1;
+	return true;
+}
+
 static void op_set(struct ctx *c)
 {
 	const unsigned ttl_flags = SHMKV_SET_EX | SHMKV_SET_PX |
@@ -189,10 +203,11 @@ static void op_set(struct ctx *c)
 	rc = shmkv_set(c->kv, k, kl, val, vl, flags, t,
 		       flags & SHMKV_SET_GET ? &old : NULL);
 	fz__check_rc(c, rc, "set");
-	if (rc >= 0 && (rc & SHMKV_SET_HAD_OLD))
+	FZ_ASSERT(rc <= 1, "set: %d", rc);
+	if (rc == 1 && (flags & SHMKV_SET_GET))
 		FZ_ASSERT(old.len <= old.cap, "set: old len %zu > cap %zu",
 			  old.len, old.cap);
-	if (rc > 0 && (rc & 1) && !(flags & ttl_flags))
+	if (rc >= 0 && set_applied(flags, rc) && !(flags & ttl_flags))
 		check_reads_back(c, k, kl, val, vl, "set");
 }
 
@@ -304,7 +319,7 @@ static void op_expire(struct ctx *c)
 	unit = (enum shmkv_expire_unit)(fz_u8(c->in) % 5);
 	flags = fz_u8(c->in) & 0x1f;
 	t = fz__take_num(c);
-	fz__check_rc(c, shmkv_expire(c->kv, k, kl, t, unit, flags), "expire");
+	fz__check_rc(c, shmkv_expire(c->kv, k, kl, unit, flags, t), "expire");
 }
 
 static void op_ttl(struct ctx *c)

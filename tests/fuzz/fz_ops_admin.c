@@ -166,12 +166,13 @@ static const char *take_lock_name(struct ctx *c)
 static int lock_step(struct ctx *c, struct shmkv_lock *lk)
 {
 	uint8_t sub = fz_u8(c->in) % 6;
+	enum shmkv_lock_extend_mode mode;
 	int rc;
 
 	if (sub == 0)
-		return shmkv_lock_try(lk, fz__take_num(c));
+		return shmkv_lock_try_acquire(lk, fz__take_num(c));
 	if (sub == 1)
-		return shmkv_lock_timed(lk, fz__take_num(c), 0);
+		return shmkv_lock_timed_acquire(lk, fz__take_num(c), 0);
 	if (sub == 2) {
 		rc = shmkv_lock_held(lk);
 		FZ_ASSERT(rc == 0 || rc == 1, "lock_held: %d", rc);
@@ -179,10 +180,12 @@ static int lock_step(struct ctx *c, struct shmkv_lock *lk)
 	}
 	if (sub == 3)
 		return shmkv_lock_release(lk);
-	if (sub == 4)
-		return shmkv_lock_extend(
-			lk, fz__take_num(c),
-			(enum shmkv_lock_extend_mode)(fz_u8(c->in) % 3));
+	if (sub == 4) {
+		/* Taken one by one: argument evaluation order is unspecified,
+		 * and a corpus must mean the same under every compiler. */
+		mode = (enum shmkv_lock_extend_mode)(fz_u8(c->in) % 3);
+		return shmkv_lock_extend(lk, mode, fz__take_num(c));
+	}
 	(void)shmkv_lock_token(lk);
 	return 0;
 }
@@ -203,16 +206,19 @@ void fz__op_lock(struct ctx *c)
 
 void fz__op_pattern_lock(struct ctx *c)
 {
-	const char *name = take_lock_name(c);
-	int64_t expiry = 0;
-	int rc = shmkv_pattern_lock(c->kv, name, fz__take_num(c), 0, &expiry);
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(c->kv, &pl, take_lock_name(c));
+	int64_t timeout_ms = fz__take_num(c), expiry = 0;
 
-	fz__check_rc(c, rc, "pattern_lock");
+	fz__check_rc(c, rc, "pattern_init");
+	/* A handle whose init failed is refused (-EINVAL) by both calls. */
+	rc = shmkv_pattern_acquire(&pl, timeout_ms, 0, &expiry);
+	fz__check_rc(c, rc, "pattern_acquire");
 	if (fz_u8(c->in) & 1)
 		expiry = fz__take_num(c);
 	if (rc == 0 || (fz_u8(c->in) & 1))
-		fz__check_rc(c, shmkv_pattern_unlock(c->kv, name, expiry),
-			     "pattern_unlock");
+		fz__check_rc(c, shmkv_pattern_release(&pl, expiry),
+			     "pattern_release");
 }
 
 static int list_lock(const struct shmkv_lock_info *info, void *arg)

@@ -250,12 +250,13 @@ static void fill_ttls(shmkv_t *kv)
 static void fill_locks(shmkv_t *kv)
 {
 	struct shmkv_lock lk;
+	struct shmkv_pattern pl;
 	int64_t expiry;
 
 	must(shmkv_lock_init(kv, &lk, FZ_LOCK_NAME), "lock init");
-	must(shmkv_lock_try(&lk, HOUR_MS), "lock");
-	must(shmkv_pattern_lock(kv, FZ_PLOCK_NAME, HOUR_MS, 0, &expiry),
-	     "pattern lock");
+	must(shmkv_lock_try_acquire(&lk, HOUR_MS), "lock");
+	must(shmkv_pattern_init(kv, &pl, FZ_PLOCK_NAME), "pattern init");
+	must(shmkv_pattern_acquire(&pl, HOUR_MS, 0, &expiry), "pattern lock");
 }
 
 static void fill_table(shmkv_t *kv)

@@ -65,7 +65,8 @@ static void clear_locks(struct lc_audit *a)
 			break;
 		for (int n = 0; n < 3; n++) {
 			atomic_fetch_add(&t->begin, 1);
-			rc = shmkv_lock_timed(&lk, LC_LEASE_MS, LOCK_WAIT_MS);
+			rc = shmkv_lock_timed_acquire(&lk, LC_LEASE_MS,
+						      LOCK_WAIT_MS);
 			lc_verdict(
 				a,
 				rc == SHMKV_LOCK_ACQUIRED ||
@@ -304,7 +305,7 @@ static int settle(struct lc_audit *a)
 		if (shmkv_open(a->name, 0, &kv) != 0)
 			return -1;
 		if (shmkv_lock_init(kv, &lk, lc_lock_name[0]) == 0 &&
-		    shmkv_lock_try(&lk, 60000) >= 0)
+		    shmkv_lock_try_acquire(&lk, 60000) >= 0)
 			shmkv_lock_release(&lk);
 		shmkv_close(kv);
 	}

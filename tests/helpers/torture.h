@@ -36,7 +36,7 @@
 /* The two locks, each guarding the counter "ctr.<name>". */
 enum torture_lock {
 	TL_SAFE = 0, /* struct shmkv_lock "safe" */
-	TL_PATTERN,  /* shmkv_pattern_lock "pat" */
+	TL_PATTERN,  /* shmkv_pattern_acquire on "pat" */
 	TL_COUNT,
 };
 static const char *const torture_lock_name[TL_COUNT] = { "safe", "pat" };

@@ -324,7 +324,7 @@ static int make_keys(const char *name)
 		if (rc >= 0)
 			rc = shmkv_lock_init(kv, &lk, lc_lock_name[l]);
 		if (rc >= 0)
-			rc = shmkv_lock_try(&lk, LC_LEASE_MS);
+			rc = shmkv_lock_try_acquire(&lk, LC_LEASE_MS);
 		if (rc >= 0)
 			rc = shmkv_lock_release(&lk);
 	}

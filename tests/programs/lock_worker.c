@@ -179,11 +179,16 @@ static int mutex_safe(long iters)
 
 static int mutex_pattern(long iters)
 {
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(kv, &pl, lock_name);
+
+	if (rc)
+		return fail(EXIT_RC, "pattern init", rc);
 	for (long i = 0; i < iters; i++) {
 		int64_t expiry, v = 0;
-		int rc = shmkv_pattern_lock(kv, lock_name, LEASE_LONG,
-					    SHMKV_LOCK_FOREVER, &expiry);
 
+		rc = shmkv_pattern_acquire(&pl, LEASE_LONG, SHMKV_LOCK_FOREVER,
+					   &expiry);
 		if (rc)
 			return fail(EXIT_RC, "pattern lock", rc);
 		if (incr("cs.inside", 1, &v) || v != 1)
@@ -196,7 +201,7 @@ static int mutex_pattern(long iters)
 			return fail(EXIT_STORE, "set cs.counter", 0);
 		if (v != 0)
 			return fail(EXIT_OVERLAP, "cs.inside on exit", v);
-		rc = shmkv_pattern_unlock(kv, lock_name, expiry);
+		rc = shmkv_pattern_release(&pl, expiry);
 		if (rc)
 			return fail(EXIT_RC, "pattern unlock", rc);
 	}
@@ -235,7 +240,7 @@ static int hold(int64_t lease)
 
 	if (rc)
 		return fail(EXIT_RC, "init", rc);
-	rc = shmkv_lock_timed(&lk, lease, 10000);
+	rc = shmkv_lock_timed_acquire(&lk, lease, 10000);
 	if (rc < 0)
 		return fail(EXIT_RC, "acquire", rc);
 	if (set_int("hold.token", (int64_t)shmkv_lock_token(&lk)) ||
@@ -259,7 +264,7 @@ static int take(int64_t lease, int64_t wait)
 
 	if (rc)
 		return fail(EXIT_RC, "init", rc);
-	rc = shmkv_lock_timed(&lk, lease, wait);
+	rc = shmkv_lock_timed_acquire(&lk, lease, wait);
 	if (set_int("take.at", shmkv__mono_ms()) || set_int("take.rc", rc) ||
 	    set_int("take.token", (int64_t)shmkv_lock_token(&lk)))
 		return fail(EXIT_STORE, "report", 0);
@@ -317,12 +322,15 @@ static int naive_lock(const char *key)
 static int attempt(bool naive)
 {
 	char key[300];
+	struct shmkv_pattern pl;
 	int64_t expiry;
+	int rc;
 
 	snprintf(key, sizeof(key), "lock.%s", lock_name);
 	if (naive)
 		return naive_lock(key);
-	return shmkv_pattern_lock(kv, lock_name, LEASE_LONG, 0, &expiry);
+	rc = shmkv_pattern_init(kv, &pl, lock_name);
+	return rc ? rc : shmkv_pattern_acquire(&pl, LEASE_LONG, 0, &expiry);
 }
 
 static int step(bool naive, const char *id)

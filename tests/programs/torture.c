@@ -432,7 +432,7 @@ static int make_lock_keys(const char *name)
 	if (rc >= 0)
 		rc = shmkv_lock_init(kv, &lk, torture_lock_name[TL_SAFE]);
 	if (rc >= 0)
-		rc = shmkv_lock_try(&lk, TORTURE_LEASE_MS);
+		rc = shmkv_lock_try_acquire(&lk, TORTURE_LEASE_MS);
 	if (rc >= 0)
 		rc = shmkv_lock_release(&lk);
 	shmkv_close(kv);

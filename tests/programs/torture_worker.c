@@ -153,9 +153,10 @@ static int do_set(struct worker *w)
 	rc = shmkv_set(w->kv, w->key, w->klen, w->val, w->vlen, flags, t, &o);
 	if (!(flags & SHMKV_SET_XX))
 		rc = full_ok(w, rc);
-	if (rc < 0 || rc > 3 || (!(flags & SHMKV_SET_GET) && rc > 1))
+	if (rc < 0 || rc > 1)
 		return fail(w, TW_REPLY, "returned", rc);
-	return rc & SHMKV_SET_HAD_OLD ? seen(w, o.len) : 0;
+	/* With GET, 1 is GET's reply: there was an old value. */
+	return (flags & SHMKV_SET_GET) && rc == 1 ? seen(w, o.len) : 0;
 }
 
 static int do_getset(struct worker *w)
@@ -210,12 +211,11 @@ static int do_expire(struct worker *w)
 
 	w->cmd = "EXPIRE";
 	if (below(w, 2))
-		rc = shmkv_expire(w->kv, w->key, w->klen,
-				  1 + below(w, SHORT_TTL_MS), SHMKV_EXPIRE_MSEC,
-				  flags);
+		rc = shmkv_expire(w->kv, w->key, w->klen, SHMKV_EXPIRE_MSEC,
+				  flags, 1 + below(w, SHORT_TTL_MS));
 	else
-		rc = shmkv_expire(w->kv, w->key, w->klen, LONG_TTL_S,
-				  SHMKV_EXPIRE_SEC, flags);
+		rc = shmkv_expire(w->kv, w->key, w->klen, SHMKV_EXPIRE_SEC,
+				  flags, LONG_TTL_S);
 	return reply_01(w, rc);
 }
 
@@ -292,7 +292,8 @@ static int token_check(struct worker *w)
 
 static int safe_section(struct worker *w)
 {
-	int rc = shmkv_lock_timed(&w->lk, TORTURE_LEASE_MS, below(w, 20));
+	int rc = shmkv_lock_timed_acquire(&w->lk, TORTURE_LEASE_MS,
+					  below(w, 20));
 
 	w->cmd = "lock";
 	snprintf(w->key, sizeof(w->key), "lock.%s", torture_lock_name[TL_SAFE]);
@@ -328,10 +329,13 @@ static int safe_section(struct worker *w)
 static int pattern_section(struct worker *w)
 {
 	int64_t expiry, wait = below(w, 2) ? 0 : below(w, 10);
-	int rc = shmkv_pattern_lock(w->kv, torture_lock_name[TL_PATTERN],
-				    TORTURE_PATTERN_MS, wait, &expiry);
+	struct shmkv_pattern pl;
+	int rc = shmkv_pattern_init(w->kv, &pl, torture_lock_name[TL_PATTERN]);
 
-	w->cmd = "pattern_lock";
+	if (rc == 0)
+		rc = shmkv_pattern_acquire(&pl, TORTURE_PATTERN_MS, wait,
+					   &expiry);
+	w->cmd = "pattern_acquire";
 	snprintf(w->key, sizeof(w->key), "lock.%s",
 		 torture_lock_name[TL_PATTERN]);
 	/* Its key is deleted on unlock, so its slot may be recycled. */
@@ -342,8 +346,8 @@ static int pattern_section(struct worker *w)
 	section_enter(w, TL_PATTERN);
 	if ((rc = counter_bump(w, TL_PATTERN)))
 		return rc;
-	rc = shmkv_pattern_unlock(w->kv, torture_lock_name[TL_PATTERN], expiry);
-	w->cmd = "pattern_unlock";
+	rc = shmkv_pattern_release(&pl, expiry);
+	w->cmd = "pattern_release";
 	snprintf(w->key, sizeof(w->key), "lock.%s",
 		 torture_lock_name[TL_PATTERN]);
 	if (rc != 0 && rc != -ETIMEDOUT && rc != -ENOLCK)

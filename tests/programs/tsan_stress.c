@@ -173,9 +173,11 @@ static int shared_set(struct worker *w, unsigned k, uint64_t r)
 	int rc = CMD(w, set, k, w->val, w->vlen, f, ex,
 		     f == SHMKV_SET_GET ? &o : NULL);
 
-	if (f == SHMKV_SET_GET && rc == (1 | SHMKV_SET_HAD_OLD))
+	/* With GET the result is GET's reply: 1 is an old value, 0 none. */
+	if (f == SHMKV_SET_GET && rc == 1)
 		return check_old(w, "SET GET", k, &o);
-	if (rc == 1 || (rc == 0 && (f & (SHMKV_SET_NX | SHMKV_SET_XX))))
+	if (rc == 1 ||
+	    (rc == 0 && (f & (SHMKV_SET_NX | SHMKV_SET_XX | SHMKV_SET_GET))))
 		return 0;
 	return failf(w, "SET", k, rc);
 }
@@ -232,7 +234,7 @@ static int shared_step(struct worker *w, unsigned op, unsigned k, uint64_t r)
 	}
 	if (op < 68) {
 		rc = shmkv_expire(w->kv, w->name[k], w->nlen[k],
-				  (int64_t)(1 + r % 30), SHMKV_EXPIRE_MSEC, 0);
+				  SHMKV_EXPIRE_MSEC, 0, (int64_t)(1 + r % 30));
 		return rc == 0 || rc == 1 ? 0 : failf(w, "PEXPIRE", k, rc);
 	}
 	return shared_delifeq(w, k);

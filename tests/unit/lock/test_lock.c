@@ -1,8 +1,9 @@
 /*
  * test_lock.c - the lock API in one process (plus forked children where a
  * second process is the point): grants, tokens, release and extend
- * outcomes, dead and reused owners, held(), listing, bad input, and the
- * pattern lock's steps. Races between processes are in test_lock_mp.c.
+ * outcomes, dead and reused owners, held(), listing and bad input. The
+ * pattern lock is in test_pattern.c; races between processes are in
+ * test_lock_mp.c.
  *
  * Forked children never assert: they _exit() with a code the parent
  * checks.
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "helpers/testutil.h"
@@ -90,7 +90,8 @@ Test(lock, first_grant_of_a_new_lock_has_token_one)
 {
 	struct shmkv_lock lk = handle("a");
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(shmkv_lock_token(&lk), 1);
 	cr_assert_eq(record("a").state, SHMKV_LOCK_HELD);
 	cr_assert_eq(record("a").pid, (uint32_t)getpid());
@@ -114,10 +115,10 @@ Test(lock, another_handle_is_busy_and_the_same_handle_would_deadlock)
 	struct shmkv_lock a = handle("a"), b = handle("a");
 	struct tu_snap *snap;
 
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE), 0);
 	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), -EBUSY);
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), -EDEADLK);
+	tu_assert_rc(shmkv_lock_try_acquire(&b, LONG_LEASE), -EBUSY);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE), -EDEADLK);
 	tu_assert_unchanged(tu_kv, snap);
 	cr_assert_eq(shmkv_lock_token(&b), 0);
 }
@@ -127,7 +128,7 @@ Test(lock, release_twice_reports_not_held_and_changes_nothing)
 	struct shmkv_lock lk = handle("a");
 	struct tu_snap *snap;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), 0);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	snap = tu_snap_take(tu_kv);
 	tu_assert_rc(shmkv_lock_release(&lk), SHMKV_LOCK_NOT_HELD);
@@ -139,10 +140,10 @@ Test(lock, releasing_someone_elses_lock_is_not_owner_and_changes_nothing)
 	struct shmkv_lock a = handle("a"), b = handle("a");
 	struct tu_snap *snap;
 
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE), 0);
 	snap = tu_snap_take(tu_kv);
 	tu_assert_rc(shmkv_lock_release(&b), SHMKV_LOCK_NOT_OWNER);
-	tu_assert_rc(shmkv_lock_extend(&b, 10, SHMKV_LOCK_EXTEND_ADD),
+	tu_assert_rc(shmkv_lock_extend(&b, SHMKV_LOCK_EXTEND_ADD, 10),
 		     SHMKV_LOCK_NOT_OWNER);
 	tu_assert_unchanged(tu_kv, snap);
 	cr_assert_eq(shmkv_lock_held(&a), 1);
@@ -161,13 +162,14 @@ Test(lock, run_out_lease_is_taken_as_lease_expired_and_the_loser_learns_it)
 {
 	struct shmkv_lock a = handle("a"), b = handle("a");
 
-	tu_assert_rc(shmkv_lock_try(&a, 1), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, 1), 0);
 	while (shmkv__mono_ms() <= record("a").deadline_ms)
 		tu_sleep_ms(1);
 	cr_assert_eq(shmkv_lock_held(&a), 0);
-	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), SHMKV_LOCK_LEASE_EXPIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&b, LONG_LEASE),
+		     SHMKV_LOCK_LEASE_EXPIRED);
 	cr_assert_eq(shmkv_lock_token(&b), 2);
-	tu_assert_rc(shmkv_lock_extend(&a, 10, SHMKV_LOCK_EXTEND_REPLACE),
+	tu_assert_rc(shmkv_lock_extend(&a, SHMKV_LOCK_EXTEND_REPLACE, 10),
 		     SHMKV_LOCK_NOT_OWNER);
 	tu_assert_rc(shmkv_lock_release(&a), SHMKV_LOCK_NOT_OWNER);
 	cr_assert_eq(shmkv_lock_held(&b), 1);
@@ -181,11 +183,11 @@ Test(lock, own_lease_ran_out_untaken_cannot_be_extended_but_is_released)
 	struct shmkv_lock lk = handle("a");
 	struct tu_snap *snap;
 
-	tu_assert_rc(shmkv_lock_try(&lk, 1), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 1), 0);
 	while (shmkv__mono_ms() <= record("a").deadline_ms)
 		tu_sleep_ms(1);
 	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD),
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10),
 		     SHMKV_LOCK_NOT_HELD);
 	tu_assert_unchanged(tu_kv, snap);
 	/* Nobody took it, so nobody overlapped us: the late release is a
@@ -194,7 +196,8 @@ Test(lock, own_lease_ran_out_untaken_cannot_be_extended_but_is_released)
 	cr_assert_eq(record("a").state, SHMKV_LOCK_FREE);
 	cr_assert_eq(record("a").token, 1);
 	tu_assert_rc(shmkv_lock_release(&lk), SHMKV_LOCK_NOT_HELD);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(shmkv_lock_token(&lk), 2);
 }
 
@@ -203,9 +206,9 @@ Test(lock, extend_add_moves_the_lease_end_by_exactly_ms)
 	struct shmkv_lock lk = handle("a");
 	int64_t end;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), 0);
 	end = record("a").deadline_ms;
-	tu_assert_ok(shmkv_lock_extend(&lk, 1234, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 1234));
 	cr_assert_eq(record("a").deadline_ms, end + 1234);
 	cr_assert_eq(record("a").token, 1);
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
@@ -216,9 +219,9 @@ Test(lock, extend_replace_ends_the_lease_ms_from_now_even_if_sooner)
 	struct shmkv_lock lk = handle("a");
 	int64_t before, after;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), 0);
 	before = shmkv__mono_ms();
-	tu_assert_ok(shmkv_lock_extend(&lk, 500, SHMKV_LOCK_EXTEND_REPLACE));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_REPLACE, 500));
 	after = shmkv__mono_ms();
 	cr_assert_geq(record("a").deadline_ms, before + 500);
 	cr_assert_leq(record("a").deadline_ms, after + 500);
@@ -229,16 +232,17 @@ Test(lock, bad_leases_timeouts_and_modes_are_einval_and_change_nothing)
 	struct shmkv_lock lk = handle("a"), zero;
 	struct tu_snap *snap = tu_snap_take(tu_kv);
 
-	tu_assert_rc(shmkv_lock_try(&lk, 0), -EINVAL);
-	tu_assert_rc(shmkv_lock_try(&lk, -5), -EINVAL);
-	tu_assert_rc(shmkv_lock_try(&lk, SHMKV_LOCK_LEASE_MAX + 1), -EINVAL);
-	tu_assert_rc(shmkv_lock_timed(&lk, 10, -2), -EINVAL);
-	tu_assert_rc(shmkv_lock_extend(&lk, 0, SHMKV_LOCK_EXTEND_ADD), -EINVAL);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, 7), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 0), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, -5), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, SHMKV_LOCK_LEASE_MAX + 1),
+		     -EINVAL);
+	tu_assert_rc(shmkv_lock_timed_acquire(&lk, 10, -2), -EINVAL);
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 0), -EINVAL);
+	tu_assert_rc(shmkv_lock_extend(&lk, 7, 10), -EINVAL);
 	memset(&zero, 0, sizeof(zero));
-	tu_assert_rc(shmkv_lock_try(&zero, 10), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(&zero, 10), -EINVAL);
 	tu_assert_rc(shmkv_lock_release(&zero), -EINVAL);
-	tu_assert_rc(shmkv_lock_try(NULL, 10), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(NULL, 10), -EINVAL);
 	cr_assert_eq(shmkv_lock_held(NULL), 0);
 	tu_assert_unchanged(tu_kv, snap);
 }
@@ -258,7 +262,7 @@ Test(lock, empty_null_and_too_long_names_are_refused)
 	tu_assert_rc(shmkv_lock_init(tu_kv, &lk, past_key), -ENAMETOOLONG);
 	tu_assert_rc(shmkv_lock_init(tu_kv, &lk, past_name), -ENAMETOOLONG);
 	/* A failed init leaves a handle every call refuses. */
-	tu_assert_rc(shmkv_lock_try(&lk, 10), -EINVAL);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 10), -EINVAL);
 }
 
 Test(lock, a_key_that_is_not_a_lock_is_eexist_and_left_alone)
@@ -269,14 +273,14 @@ Test(lock, a_key_that_is_not_a_lock_is_eexist_and_left_alone)
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.x"), LIT("hello"), 0, 0, NULL),
 		     1);
 	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_lock_try(&lk, 10), -EEXIST);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 10), -EEXIST);
 	tu_assert_rc(shmkv_lock_release(&lk), -EEXIST);
 	tu_assert_unchanged(tu_kv, snap);
 	/* A pattern lock's Unix time is not a safe lock either. */
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.x"), LIT("1700000000000"), 0, 0,
 			       NULL),
 		     1);
-	tu_assert_rc(shmkv_lock_try(&lk, 10), -EEXIST);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 10), -EEXIST);
 	tu_assert_get_str(tu_kv, "lock.x", "1700000000000");
 }
 
@@ -317,11 +321,11 @@ Test(lock, read_only_handle_cannot_lock_but_can_list)
 	struct shmkv_lock lk, mine = handle("a");
 	struct found f = { .name = "a" };
 
-	tu_assert_rc(shmkv_lock_try(&mine, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&mine, LONG_LEASE), 0);
 	tu_assert_ok(shmkv_lock_init(ro, &lk, "a"));
-	tu_assert_rc(shmkv_lock_try(&lk, 10), -EROFS);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 10), -EROFS);
 	tu_assert_rc(shmkv_lock_release(&lk), -EROFS);
-	tu_assert_rc(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD), -EROFS);
+	tu_assert_rc(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10), -EROFS);
 	tu_assert_rc(shmkv_lock_list(ro, find_lock, &f), 1);
 	cr_assert_eq(f.visits, 1);
 	cr_assert_eq(f.info.held, 1);
@@ -334,10 +338,10 @@ Test(lock, held_is_true_only_while_the_grant_is_current)
 	struct shmkv_lock lk = handle("a");
 
 	cr_assert_eq(shmkv_lock_held(&lk), 0);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), 0);
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
 	cr_assert_eq(shmkv_lock_held(&lk), 1); /* cached word path */
-	tu_assert_ok(shmkv_lock_extend(&lk, 10, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 10));
 	cr_assert_eq(shmkv_lock_held(&lk), 1);
 	/* Someone overwrites the key behind the lock's back. */
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.a"), LIT("-9"), 0, 0, NULL), 1);
@@ -350,7 +354,8 @@ Test(lock, owner_whose_pid_no_longer_exists_is_dead)
 	struct shmkv_lock_rec r = held_by((uint32_t)gone_pid(), 12345);
 
 	put_record("a", &r);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_OWNER_DEAD);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_OWNER_DEAD);
 	cr_assert_eq(shmkv_lock_token(&lk), 8);
 }
 
@@ -365,7 +370,8 @@ Test(lock, reused_pid_with_another_start_time_is_a_dead_owner)
 	/* Our pid, but a process that started earlier: not us. */
 	r = held_by(me.pid, me.start - 1);
 	put_record("a", &r);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_OWNER_DEAD);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_OWNER_DEAD);
 }
 
 Test(lock, live_owner_of_another_process_is_busy)
@@ -386,8 +392,8 @@ Test(lock, live_owner_of_another_process_is_busy)
 		p = strchr(p, ' ') + 1;
 	r = held_by((uint32_t)parent, strtoull(p, NULL, 10));
 	put_record("a", &r);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), -EBUSY);
-	tu_assert_rc(shmkv_lock_timed(&lk, LONG_LEASE, 20), -ETIMEDOUT);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), -EBUSY);
+	tu_assert_rc(shmkv_lock_timed_acquire(&lk, LONG_LEASE, 20), -ETIMEDOUT);
 	cr_assert_eq(record("a").token, 7);
 }
 
@@ -396,8 +402,8 @@ Test(lock, timed_out_waiter_leaves_no_waiter_count_behind)
 	struct shmkv_lock a = handle("a"), b = handle("a");
 	struct found f = { .name = "a" };
 
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), 0);
-	tu_assert_rc(shmkv_lock_timed(&b, LONG_LEASE, 15), -ETIMEDOUT);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_timed_acquire(&b, LONG_LEASE, 15), -ETIMEDOUT);
 	tu_assert_rc(shmkv_lock_list(tu_kv, find_lock, &f), 1);
 	cr_assert_eq(f.info.waiters, 0);
 }
@@ -413,8 +419,8 @@ Test(lock, list_describes_held_free_and_dead_locks_and_skips_other_keys)
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.junk"), LIT("x"), 0, 0, NULL),
 		     1);
 	put_record("dead", &r);
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), 0);
-	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&b, LONG_LEASE), 0);
 	tu_assert_ok(shmkv_lock_release(&b));
 	tu_assert_rc(shmkv_lock_list(tu_kv, find_lock, &fa), 3);
 	tu_assert_rc(shmkv_lock_list(tu_kv, find_lock, &fb), 3);
@@ -440,7 +446,7 @@ Test(lock, list_gives_pid_zero_for_a_free_lock_in_either_encoding)
 	struct found fi = { .name = "inline" }, fr = { .name = "record" };
 	struct shmkv_lock_rec r = held_by((uint32_t)getppid(), 1);
 
-	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&b, LONG_LEASE), 0);
 	tu_assert_ok(shmkv_lock_release(&b));
 	r.state = SHMKV_LOCK_FREE;
 	r.token = (uint64_t)LOCK_INLINE_TOKEN_MAX + 5;
@@ -452,150 +458,4 @@ Test(lock, list_gives_pid_zero_for_a_free_lock_in_either_encoding)
 	cr_assert_eq(fi.info.pid, 0);
 	cr_assert_eq(fr.info.pid, 0, "a free record's pid is %u", fr.info.pid);
 	cr_assert_eq(fr.info.token, (uint64_t)LOCK_INLINE_TOKEN_MAX + 5);
-}
-
-/*
- * The pattern lock, step by step on one process.
- */
-TestSuite(pattern, .init = tu_setup, .fini = tu_teardown);
-
-static int64_t stored_time(const char *key)
-{
-	char buf[32];
-	struct shmkv_value v = { .buf = buf, .cap = sizeof(buf) - 1 };
-
-	tu_assert_rc(shmkv_get(tu_kv, key, strlen(key), &v), 1);
-	buf[v.len] = '\0';
-	return strtoll(buf, NULL, 10);
-}
-
-Test(pattern, setnx_stores_now_plus_timeout_plus_one_in_unix_ms)
-{
-	struct timespec coarse;
-	int64_t before, after, expiry, margin = shmkv__coarse_margin_slow();
-
-	/* "now" is the coarse wall clock + margin: no earlier than the coarse
-	 * clock before the call (which the kernel keeps within a tick of the
-	 * precise one, except under heavy VM steal: README), no later than
-	 * the precise clock after it + margin. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
-	before = (int64_t)coarse.tv_sec * 1000 + coarse.tv_nsec / 1000000;
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 1000, 0, &expiry));
-	after = shmkv__unix_ms();
-	cr_assert_eq(stored_time("lock.p"), expiry);
-	cr_assert_geq(expiry, before + margin + 1000 + 1);
-	cr_assert_leq(expiry, after + margin + 1000 + 1);
-}
-
-Test(pattern, a_prepared_lock_is_the_same_lock_as_the_named_calls)
-{
-	struct shmkv_pattern pl;
-	int64_t expiry, other;
-
-	tu_assert_ok(shmkv_pattern_init(tu_kv, &pl, "p"));
-	tu_assert_ok(shmkv_pattern_acquire(&pl, 1000, 0, &expiry));
-	cr_assert_eq(stored_time("lock.p"), expiry);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 1000, 0, &other), -EBUSY);
-	tu_assert_ok(shmkv_pattern_release(&pl, expiry));
-	tu_assert_rc(shmkv_pattern_release(&pl, expiry), -ENOLCK);
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 1000, 0, &other));
-	tu_assert_rc(shmkv_pattern_acquire(&pl, 1000, 0, &expiry), -EBUSY);
-	tu_assert_ok(shmkv_pattern_unlock(tu_kv, "p", other));
-	tu_assert_rc(shmkv_pattern_init(tu_kv, &pl, ""), -EINVAL);
-	tu_assert_rc(shmkv_pattern_init(NULL, &pl, "p"), -EINVAL);
-	tu_assert_rc(shmkv_pattern_acquire(&pl, 0, 0, &expiry), -EINVAL);
-}
-
-Test(pattern, a_valid_lock_is_busy_then_times_out_and_is_left_alone)
-{
-	int64_t expiry, other = 0;
-	struct tu_snap *snap;
-
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 60000, 0, &expiry));
-	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 60000, 0, &other), -EBUSY);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 60000, 12, &other),
-		     -ETIMEDOUT);
-	tu_assert_unchanged(tu_kv, snap);
-	cr_assert_eq(stored_time("lock.p"), expiry);
-}
-
-Test(pattern, unlock_deletes_and_a_second_unlock_finds_nothing)
-{
-	int64_t expiry;
-
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 60000, 0, &expiry));
-	tu_assert_ok(shmkv_pattern_unlock(tu_kv, "p", expiry));
-	tu_assert_missing(tu_kv, LIT("lock.p"));
-	tu_assert_rc(shmkv_pattern_unlock(tu_kv, "p", expiry), -ENOLCK);
-}
-
-Test(pattern, unlock_after_the_timeout_is_refused_and_keeps_the_key)
-{
-	int64_t expiry;
-
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 1, 0, &expiry));
-	while (shmkv__unix_ms() < expiry)
-		tu_sleep_ms(1);
-	tu_assert_rc(shmkv_pattern_unlock(tu_kv, "p", expiry), -ETIMEDOUT);
-	cr_assert_eq(stored_time("lock.p"), expiry);
-}
-
-Test(pattern, an_expired_lock_is_taken_with_getset)
-{
-	int64_t before, expiry;
-
-	/* C3 crashed holding the lock long ago. */
-	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.p"), LIT("1"), 0, 0, NULL), 1);
-	before = shmkv__unix_ms();
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "p", 5000, 0, &expiry));
-	cr_assert_geq(expiry, before + 5001);
-	cr_assert_eq(stored_time("lock.p"), expiry);
-	/* GETSET drops any TTL, as on the page. */
-	tu_assert_pttl_is(tu_kv, LIT("lock.p"), -1);
-}
-
-Test(pattern, bad_arguments_are_refused_and_change_nothing)
-{
-	char *past_name = name_of(SHMKV_LOCK_NAME_MAX + 1);
-	struct tu_snap *snap;
-	int64_t e;
-
-	tu_populate(tu_kv, 10);
-	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 0, 0, &e), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", -1, 0, &e), -EINVAL);
-	tu_assert_rc(
-		shmkv_pattern_lock(tu_kv, "p", SHMKV_LOCK_LEASE_MAX + 1, 0, &e),
-		-EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 10, -2, &e), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 10, 0, NULL), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "", 10, 0, &e), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, NULL, 10, 0, &e), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(NULL, "p", 10, 0, &e), -EINVAL);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, past_name, 10, 0, &e),
-		     -ENAMETOOLONG);
-	tu_assert_rc(shmkv_pattern_unlock(tu_kv, past_name, INT64_MAX),
-		     -ENAMETOOLONG);
-	tu_assert_unchanged(tu_kv, snap);
-}
-
-Test(pattern, a_value_that_is_not_a_time_is_eexist_and_left_alone)
-{
-	struct shmkv_lock lk;
-	struct tu_snap *snap;
-	int64_t e;
-
-	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.p"), LIT("abc"), 0, 0, NULL),
-		     1);
-	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "p", 10, 0, &e), -EEXIST);
-	tu_assert_unchanged(tu_kv, snap);
-	/* A free safe lock ("-<token>") is not a pattern lock either. */
-	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "s"));
-	tu_assert_rc(shmkv_lock_try(&lk, 10), 0);
-	tu_assert_ok(shmkv_lock_release(&lk));
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "s", 10, 0, &e), -EEXIST);
-	tu_assert_rc(shmkv_lock_try(&lk, 10), 0);
-	tu_assert_rc(shmkv_pattern_lock(tu_kv, "s", 10, 0, &e), -EEXIST);
 }

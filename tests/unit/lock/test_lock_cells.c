@@ -64,7 +64,8 @@ Test(lock_cells, a_held_lock_is_an_inline_value_naming_a_cell_and_checks_clean)
 	uint32_t unit, seq;
 	int64_t v;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert(value_int("lock.c", &v));
 	cr_assert(val_pin_decode(v, &unit, &seq), "value %lld", (long long)v);
 	cr_assert_eq(grant_of("lock.c").pid, (uint32_t)getpid());
@@ -87,7 +88,8 @@ Test(lock_cells, tokens_past_the_inline_range_go_to_records_and_keep_rising)
 		shmkv_set(tu_kv, LIT("lock.t"), start, (size_t)n, 0, 0, NULL),
 		1);
 	/* The last inline token: a cell, then FREE inline. */
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(shmkv_lock_token(&lk), (uint64_t)LOCK_INLINE_TOKEN_MAX);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	cr_assert(value_int("lock.t", &v));
@@ -95,7 +97,7 @@ Test(lock_cells, tokens_past_the_inline_range_go_to_records_and_keep_rising)
 	/* Past it: a HELD record, then a FREE record. */
 	for (uint64_t t = LOCK_INLINE_TOKEN_MAX + 1;
 	     t < LOCK_INLINE_TOKEN_MAX + 4; t++) {
-		tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE),
+		tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
 			     SHMKV_LOCK_ACQUIRED);
 		cr_assert_eq(shmkv_lock_token(&lk), t);
 		cr_assert_not(value_int("lock.t", &v));
@@ -112,10 +114,11 @@ Test(lock_cells, extend_moves_the_grant_to_a_fresh_cell_with_the_same_token)
 	struct shmkv_lock lk = handle_on(tu_kv, "e");
 	int64_t before, after, end;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert(value_int("lock.e", &before));
 	end = grant_of("lock.e").deadline_ms;
-	tu_assert_ok(shmkv_lock_extend(&lk, 1000, SHMKV_LOCK_EXTEND_ADD));
+	tu_assert_ok(shmkv_lock_extend(&lk, SHMKV_LOCK_EXTEND_ADD, 1000));
 	cr_assert(value_int("lock.e", &after));
 	cr_assert_neq(after, before);
 	cr_assert_eq(grant_of("lock.e").deadline_ms, end + 1000);
@@ -131,8 +134,10 @@ Test(lock_cells, close_frees_every_cell_its_handle_made)
 	shmkv_t *kv = tu_open(tu_name, 0);
 	struct shmkv_lock a = handle_on(kv, "a"), b = handle_on(kv, "b");
 
-	tu_assert_rc(shmkv_lock_try(&a, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
-	tu_assert_rc(shmkv_lock_try(&b, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&a, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&b, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(blocks_used(), base + 2);
 	tu_assert_rc(shmkv_lock_release(&a), 0);
 	tu_assert_rc(shmkv_lock_release(&b), 0);
@@ -154,7 +159,7 @@ static void *lock_once(void *p)
 
 	t->rc = shmkv_lock_init(t->kv, &lk, "thr");
 	if (t->rc == 0)
-		t->rc = shmkv_lock_try(&lk, LONG_LEASE);
+		t->rc = shmkv_lock_try_acquire(&lk, LONG_LEASE);
 	if (t->rc == 0)
 		t->rc = shmkv_lock_release(&lk);
 	return NULL;
@@ -191,7 +196,7 @@ static int lock_cycles(shmkv_t *kv, int n)
 	int rc = shmkv_lock_init(kv, &lk, "park");
 
 	for (int i = 0; rc == 0 && i < n; i++) {
-		rc = shmkv_lock_try(&lk, LONG_LEASE);
+		rc = shmkv_lock_try_acquire(&lk, LONG_LEASE);
 		if (rc == 0)
 			rc = shmkv_lock_release(&lk);
 	}
@@ -246,9 +251,11 @@ Test(lock_cells, a_forked_child_neither_releases_nor_reuses_the_parents_cells)
 
 	/* Park a cell in this thread, then hold the lock with another. */
 	other = handle_on(tu_kv, "o");
-	tu_assert_rc(shmkv_lock_try(&other, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&other, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	tu_assert_rc(shmkv_lock_release(&other), 0);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	mine = grant_of("lock.f");
 	pid = fork();
 	cr_assert_geq(pid, 0);
@@ -260,7 +267,8 @@ Test(lock_cells, a_forked_child_neither_releases_nor_reuses_the_parents_cells)
 		if (shmkv_lock_release(&lk) != SHMKV_LOCK_NOT_OWNER)
 			_exit(11);
 		/* A grant of its own: a cell of its own, not the parked one. */
-		if (shmkv_lock_try(&other, LONG_LEASE) != SHMKV_LOCK_ACQUIRED ||
+		if (shmkv_lock_try_acquire(&other, LONG_LEASE) !=
+			    SHMKV_LOCK_ACQUIRED ||
 		    shmkv__lock_read(tu_kv, LIT("lock.o"), &r) != 0 ||
 		    r.pid != (uint32_t)getpid())
 			_exit(12);
@@ -275,7 +283,8 @@ Test(lock_cells, a_forked_child_neither_releases_nor_reuses_the_parents_cells)
 	cr_assert_eq(grant_of("lock.f").token, mine.token);
 	cr_assert_eq(grant_of("lock.f").pid, mine.pid);
 	/* Our parked cell is still ours and still works. */
-	tu_assert_rc(shmkv_lock_try(&other, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&other, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(grant_of("lock.o").pid, (uint32_t)getpid());
 	tu_assert_rc(shmkv_lock_release(&other), 0);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
@@ -292,7 +301,8 @@ Test(lock_cells, a_dead_holders_cell_is_kept_until_its_taker_frees_it)
 	cr_assert_geq(pid, 0);
 	if (pid == 0)
 		/* Dies holding the lock (token 1), never releasing. */
-		_exit(shmkv_lock_try(&lk, LONG_LEASE) == SHMKV_LOCK_ACQUIRED
+		_exit(shmkv_lock_try_acquire(&lk, LONG_LEASE) ==
+				      SHMKV_LOCK_ACQUIRED
 			      ? 0
 			      : 20);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
@@ -303,7 +313,8 @@ Test(lock_cells, a_dead_holders_cell_is_kept_until_its_taker_frees_it)
 	cr_assert_eq(rep.leaked_blocks, 0);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 	cr_assert_eq(blocks_used(), base + 1);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), SHMKV_LOCK_OWNER_DEAD);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_OWNER_DEAD);
 	cr_assert_eq(shmkv_lock_token(&lk), 2);
 	/* Nothing names it now: the taker freed it (and its own cell is the
 	 * one block in use), so recovery has nothing left to do. */
@@ -327,7 +338,7 @@ Test(lock_cells, an_integer_naming_no_cell_is_not_a_lock_and_is_left_alone)
 	tu_assert_rc(shmkv_set(tu_kv, LIT("lock.u"), v, (size_t)n, 0, 0, NULL),
 		     1);
 	snap = tu_snap_take(tu_kv);
-	tu_assert_rc(shmkv_lock_try(&lk, LONG_LEASE), -EEXIST);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), -EEXIST);
 	tu_assert_rc(shmkv_lock_release(&lk), -EEXIST);
 	tu_assert_rc(shmkv__lock_read(tu_kv, LIT("lock.u"), &rec), -EEXIST);
 	tu_assert_unchanged(tu_kv, snap);

@@ -205,7 +205,7 @@ static int64_t kill_and_take(struct shmkv_lock *lk, uint64_t *rng, bool zombie,
 		cr_assert_eq(
 			waitid(P_PID, (id_t)victim, &si, WEXITED | WNOWAIT), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = shmkv_lock_timed(lk, 60000, 10000);
+	rc = shmkv_lock_timed_acquire(lk, 60000, 10000);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	after_takeover(rc, dead);
 	cr_assert_eq(reap(victim), 128 + SIGKILL);
@@ -281,12 +281,12 @@ Test(lock_mp, forked_child_does_not_own_its_parents_grant)
 	struct shmkv_lock lk = handle_L();
 	pid_t pid;
 
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), 0);
 	pid = fork();
 	if (pid == 0) {
 		int held = shmkv_lock_held(&lk);
 		int rel = shmkv_lock_release(&lk);
-		int again = shmkv_lock_try(&lk, 10);
+		int again = shmkv_lock_try_acquire(&lk, 10);
 
 		_exit(held == 0 && rel == SHMKV_LOCK_NOT_OWNER &&
 				      again == -EBUSY
@@ -305,9 +305,9 @@ Test(lock_mp, owner_that_exited_without_release_is_taken_over_as_owner_dead)
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(shmkv_lock_try(&lk, 60000) == 0 ? 0 : 1);
+		_exit(shmkv_lock_try_acquire(&lk, 60000) == 0 ? 0 : 1);
 	cr_assert_eq(reap(pid), 0);
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), SHMKV_LOCK_OWNER_DEAD);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), SHMKV_LOCK_OWNER_DEAD);
 	cr_assert_eq(shmkv_lock_token(&lk), 2);
 }
 
@@ -321,7 +321,7 @@ Test(lock_mp, zombie_owner_counts_as_dead)
 	cr_assert_eq(pipe(pipefd), 0);
 	pid = fork();
 	if (pid == 0) {
-		int rc = shmkv_lock_try(&lk, 60000);
+		int rc = shmkv_lock_try_acquire(&lk, 60000);
 
 		c = rc == 0 ? 'y' : 'n';
 		_exit(write(pipefd[1], &c, 1) == 1 ? 0 : 1);
@@ -331,7 +331,7 @@ Test(lock_mp, zombie_owner_counts_as_dead)
 	/* Until the child is gone /proc shows it alive or a zombie; never
 	 * reaped here, so it ends as a zombie. Bounded: 10 s. */
 	for (int i = 0; i < 10000; i++) {
-		int rc = shmkv_lock_try(&lk, 60000);
+		int rc = shmkv_lock_try_acquire(&lk, 60000);
 
 		if (rc != -EBUSY) {
 			tu_assert_rc(rc, SHMKV_LOCK_OWNER_DEAD);
@@ -366,7 +366,7 @@ static void *orphan_thread(void *arg)
 		_exit(4);
 	if (shmkv_lock_release(&l) != 0)
 		_exit(5);
-	if (shmkv_lock_try(&l, 60000) != SHMKV_LOCK_ACQUIRED ||
+	if (shmkv_lock_try_acquire(&l, 60000) != SHMKV_LOCK_ACQUIRED ||
 	    shmkv_lock_release(&l) != 0)
 		_exit(6);
 	shmkv_close(c->kv);
@@ -420,7 +420,7 @@ Test(lock_mp, holder_whose_main_thread_exited_while_its_thread_runs_is_alive)
 	cr_assert_eq(read(report[0], &c, 1), 1, "the child's thread failed");
 	/* Its leader now shows Z although the process runs. */
 	tu_wait_proc_state(pid, 'Z');
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), -EBUSY);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), -EBUSY);
 	before = used_blocks();
 	rc = shmkv_recover(tu_kv, &rep);
 	cr_assert_eq(rc, 0,
@@ -432,7 +432,7 @@ Test(lock_mp, holder_whose_main_thread_exited_while_its_thread_runs_is_alive)
 	rc = reap(pid);
 	cr_assert_eq(rc, 0, "the child's thread failed at step %d", rc);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), SHMKV_LOCK_ACQUIRED);
 }
 
 Test(lock_mp, release_wakes_a_blocked_acquirer_in_another_process)
@@ -441,7 +441,7 @@ Test(lock_mp, release_wakes_a_blocked_acquirer_in_another_process)
 	uint32_t waiters = 0;
 	pid_t pid;
 
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), 0);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), 0);
 	pid = fork();
 	if (pid == 0) {
 		int rc = shmkv_lock_acquire(&lk, 60000);
@@ -460,21 +460,22 @@ Test(lock_mp, release_wakes_a_blocked_acquirer_in_another_process)
 
 Test(lock_mp, pattern_unlock_wakes_a_waiter_in_another_process)
 {
+	struct shmkv_pattern pl;
 	int64_t expiry;
 	pid_t pid;
 
-	tu_assert_ok(shmkv_pattern_lock(tu_kv, "L", 60000, 0, &expiry));
+	tu_assert_ok(shmkv_pattern_init(tu_kv, &pl, "L"));
+	tu_assert_ok(shmkv_pattern_acquire(&pl, 60000, 0, &expiry));
 	pid = fork();
 	if (pid == 0) {
 		int64_t e;
+		int rc = shmkv_pattern_acquire(&pl, 60000, SHMKV_LOCK_FOREVER,
+					       &e);
 
-		_exit(shmkv_pattern_lock(tu_kv, "L", 60000, SHMKV_LOCK_FOREVER,
-					 &e) == 0
-			      ? 0
-			      : 1);
+		_exit(rc == 0 ? 0 : 1);
 	}
 	tu_sleep_ms(20);
-	tu_assert_ok(shmkv_pattern_unlock(tu_kv, "L", expiry));
+	tu_assert_ok(shmkv_pattern_release(&pl, expiry));
 	cr_assert_eq(reap(pid), 0);
 	/* Deleted by our unlock, so the time there is the child's. */
 	cr_assert_geq(get_int("lock.L"), expiry);
@@ -493,11 +494,11 @@ Test(lock_mp, stopped_holder_keeps_its_lock_until_the_lease_ends)
 	rec = get_rec();
 	/* Alive though stopped: no takeover while the lease runs. A grant
 	 * here could only be the lease having run out already. */
-	rc = shmkv_lock_try(&lk, 60000);
+	rc = shmkv_lock_try_acquire(&lk, 60000);
 	cr_assert(rc == -EBUSY || rc == SHMKV_LOCK_LEASE_EXPIRED,
 		  "try on a stopped holder gave %s", tu_rcname(rc));
 	if (rc == -EBUSY)
-		rc = shmkv_lock_timed(&lk, 60000, 20000);
+		rc = shmkv_lock_timed_acquire(&lk, 60000, 20000);
 	cr_assert_eq(rc, SHMKV_LOCK_LEASE_EXPIRED,
 		     "a stopped holder's lock was taken as %s", tu_rcname(rc));
 	cr_assert_geq(shmkv__mono_ms(), rec.deadline_ms);

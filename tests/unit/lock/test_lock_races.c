@@ -30,6 +30,7 @@
 
 #include "helpers/testutil.h"
 #include "fault.h"
+#include "keyref.h"
 #include "internal.h"
 #include "shmkv_lock.h"
 
@@ -90,7 +91,7 @@ static int child_call(enum call call)
 		rc = shmkv_lock_list(kv, count_lock, &listed);
 		rc = rc < 0 ? rc : listed;
 	} else {
-		rc = call == CALL_TRY ? shmkv_lock_try(&lk, LONG_LEASE)
+		rc = call == CALL_TRY ? shmkv_lock_try_acquire(&lk, LONG_LEASE)
 				      : shmkv_lock_acquire(&lk, LONG_LEASE);
 		if (rc >= 0 && shmkv_lock_release(&lk) != 0)
 			rc = -1001;
@@ -179,14 +180,15 @@ static uint64_t lock_word(void)
 	/* A GET through a prepared key leaves its slot in the reference. */
 	tu_assert_ok(shmkv_key_prepare(tu_kv, &ref, LIT("lock.r")));
 	tu_assert_rc(shmkv_key_get(tu_kv, &ref, &v), 1);
-	return shmkv__load_acquire(&shmkv__slot(tu_kv, ref.slot)->value);
+	return shmkv__load_acquire(
+		&shmkv__slot(tu_kv, shmkv__kref(&ref)->slot)->value);
 }
 
 /* The holder's grant has run out (lease 1 ms, plus the coarse clock's
  * margin of at most a few ticks). */
 static void hold_expired(struct shmkv_lock *h)
 {
-	tu_assert_rc(shmkv_lock_try(h, 1), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(h, 1), SHMKV_LOCK_ACQUIRED);
 	tu_sleep_ms(40);
 	cr_assert_eq(shmkv_lock_held(h), 0, "the lease did not run out");
 }
@@ -196,7 +198,7 @@ static void cycle(struct shmkv_lock *h, int n)
 {
 	tu_assert_ok(shmkv_lock_release(h));
 	for (int i = 0; i < n; i++) {
-		tu_assert_rc(shmkv_lock_try(h, LONG_LEASE),
+		tu_assert_rc(shmkv_lock_try_acquire(h, LONG_LEASE),
 			     SHMKV_LOCK_ACQUIRED);
 		if (i + 1 < n)
 			cr_assert_eq(shmkv_lock_release(h), 0, "grant %d", i);
@@ -260,7 +262,8 @@ Test(pausepoint_lock,
 	cr_assert(!aba_against_paused_taker(&h, "lock_takeover_visiting"),
 		  "a visited cell repeated its pin");
 	/* The blocked cell comes back to use once the visit has ended. */
-	tu_assert_rc(shmkv_lock_try(&h, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&h, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	cycle(&h, EPOCH + 1);
 	tu_assert_ok(shmkv_lock_release(&h));
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
@@ -274,7 +277,8 @@ static int lose_every_cell_read(enum call call, int rounds)
 	struct child c;
 
 	tu_assert_ok(shmkv_lock_init(tu_kv, &h, "r"));
-	tu_assert_rc(shmkv_lock_try(&h, LONG_LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&h, LONG_LEASE),
+		     SHMKV_LOCK_ACQUIRED);
 	c = start_child(call, "lock_read_cell", rounds);
 	for (int i = 0; i < rounds && paused(&c); i++) {
 		cycle(&h, 1);
@@ -339,7 +343,7 @@ static void *lock_on_new_handle(void *arg)
 	if (*rc == 0) {
 		*rc = shmkv_lock_init(kv, &lk, "f");
 		if (*rc == 0)
-			*rc = shmkv_lock_try(&lk, LONG_LEASE);
+			*rc = shmkv_lock_try_acquire(&lk, LONG_LEASE);
 		if (*rc == 0)
 			*rc = shmkv_lock_release(&lk);
 		shmkv_close(kv);

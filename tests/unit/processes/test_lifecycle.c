@@ -372,14 +372,14 @@ Test(lifecycle, a_killed_waiter_is_no_longer_counted_after_two_cycles)
 	struct shmkv_lock lk = lock_L(tu_kv);
 	pid_t pid;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
 	pid = blocked_waiter();
 	wait_for_waiter(tu_kv);
 	kill_and_reap(pid);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	/* A stale mark may cost a wake-up nobody takes; then it is gone. */
 	for (int i = 0; i < 2; i++) {
-		tu_assert_rc(shmkv_lock_timed(&lk, LEASE, 10000),
+		tu_assert_rc(shmkv_lock_timed_acquire(&lk, LEASE, 10000),
 			     SHMKV_LOCK_ACQUIRED);
 		tu_assert_rc(shmkv_lock_release(&lk), 0);
 	}
@@ -397,7 +397,7 @@ Test(lifecycle, a_waiter_still_gets_the_lock_after_another_waiter_is_killed)
 	pid_t doomed, survivor;
 	int st;
 
-	tu_assert_rc(shmkv_lock_try(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
 	doomed = blocked_waiter();
 	wait_for_waiter(tu_kv);
 	fflush(NULL);
@@ -411,7 +411,7 @@ Test(lifecycle, a_waiter_still_gets_the_lock_after_another_waiter_is_killed)
 		    shmkv_lock_init(kv, &mine, "L"))
 			_exit(CHILD_OPEN);
 		/* A generous limit: only a guard against a hang. */
-		if (shmkv_lock_timed(&mine, LEASE, 30000) !=
+		if (shmkv_lock_timed_acquire(&mine, LEASE, 30000) !=
 		    SHMKV_LOCK_ACQUIRED)
 			_exit(CHILD_CMD);
 		_exit(shmkv_lock_release(&mine) == 0 ? 0 : CHILD_VALUE);
@@ -431,7 +431,7 @@ Test(lifecycle, a_waiter_still_gets_the_lock_after_another_waiter_is_killed)
  * d. Lock calls under contention.
  */
 
-#define TRIERS	   3 /* children 0..2: shmkv_lock_try / release */
+#define TRIERS	   3 /* children 0..2: shmkv_lock_try_acquire / release */
 #define WAITERS	   3 /* children 3..5: shmkv_lock_acquire / release */
 #define CYCLERS	   (TRIERS + WAITERS)
 #define LISTER	   CYCLERS /* child 6: shmkv_lock_list */
@@ -465,7 +465,7 @@ static void count(uint64_t *n, int *first, int rc)
 static void cycle(struct shmkv_lock *lk, struct cycler *c,
 		  _Atomic uint64_t *counter, bool trier)
 {
-	int rc = trier ? shmkv_lock_try(lk, LEASE)
+	int rc = trier ? shmkv_lock_try_acquire(lk, LEASE)
 		       : shmkv_lock_acquire(lk, LEASE);
 
 	if (rc == -EBUSY && trier) {
@@ -534,7 +534,7 @@ static void assert_cyclers(const struct contend *a)
 {
 	for (int i = 0; i < CYCLERS; i++) {
 		const struct cycler *c = &a->c[i];
-		const char *how = i < TRIERS ? "shmkv_lock_try"
+		const char *how = i < TRIERS ? "shmkv_lock_try_acquire"
 					     : "shmkv_lock_acquire";
 
 		cr_expect_eq(c->bad, 0,
@@ -562,7 +562,7 @@ Test(lifecycle, lock_calls_never_report_a_false_error_under_contention)
 	int rc;
 
 	/* The lock exists before anyone lists it. */
-	tu_assert_rc(shmkv_lock_try(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	memcpy(a->name, tu_name, sizeof(a->name));
 	a->parent = getpid();

@@ -132,7 +132,7 @@ Test(shmctl_maint, locks_lists_a_held_lock_with_its_holder)
 	snprintf(want, sizeof(want), "%s: no locks\n", tu_name);
 	assert_reply(r, 0, want);
 	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "job"));
-	cr_assert_geq(shmkv_lock_try(&lk, 600000), 0);
+	cr_assert_geq(shmkv_lock_try_acquire(&lk, 600000), 0);
 	r = RUN("locks", tu_name);
 	assert_code(r, 0);
 	assert_has(r.out, "LOCK");
@@ -157,7 +157,7 @@ Test(shmctl_maint, locks_shows_no_pid_for_a_free_lock)
 	struct run r;
 
 	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "job"));
-	cr_assert_geq(shmkv_lock_try(&lk, 600000), 0);
+	cr_assert_geq(shmkv_lock_try_acquire(&lk, 600000), 0);
 	tu_assert_ok(shmkv_lock_release(&lk));
 	r = RUN("locks", tu_name);
 	assert_code(r, 0);

@@ -31,7 +31,7 @@ static void assert_every_command_fails(const void *key, size_t klen, int want)
 	tu_assert_rc(shmkv_del(tu_kv, key, klen), want);
 	tu_assert_rc(shmkv_exists(tu_kv, key, klen), want);
 	tu_assert_rc(shmkv_delifeq(tu_kv, key, klen, LIT("v")), want);
-	tu_assert_rc(shmkv_expire(tu_kv, key, klen, 10, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, key, klen, SHMKV_EXPIRE_SEC, 0, 10),
 		     want);
 	tu_assert_rc(shmkv_pttl(tu_kv, key, klen, &n), want);
 	tu_assert_rc(shmkv_ttl(tu_kv, key, klen, &n), want);
@@ -167,7 +167,7 @@ Test(badinput, a_null_handle_is_einval_everywhere)
 	tu_assert_rc(shmkv_del(NULL, LIT("k")), -EINVAL);
 	tu_assert_rc(shmkv_exists(NULL, LIT("k")), -EINVAL);
 	tu_assert_rc(shmkv_delifeq(NULL, LIT("k"), LIT("v")), -EINVAL);
-	tu_assert_rc(shmkv_expire(NULL, LIT("k"), 1, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(NULL, LIT("k"), SHMKV_EXPIRE_SEC, 0, 1),
 		     -EINVAL);
 	tu_assert_rc(shmkv_pttl(NULL, LIT("k"), &n), -EINVAL);
 	tu_assert_rc(shmkv_ttl(NULL, LIT("k"), &n), -EINVAL);

@@ -243,7 +243,7 @@ static void run_every_command(shmkv_t *kv, const char *k, size_t kl, unsigned i)
 	assert_sane(shmkv_incr(kv, k, kl, &n), "INCR", i);
 	assert_sane(shmkv_decrby(kv, k, kl, 3, &n), "DECRBY", i);
 	assert_sane(
-		shmkv_expire(kv, k, kl, 100, SHMKV_EXPIRE_SEC, SHMKV_EXPIRE_GT),
+		shmkv_expire(kv, k, kl, SHMKV_EXPIRE_SEC, SHMKV_EXPIRE_GT, 100),
 		"EXPIRE", i);
 	assert_sane(shmkv_persist(kv, k, kl), "PERSIST", i);
 	v = tu_scratch_for(kv);

@@ -40,9 +40,9 @@ Test(readonly, reads_work_and_every_write_is_erofs)
 		     -EROFS);
 	tu_assert_rc(shmkv_del(ro, LIT("base1")), -EROFS);
 	tu_assert_rc(shmkv_delifeq(ro, LIT("base1"), LIT("value1")), -EROFS);
-	tu_assert_rc(shmkv_expire(ro, LIT("base1"), 10, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(ro, LIT("base1"), SHMKV_EXPIRE_SEC, 0, 10),
 		     -EROFS);
-	tu_assert_rc(shmkv_expire(ro, LIT("base1"), 0, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(ro, LIT("base1"), SHMKV_EXPIRE_SEC, 0, 0),
 		     -EROFS);
 	tu_assert_rc(shmkv_persist(ro, LIT("base0")), -EROFS);
 	tu_assert_rc(shmkv_incr(ro, LIT("n"), &n), -EROFS);
@@ -74,7 +74,7 @@ Test(readonly, write_commands_are_erofs_even_when_they_would_change_nothing)
 	tu_assert_rc(shmkv_del(ro, LIT("missing")), -EROFS);
 	tu_assert_rc(shmkv_getdel(ro, LIT("missing"), &v), -EROFS);
 	tu_assert_rc(shmkv_delifeq(ro, LIT("k"), LIT("other")), -EROFS);
-	tu_assert_rc(shmkv_expire(ro, LIT("missing"), 10, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(ro, LIT("missing"), SHMKV_EXPIRE_SEC, 0, 10),
 		     -EROFS);
 	tu_assert_rc(shmkv_persist(ro, LIT("k")), -EROFS);
 	tu_assert_rc(shmkv_getex(ro, LIT("k"), SHMKV_GETEX_PERSIST, 0, &v),

@@ -120,7 +120,7 @@ Test(recover, is_not_needed_a_lock_users_first_cell_reclaims_a_step)
 	shmkv__slot(tu_kv, idx)->state = SLOT_WORD(SLOT_BUSY, dead_pid(), 0);
 	h->reap_slot = idx;
 	tu_assert_ok(shmkv_lock_init(kv, &lk, "first"));
-	tu_assert_rc(shmkv_lock_try(&lk, 60000), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), SHMKV_LOCK_ACQUIRED);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	cr_assert_eq(SLOT_STATE(shmkv__slot(tu_kv, idx)->state), SLOT_EMPTY,
 		     "the dead claim is still there");

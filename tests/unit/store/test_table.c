@@ -157,7 +157,7 @@ Test(table, every_kind_of_delete_gives_slots_back)
 			break;
 		case 2:
 			tu_assert_rc(
-				shmkv_expire(kv, k, kl, 0, SHMKV_EXPIRE_SEC, 0),
+				shmkv_expire(kv, k, kl, SHMKV_EXPIRE_SEC, 0, 0),
 				1);
 			break;
 		default:

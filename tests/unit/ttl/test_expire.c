@@ -23,17 +23,17 @@ Test(expire, returns_zero_for_a_missing_key_in_every_unit)
 {
 	int64_t future_s = tu_now_ms() / 1000 + 100;
 
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), 100, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_SEC, 0, 100),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), 100, SHMKV_EXPIRE_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_MSEC, 0, 100),
 		     0);
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("k"), future_s, SHMKV_EXPIRE_AT_SEC, 0),
+		shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_SEC, 0, future_s),
 		0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), future_s * 1000,
-				  SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0,
+				  future_s * 1000),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), 0, SHMKV_EXPIRE_SEC, 0), 0);
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_SEC, 0, 0), 0);
 	tu_assert_missing(tu_kv, LIT("k"));
 }
 
@@ -45,16 +45,16 @@ Test(expire, sets_a_ttl_in_each_unit_and_keeps_the_value)
 	ttl_set_plain("ms", "2");
 	ttl_set_plain("at", "3");
 	ttl_set_plain("pat", "4");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("s"), 100, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("s"), SHMKV_EXPIRE_SEC, 0, 100),
 		     1);
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("ms"), 100000, SHMKV_EXPIRE_MSEC, 0),
+		shmkv_expire(tu_kv, LIT("ms"), SHMKV_EXPIRE_MSEC, 0, 100000),
 		1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("at"), now / 1000 + 100,
-				  SHMKV_EXPIRE_AT_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("at"), SHMKV_EXPIRE_AT_SEC, 0,
+				  now / 1000 + 100),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("pat"), now + 100000,
-				  SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("pat"), SHMKV_EXPIRE_AT_MSEC, 0,
+				  now + 100000),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("s"), 50000, 100000);
 	tu_assert_pttl_in(tu_kv, LIT("ms"), 50000, 100000);
@@ -68,7 +68,7 @@ Test(expire, sets_a_ttl_in_each_unit_and_keeps_the_value)
 Test(expire, replaces_an_existing_ttl)
 {
 	ttl_set_ms("k", "v", HOUR_MS);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), 100, SHMKV_EXPIRE_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_SEC, 0, 100),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("k"), 50000, 100000);
 }
@@ -94,11 +94,11 @@ Test(expire, a_deadline_at_or_before_now_deletes_the_key)
 			    past[i].unit);
 		ttl_set_ms("k", "v", HOUR_MS);
 		ttl_set_plain("p", "v");
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), past[i].t,
-					  past[i].unit, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), past[i].unit, 0,
+					  past[i].t),
 			     1);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), past[i].t,
-					  past[i].unit, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), past[i].unit, 0,
+					  past[i].t),
 			     1);
 		tu_assert_missing(tu_kv, LIT("k"));
 		tu_assert_missing(tu_kv, LIT("p"));
@@ -113,16 +113,16 @@ Test(expire, a_deadline_of_exactly_now_deletes_and_one_ms_later_does_not)
 
 	ttl_set_ms("k", "v", HOUR_MS);
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("k"), now, SHMKV_EXPIRE_AT_MSEC, 0), 1);
+		shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0, now), 1);
 	tu_assert_missing(tu_kv, LIT("k"));
 	ttl_set_plain("k", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), now / 1000,
-				  SHMKV_EXPIRE_AT_SEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_SEC, 0,
+				  now / 1000),
 		     1);
 	tu_assert_missing(tu_kv, LIT("k"));
 	ttl_set_plain("k", "v");
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("k"), now + 1, SHMKV_EXPIRE_AT_MSEC, 0),
+		shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0, now + 1),
 		1);
 	tu_assert_pttl_is(tu_kv, LIT("k"), 1);
 	ttl_advance(1);
@@ -154,14 +154,14 @@ Test(expire, times_that_overflow_are_einval_and_change_nothing)
 	snap = tu_snap_take(tu_kv);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_log_info("t %lld unit %d", (long long)bad[i].t, bad[i].unit);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("base0"), bad[i].t,
-					  bad[i].unit, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("base0"), bad[i].unit, 0,
+					  bad[i].t),
 			     -EINVAL);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), bad[i].t,
-					  bad[i].unit, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), bad[i].unit, 0,
+					  bad[i].t),
 			     -EINVAL);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("missing"), bad[i].t,
-					  bad[i].unit, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("missing"), bad[i].unit, 0,
+					  bad[i].t),
 			     -EINVAL);
 	}
 	tu_assert_unchanged(tu_kv, snap);
@@ -172,8 +172,8 @@ Test(expire, pexpireat_int64_max_is_accepted)
 	int64_t before = tu_now_ms(), after;
 
 	ttl_set_plain("k", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), INT64_MAX,
-				  SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0,
+				  INT64_MAX),
 		     1);
 	after = tu_now_ms();
 	tu_assert_pttl_in(tu_kv, LIT("k"), INT64_MAX - after - 1000,
@@ -197,21 +197,21 @@ Test(expire, incompatible_or_unknown_options_are_einval)
 	snap = tu_snap_take(tu_kv);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_log_info("flags %#x", bad[i]);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("base0"), 10,
-					  SHMKV_EXPIRE_SEC, bad[i]),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("base0"), SHMKV_EXPIRE_SEC,
+					  bad[i], 10),
 			     -EINVAL);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), 10,
-					  SHMKV_EXPIRE_SEC, bad[i]),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), SHMKV_EXPIRE_SEC,
+					  bad[i], 10),
 			     -EINVAL);
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("missing"), 10,
-					  SHMKV_EXPIRE_SEC, bad[i]),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("missing"),
+					  SHMKV_EXPIRE_SEC, bad[i], 10),
 			     -EINVAL);
 	}
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), 10,
-				  (enum shmkv_expire_unit)4, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"),
+				  (enum shmkv_expire_unit)4, 0, 10),
 		     -EINVAL);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"), 10,
-				  (enum shmkv_expire_unit) - 1, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("base1"),
+				  (enum shmkv_expire_unit) - 1, 0, 10),
 		     -EINVAL);
 	tu_assert_unchanged(tu_kv, snap);
 }
@@ -220,12 +220,12 @@ Test(expire, nx_sets_only_a_key_without_ttl)
 {
 	ttl_set_plain("p", "v");
 	ttl_set_ms("t", "v", HOUR_MS);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_NX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_NX, 100),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("p"), 50000, 100000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_NX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_NX, 100),
 		     0);
 	tu_assert_pttl_in(tu_kv, LIT("t"), HOUR_MS / 2, HOUR_MS);
 }
@@ -234,12 +234,12 @@ Test(expire, xx_sets_only_a_key_with_a_ttl)
 {
 	ttl_set_plain("p", "v");
 	ttl_set_ms("t", "v", HOUR_MS);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX, 100),
 		     0);
 	tu_assert_pttl_is(tu_kv, LIT("p"), -1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX, 100),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("t"), 50000, 100000);
 }
@@ -247,18 +247,18 @@ Test(expire, xx_sets_only_a_key_with_a_ttl)
 Test(expire, gt_treats_no_ttl_as_infinite_and_never_shortens)
 {
 	ttl_set_plain("p", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_GT, 100),
 		     0);
 	tu_assert_pttl_is(tu_kv, LIT("p"), -1);
 
 	ttl_set_ms("t", "v", 100000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 50, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_GT, 50),
 		     0);
 	tu_assert_pttl_in(tu_kv, LIT("t"), 60000, 100000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 200, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_GT, 200),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("t"), 150000, 200000);
 }
@@ -266,16 +266,16 @@ Test(expire, gt_treats_no_ttl_as_infinite_and_never_shortens)
 Test(expire, lt_treats_no_ttl_as_infinite_and_never_lengthens)
 {
 	ttl_set_plain("p", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 200, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_LT, 200),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("p"), 150000, 200000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 300, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_LT, 300),
 		     0);
 	tu_assert_pttl_in(tu_kv, LIT("p"), 150000, 200000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_LT, 100),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("p"), 50000, 100000);
 }
@@ -285,32 +285,32 @@ Test(expire, gt_and_lt_fail_on_an_equal_deadline)
 	int64_t at = tu_now_ms() + 100000;
 
 	ttl_set_plain("k", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), at, SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0, at),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), at, SHMKV_EXPIRE_AT_MSEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC,
+				  SHMKV_EXPIRE_GT, at),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), at, SHMKV_EXPIRE_AT_MSEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC,
+				  SHMKV_EXPIRE_LT, at),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), at + 1, SHMKV_EXPIRE_AT_MSEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC,
+				  SHMKV_EXPIRE_GT, at + 1),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), at, SHMKV_EXPIRE_AT_MSEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC,
+				  SHMKV_EXPIRE_LT, at),
 		     1);
 }
 
 Test(expire, xx_with_gt_needs_a_ttl_and_a_later_deadline)
 {
 	ttl_set_plain("p", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT, 100),
 		     0);
 	tu_assert_pttl_is(tu_kv, LIT("p"), -1);
 	ttl_set_ms("t", "v", 100000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 200, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT, 200),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("t"), 150000, 200000);
 }
@@ -318,13 +318,13 @@ Test(expire, xx_with_gt_needs_a_ttl_and_a_later_deadline)
 Test(expire, xx_with_lt_needs_a_ttl_and_an_earlier_deadline)
 {
 	ttl_set_plain("p", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT, 100),
 		     0);
 	tu_assert_pttl_is(tu_kv, LIT("p"), -1);
 	ttl_set_ms("t", "v", 200000);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 100, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT, 100),
 		     1);
 	tu_assert_pttl_in(tu_kv, LIT("t"), 50000, 100000);
 }
@@ -334,17 +334,17 @@ Test(expire, a_failed_condition_keeps_the_key_even_for_a_past_deadline)
 {
 	ttl_set_plain("p", "v");
 	ttl_set_ms("t", "v", HOUR_MS);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), -1, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_GT, -1),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), -1, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_XX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_XX, -1),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), -1, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_GT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_GT, -1),
 		     0);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), -1, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_NX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_NX, -1),
 		     0);
 	tu_assert_get_str(tu_kv, "p", "v");
 	tu_assert_pttl_is(tu_kv, LIT("p"), -1);
@@ -357,14 +357,14 @@ Test(expire, a_met_condition_with_a_past_deadline_deletes)
 	ttl_set_plain("p", "v");
 	ttl_set_ms("t", "v", HOUR_MS);
 	ttl_set_plain("n", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), -1, SHMKV_EXPIRE_SEC,
-				  SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("p"), SHMKV_EXPIRE_SEC,
+				  SHMKV_EXPIRE_LT, -1),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), 0, SHMKV_EXPIRE_MSEC,
-				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("t"), SHMKV_EXPIRE_MSEC,
+				  SHMKV_EXPIRE_XX | SHMKV_EXPIRE_LT, 0),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("n"), 1, SHMKV_EXPIRE_AT_SEC,
-				  SHMKV_EXPIRE_NX),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("n"), SHMKV_EXPIRE_AT_SEC,
+				  SHMKV_EXPIRE_NX, 1),
 		     1);
 	tu_assert_missing(tu_kv, LIT("p"));
 	tu_assert_missing(tu_kv, LIT("t"));
@@ -375,7 +375,7 @@ Test(expire, pexpire_expires_the_key)
 {
 	ttl_set_plain("k", "v");
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("k"), SHORT_MS, SHMKV_EXPIRE_MSEC, 0),
+		shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_MSEC, 0, SHORT_MS),
 		1);
 	tu_sleep_ms(PAST_SHORT_MS);
 	tu_assert_missing(tu_kv, LIT("k"));
@@ -425,13 +425,13 @@ Test(expire_clock, a_corrupt_clock_offset_in_the_header_is_resynced)
 			  "offset %lld from the clocks' after a resync",
 			  (long long)off);
 		*header_offset() = bad[i];
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), INT64_MAX,
-					  SHMKV_EXPIRE_AT_MSEC, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC,
+					  0, INT64_MAX),
 			     1);
 		tu_assert_pttl_in(tu_kv, LIT("k"), INT64_C(1) << 62, INT64_MAX);
 		*header_offset() = bad[i];
-		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), now / 1000 + 100,
-					  SHMKV_EXPIRE_AT_SEC, 0),
+		tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_SEC,
+					  0, now / 1000 + 100),
 			     1);
 		tu_assert_pttl_in(tu_kv, LIT("k"), 90000, 101000);
 	}
@@ -452,15 +452,15 @@ Test(expire_clock, boot_time_ahead_of_wall_time_saturates_far_deadlines)
 	ttl_set_plain("g", "v");
 	ttl_set_plain("x", "v");
 	tu_assert_rc(
-		shmkv_expire(tu_kv, LIT("a"), rel_max, SHMKV_EXPIRE_MSEC, 0),
+		shmkv_expire(tu_kv, LIT("a"), SHMKV_EXPIRE_MSEC, 0, rel_max),
 		1);
 	tu_assert_rc(shmkv_set(tu_kv, LIT("s"), LIT("v"), SHMKV_SET_PX, rel_max,
 			       NULL),
 		     1);
 	tu_assert_rc(shmkv_getex(tu_kv, LIT("g"), SHMKV_GETEX_PX, rel_max, &v),
 		     1);
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("x"), INT64_MAX,
-				  SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("x"), SHMKV_EXPIRE_AT_MSEC, 0,
+				  INT64_MAX),
 		     1);
 	tu_assert_rc(shmkv_set(tu_kv, LIT("p"), LIT("v"), SHMKV_SET_PXAT,
 			       INT64_MAX, NULL),
@@ -482,8 +482,8 @@ Test(expire_clock, ttl_of_a_pttl_near_int64_max_rounds_without_overflow)
 	shmkv__fake_now_ms = 1;
 	shmkv__fake_unix_ms = 2;
 	ttl_set_plain("k", "v");
-	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), INT64_MAX,
-				  SHMKV_EXPIRE_AT_MSEC, 0),
+	tu_assert_rc(shmkv_expire(tu_kv, LIT("k"), SHMKV_EXPIRE_AT_MSEC, 0,
+				  INT64_MAX),
 		     1);
 	tu_assert_pttl_is(tu_kv, LIT("k"), INT64_MAX - 2);
 	tu_assert_ok(shmkv_ttl(tu_kv, LIT("k"), &sec));
