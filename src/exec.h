@@ -1,6 +1,6 @@
 /*
- * exec.h - internals of shmkv_exec(), shared by exec.c (dispatch, replies,
- * arguments) and exec_cmds.c (the commands).
+ * exec.h - internals of shmkv_exec(), shared by exec.c (dispatch),
+ * exec_cmds.c (the commands) and exec_reply.c (replies, arguments).
  *
  * A handler gets one struct exec_ctx, validates its arguments as Redis
  * 7.0 does, calls the C API and fills c->reply through the reply helpers.
@@ -52,7 +52,7 @@ struct exec_cmd {
 };
 
 /*
- * Replies (exec.c). Each fills c->reply; on a failed allocation the reply
+ * Replies (exec_reply.c). Each fills c->reply; on a failed allocation the reply
  * becomes an error without text and -ENOMEM is returned.
  */
 
@@ -84,7 +84,7 @@ int shmkv__reply_count(struct exec_ctx *c, int rc);
 int shmkv__value_init(struct exec_ctx *c, struct shmkv_value *v);
 
 /*
- * Arguments (exec.c).
+ * Arguments (exec_reply.c).
  */
 
 /* The (pointer, length) pair of argument @i, as the C API takes it. */
