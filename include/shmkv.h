@@ -128,6 +128,9 @@ enum shmkv_open_flags {
 /**
  * shmkv_create - create a new store, exclusively.
  * @name: "/name": one leading slash, no other slash, at most SHMKV_NAME_MAX.
+ *        A name of the form "scheme://..." (a URI) names a store that
+ *        lives elsewhere, served by the backend registered for the scheme
+ *        (Redis is planned); this build has none yet: -EAFNOSUPPORT.
  * @cfg:  geometry and mode, or NULL for the defaults.
  * @out:  receives the handle on success; untouched on failure.
  *
@@ -144,8 +147,9 @@ enum shmkv_open_flags {
  * value_memory too small to hold one value of value_max, mode with bits
  * outside 0777, a non-zero reserved word: an option this library lacks),
  * -EEXIST (a segment with that name exists), -EACCES, -ENOMEM or -ENOSPC
- * (the system could not provide the memory), or another negative errno
- * from the system calls.
+ * (the system could not provide the memory), -EAFNOSUPPORT (a URI whose
+ * scheme this build has no backend for), or another negative errno from
+ * the system calls.
  * Thread safety: safe; two processes creating one name race to a single
  * winner, the other gets -EEXIST.
  */
@@ -169,7 +173,8 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * version or build), -EBADMSG (header corrupted or segment truncated),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
- * processes for dead; read-only opens are allowed).
+ * processes for dead; read-only opens are allowed), -EAFNOSUPPORT (as for
+ * shmkv_create()).
  */
 SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 
@@ -189,7 +194,8 @@ SHMKV_API void shmkv_close(shmkv_t *kv);
 /**
  * shmkv_unlink - remove the store's name; processes attached keep using it.
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES, -EPROTO (the name exists
- * but is not a shmkv store: it is left alone).
+ * but is not a shmkv store: it is left alone), -EAFNOSUPPORT (as for
+ * shmkv_create()).
  */
 SHMKV_API int shmkv_unlink(const char *name);
 

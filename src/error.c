@@ -23,6 +23,8 @@ static const struct {
 	{ EAGAIN, "operation kept losing races; try again" },
 	{ EPROTO, "not a shmkv store (bad magic)" },
 	{ EPROTONOSUPPORT, "shmkv store of another layout version or build" },
+	{ EAFNOSUPPORT, "no backend for this store name's scheme (scheme://) "
+			"in this build" },
 	{ EXDEV, "shmkv store of another pid namespace (read-only use only)" },
 	{ EEXIST, "already exists" },
 	{ EBUSY, "lock is held by another owner" },

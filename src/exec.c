@@ -11,6 +11,7 @@
  * called with valid arguments, and what it still refuses is mapped to
  * Redis's text or to shmkv_strerror()'s.
  */
+#include "backend.h"
 #include "exec.h"
 #include "internal.h"
 #include "shmkv.h"
@@ -182,6 +183,8 @@ int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
 	memset(reply, 0, sizeof(*reply));
 	if (!kv || !args_valid(argc, argv, argvlen))
 		return shmkv__reply_fail(&c, -EINVAL);
+	if (kv->backend != NULL) /* a store elsewhere (backend.h) */
+		return kv->backend->exec(kv, argc, argv, argvlen, reply);
 	argv0 = argv[0] ? argv[0] : empty;
 	c.cmd = cmd_lookup(argv0, argvlen[0]);
 	if (!c.cmd)

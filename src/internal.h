@@ -80,6 +80,9 @@ struct shmkv {
 	struct shmkv_ext *ext;
 	/* This handle ran its reclamation step (owned.c). */
 	bool reaped;
+	/* NULL: this is the shared-memory store; else the backend that owns
+	 * the handle (backend.h), which its close and exec dispatch to. */
+	const struct shmkv_backend *backend;
 	char name[SHMKV_NAME_MAX + 1];
 };
 

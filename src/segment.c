@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "backend.h"
 #include "fault.h"
 #include "internal.h"
 #include "segment.h"
@@ -235,8 +236,8 @@ out_discard:
 	return err;
 }
 
-int shmkv_create(const char *name, const struct shmkv_config *cfg,
-		 shmkv_t **out)
+static int create_shm(const char *name, const struct shmkv_config *cfg,
+		      shmkv_t **out)
 {
 	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	struct shmkv_geometry g;
@@ -351,7 +352,7 @@ static int header_check(int fd, bool ro, struct shmkv_geometry *g,
 	return 0;
 }
 
-int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
+static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 {
 	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	bool ro = flags & SHMKV_OPEN_READONLY;
@@ -394,27 +395,70 @@ out_close:
 	return err;
 }
 
-int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
-			 shmkv_t **out)
+static int open_or_create_shm(const char *name,
+			      const struct shmkv_config *cfg, shmkv_t **out)
 {
 	/* Bounded: each failed round means the name appeared or vanished
 	 * between our two calls, i.e. another process made progress. */
 	for (int round = 0; round < 64; round++) {
-		int err = shmkv_open(name, 0, out);
+		int err = open_shm(name, 0, out);
 
 		if (err != -ENOENT)
 			return err;
-		err = shmkv_create(name, cfg, out);
+		err = create_shm(name, cfg, out);
 		if (err != -EEXIST)
 			return err;
 	}
 	return -EAGAIN;
 }
 
+/* Routes @name: to its backend (a URI), or to the shared-memory store
+ * (open_shm, create_shm). Return: as shmkv_open, shmkv_create. */
+static int route(const char *name, enum shmkv_backend_open_how how,
+		 unsigned flags, const struct shmkv_config *cfg, shmkv_t **out)
+{
+	const struct shmkv_backend *be;
+	int err = shmkv__backend_route(name, &be);
+
+	if (err)
+		return err;
+	if (be != NULL)
+		return be->open(name, how, flags, cfg, out);
+	switch (how) {
+	case SHMKV_BACKEND_OPEN:
+		return open_shm(name, flags, out);
+	case SHMKV_BACKEND_CREATE:
+		return create_shm(name, cfg, out);
+	default:
+		return open_or_create_shm(name, cfg, out);
+	}
+}
+
+int shmkv_create(const char *name, const struct shmkv_config *cfg,
+		 shmkv_t **out)
+{
+	return route(name, SHMKV_BACKEND_CREATE, 0, cfg, out);
+}
+
+int shmkv_open(const char *name, unsigned flags, shmkv_t **out)
+{
+	return route(name, SHMKV_BACKEND_OPEN, flags, NULL, out);
+}
+
+int shmkv_open_or_create(const char *name, const struct shmkv_config *cfg,
+			 shmkv_t **out)
+{
+	return route(name, SHMKV_BACKEND_OPEN_OR_CREATE, 0, cfg, out);
+}
+
 void shmkv_close(shmkv_t *kv)
 {
 	if (kv == NULL)
 		return;
+	if (kv->backend != NULL) {
+		kv->backend->close(kv);
+		return;
+	}
 	if (kv->ext != NULL)
 		kv->ext->close(kv, kv->ext);
 	munmap(kv->base, kv->geo.segment_size);
@@ -425,10 +469,16 @@ void shmkv_close(shmkv_t *kv)
 int shmkv_unlink(const char *name)
 {
 	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	const struct shmkv_backend *be;
 	struct shmkv_header_shm h;
 	ssize_t n;
-	int fd, err = shmkv__name_validate(name);
+	int fd, err = shmkv__backend_route(name, &be);
 
+	if (err)
+		return err;
+	if (be != NULL)
+		return be->unlink(name);
+	err = shmkv__name_validate(name);
 	if (err)
 		return err;
 	shm_path(path, sizeof(path), name);

@@ -1,0 +1,61 @@
+/*
+ * test_backend.c - store names that are URIs ("scheme://..."): routed to
+ * the backend of their scheme (src/backend.h). This build has none, so
+ * each entry point answers -EAFNOSUPPORT and writes no handle;
+ * names that only look like URIs stay shm names, judged as before.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "helpers/testutil.h"
+#include "shmkv.h"
+
+TestSuite(backend);
+
+static void assert_no_backend(const char *uri)
+{
+	struct shmkv_config cfg;
+	shmkv_t *kv = (shmkv_t *)&cfg; /* must stay untouched */
+
+	shmkv_config_init(&cfg);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), -EAFNOSUPPORT, "open %s", uri);
+	cr_assert_eq(shmkv_open(uri, SHMKV_OPEN_READONLY, &kv), -EAFNOSUPPORT);
+	cr_assert_eq(shmkv_create(uri, &cfg, &kv), -EAFNOSUPPORT);
+	cr_assert_eq(shmkv_open_or_create(uri, NULL, &kv), -EAFNOSUPPORT);
+	cr_assert_eq(shmkv_unlink(uri), -EAFNOSUPPORT);
+	cr_assert_eq((void *)kv, (void *)&cfg, "the handle was written");
+}
+
+Test(backend, a_uri_of_a_scheme_without_backend_is_eafnosupport)
+{
+	assert_no_backend("redis://127.0.0.1:6379/0");
+	assert_no_backend("redis+cluster://10.0.0.1:7000,10.0.0.2:7000");
+	assert_no_backend("REDIS://localhost");
+	assert_no_backend("x-y.z://");
+}
+
+Test(backend, the_error_names_the_scheme_as_the_cause)
+{
+	const char *s = shmkv_strerror(-EAFNOSUPPORT);
+
+	cr_assert(strstr(s, "scheme") != NULL, "%s", s);
+	cr_assert(strstr(s, "backend") != NULL, "%s", s);
+}
+
+/* Not URIs (RFC 3986: a scheme starts with a letter and holds letters,
+ * digits, + - .; then "://"): judged as shm names, so -EINVAL. */
+Test(backend, what_only_looks_like_a_uri_is_a_bad_shm_name)
+{
+	static const char *const names[] = {
+		"1redis://x", "redis:/x", "redis:x",  "://x",
+		"re dis://x", "redis_://x", "redis//x",
+	};
+	shmkv_t *kv = NULL;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		cr_assert_eq(shmkv_open(names[i], 0, &kv), -EINVAL, "%s",
+			     names[i]);
+		cr_assert_eq(shmkv_unlink(names[i]), -EINVAL, "%s", names[i]);
+	}
+	cr_assert_null(kv);
+}
