@@ -23,9 +23,7 @@
 #include "shmkv_exec.h"
 
 /* Size classes shmkv_stats() can report (its cls[] array). */
-#define CTL_CLASSES                                                            \
-	(sizeof(((struct shmkv_stats *)0)->cls) /                              \
-	 sizeof(((struct shmkv_stats *)0)->cls[0]))
+#define CTL_CLASSES SHMKV_STATS_CLASSES
 
 /*
  * Exit codes, documented in --help and shmctl.1. Keep them stable: scripts
