@@ -88,26 +88,30 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	shmkv__store_release(&h->magic, SHMKV_MAGIC);
 }
 
-static int map_new(int fd, const struct shmkv_geometry *g, uint32_t mode,
-		   unsigned char **base)
+/* Sizes, reserves and maps a new segment. Return: its base, or NULL with
+ * *@err set. */
+static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
+			      uint32_t mode, int *err)
 {
 	void *p;
 
-	if (fchmod(fd, mode) != 0)
-		return shmkv__errno();
-	if (ftruncate(fd, (off_t)g->segment_size) != 0)
-		return shmkv__errno();
+	if (fchmod(fd, mode) != 0 ||
+	    ftruncate(fd, (off_t)g->segment_size) != 0) {
+		*err = shmkv__errno();
+		return NULL;
+	}
 	/* tmpfs allocates pages lazily: reserve them now so that running out
 	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
-	int err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
-	if (err != 0)
-		return err;
+	*err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
+	if (*err != 0)
+		return NULL;
 	p = mmap(NULL, g->segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 0);
-	if (p == MAP_FAILED)
-		return shmkv__errno();
-	*base = p;
-	return 0;
+	if (p == MAP_FAILED) {
+		*err = shmkv__errno();
+		return NULL;
+	}
+	return p;
 }
 
 static int check_create_args(const char *name, const struct shmkv_config *cfg,
@@ -218,8 +222,8 @@ static int build(struct new_file *nf, bool named, const char *path,
 
 	if (err)
 		return err;
-	err = map_new(nf->fd, g, mode, base);
-	if (err)
+	*base = map_new(nf->fd, g, mode, &err);
+	if (*base == NULL)
 		goto out_discard;
 	header_write(*base, g, seed);
 	SHMKV_CRASH_POINT("create_built");

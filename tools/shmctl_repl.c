@@ -135,10 +135,10 @@ static char *read_line(struct repl *r, size_t *len)
 /* "help": the commands and the prompt's words; "help CMD": its syntax. */
 static void repl_help(const struct ctl_args *a)
 {
-	const struct shmkv_command *c;
-
 	if (a->argc > 1) {
-		c = shmkv_command_find(a->argv[1], a->len[1]);
+		const struct shmkv_command *c =
+			shmkv_command_find(a->argv[1], a->len[1]);
+
 		if (c == NULL)
 			printf("no such command: '%s'\n", a->argv[1]);
 		else
