@@ -42,7 +42,7 @@ int dump_write_header(FILE *f, const struct shmkv_config *cfg)
 }
 
 /* A PTTL of 0 is written as 0: the key was live in the millisecond of its
- * deadline (as in Redis), and restore gives it that deadline again. */
+ * deadline (as in Redis); restore, later, finds it expired. */
 int dump_write_record(FILE *f, const struct dump_record *r)
 {
 	ctl_repr(f, r->key, r->klen);

@@ -8,9 +8,9 @@
  * it does not exist, or opened if it does (its keys not in the dump stay;
  * keys in both take the dump's value and TTL). TTLs are restored as the
  * time that was left when the dump was taken: a PTTL of 0 (the key was in
- * the millisecond of its deadline) gets the deadline "now", so it is live
- * at most until the clock ticks, and its old value is replaced, never
- * left behind.
+ * the millisecond of its deadline, which has passed by the time anything
+ * is restored) is restored expired: the key is gone, and its old value
+ * replaced, never left behind.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,18 +100,11 @@ static int check_fits(const struct restore *r, shmkv_t *kv, const char *name)
 	return CTL_OK;
 }
 
-/* The wall clock in ms, as PXAT takes it. */
-static int64_t unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Sets one record: PX for the time left; a PTTL of 0, which PX refuses,
- * is the deadline now (PXAT): the key is in its last millisecond again,
- * or already gone if the store's clock has moved on. */
+/* Sets one record: PX for the time left. A PTTL of 0, which PX refuses,
+ * is a deadline already past: PXAT 1 (1970) replaces any value in one
+ * step and leaves the key gone. Not "now" by the wall clock: the store's
+ * clock converts it within a millisecond, which could give the key one
+ * more. */
 static int load_one(shmkv_t *kv, const struct dump_record *e)
 {
 	unsigned flags = e->pttl > 0 ? SHMKV_SET_PX : 0;
@@ -119,7 +112,7 @@ static int load_one(shmkv_t *kv, const struct dump_record *e)
 
 	if (e->pttl == 0) {
 		flags = SHMKV_SET_PXAT;
-		t = unix_ms();
+		t = 1;
 	}
 	return shmkv_set(kv, e->key, e->klen, e->val, e->vlen, flags, t, NULL);
 }
@@ -228,7 +221,7 @@ const struct ctl_cmd ctl_cmd_restore = {
 		"existing one keeps its other keys. TTLs restart from the "
 		"time\n"
 		"that was left when the dump was taken (a PTTL of 0: the key\n"
-		"expires as it is restored).\n\n"
+		"is restored expired, so it is gone).\n\n"
 		"Options:\n",
 	.run = run_restore,
 };
