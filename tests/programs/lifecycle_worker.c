@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "helpers/args.h"
+#include "helpers/clock.h"
 #include "helpers/journal.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
@@ -72,14 +73,6 @@ static unsigned below(struct worker *w, unsigned n)
 	return (unsigned)(rng_next(&w->rng) % n);
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* Counts an unexpected result @rc of @e; the first one is described. */
 static void note(struct worker *w, enum lc_err e, int rc, const char *fmt, ...)
 {
@@ -110,7 +103,7 @@ static void cmd_enter(struct worker *w)
 		return;
 	atomic_store(&w->slot->in_cmd, 0);
 	for (;;) {
-		sleep_us(1000);
+		sleep_ns(1000000);
 		if (getppid() != w->parent)
 			_exit(LW_ORPHAN);
 	}
@@ -172,7 +165,7 @@ static void counter_bump(struct worker *w, unsigned l)
 	}
 	mark(w->j->intent[l], n + 1);
 	if (below(w, 2))
-		sleep_us(below(w, HOLD_US_MAX));
+		sleep_ns((int64_t)below(w, HOLD_US_MAX) * 1000);
 	len = snprintf(buf, sizeof(buf), "%llu:%d", (unsigned long long)n + 1,
 		       (int)getpid());
 	cmd_enter(w);

@@ -36,6 +36,7 @@
 
 #include "shmkv.h"
 #include "helpers/args.h"
+#include "helpers/clock.h"
 #include "helpers/journal.h"
 #include "helpers/lincheck.h"
 #include "helpers/rng.h"
@@ -65,10 +66,7 @@ struct worker {
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)clock_ns(CLOCK_MONOTONIC);
 }
 
 /*

@@ -39,6 +39,7 @@
 #include "lock_record.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
+#include "helpers/clock.h"
 #include "helpers/worker_exit.h"
 
 /* Beyond enum worker_exit (a lock call's failure is WORKER_LOCK, a
@@ -71,24 +72,12 @@ static int fail(int code, const char *what, long long got)
 	return code;
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000,
-			       .tv_nsec = (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void spin_us(long us)
 {
-	struct timespec a, b;
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + (int64_t)us * 1000;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000 +
-		       (b.tv_nsec - a.tv_nsec) / 1000 <
-	       us);
+	while (clock_ns(CLOCK_MONOTONIC) < end)
+		;
 }
 
 /* GET @key as an integer. Return: 1 and *v, 0 missing, -errno. */
@@ -128,7 +117,7 @@ static int wait_key(const char *key)
 	for (int i = 0; i < POLL_MAX; i++) {
 		if (shmkv_exists(kv, key, strlen(key)) == 1)
 			return 0;
-		sleep_us(1000);
+		sleep_ns(1000000);
 	}
 	return fail(LKW_STUCK, "no signal from the parent", 0);
 }

@@ -32,6 +32,7 @@
 #include "shmkv.h"
 #include "shmkv_lock.h"
 #include "helpers/args.h"
+#include "helpers/clock.h"
 #include "helpers/journal.h"
 #include "helpers/selfcheck.h"
 #include "helpers/torture.h"
@@ -72,10 +73,7 @@ static int fail(struct worker *w, int code, const char *what, long long got)
 
 static int64_t unix_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_REALTIME) / 1000000;
 }
 
 /* A value read from a random key: an integer or a block we wrote. */
