@@ -238,16 +238,26 @@ static int ref_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
-static void fuzz_u64(const uint8_t *p, size_t n)
+typedef int number_parser(const char *s, uint64_t *v);
+
+/* @parse (shmctl's, named @what) and @ref agree on the input as a string:
+ * the same result, and the same number when it is 0. */
+static void compare_parsers(const uint8_t *p, size_t n, const char *what,
+			    number_parser *parse, number_parser *ref)
 {
 	char *s = cstr(p, n);
 	uint64_t got = 0, want = 0;
-	int rc = ctl_parse_u64(s, &got), ref = ref_u64(s, &want);
+	int rc = parse(s, &got), rc_ref = ref(s, &want);
 
-	FZ_ASSERT(rc == ref && (rc != 0 || got == want),
-		  "parse_u64 '%s': %d %llu, want %d %llu", s, rc,
-		  (unsigned long long)got, ref, (unsigned long long)want);
+	FZ_ASSERT(rc == rc_ref && (rc != 0 || got == want),
+		  "%s '%s': %d %llu, want %d %llu", what, s, rc,
+		  (unsigned long long)got, rc_ref, (unsigned long long)want);
 	free(s);
+}
+
+static void fuzz_u64(const uint8_t *p, size_t n)
+{
+	compare_parsers(p, n, "parse_u64", ctl_parse_u64, ref_u64);
 }
 
 /* Digits, then at most one of b k m g t (any case), each x1024. */
@@ -278,14 +288,7 @@ static int ref_size(const char *s, uint64_t *v)
 
 static void fuzz_size(const uint8_t *p, size_t n)
 {
-	char *s = cstr(p, n);
-	uint64_t got = 0, want = 0;
-	int rc = ctl_parse_size(s, &got), ref = ref_size(s, &want);
-
-	FZ_ASSERT(rc == ref && (rc != 0 || got == want),
-		  "parse_size '%s': %d %llu, want %d %llu", s, rc,
-		  (unsigned long long)got, ref, (unsigned long long)want);
-	free(s);
+	compare_parsers(p, n, "parse_size", ctl_parse_size, ref_size);
 }
 
 static void fuzz_store_name(const uint8_t *p, size_t n)

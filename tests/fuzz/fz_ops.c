@@ -82,6 +82,15 @@ static void check_reads_back(struct ctx *c, const void *k, size_t kl,
 		  vl);
 }
 
+/* On a sound store, a DEL or GETDEL that gave @rc >= 0 left no @key. */
+static void check_gone(const struct ctx *c, int rc, const void *k, size_t kl,
+		       const char *op)
+{
+	if (rc >= 0 && c->r->sound)
+		FZ_ASSERT(shmkv_exists(c->kv, k, kl) == 0, "%s: still there",
+			  op);
+}
+
 /*
  * Operands (formats in fz_ops.h).
  */
@@ -157,6 +166,21 @@ void fz__take_out(struct ctx *c, struct shmkv_value *v)
 /*
  * String commands.
  */
+
+/* A command whose only operand is a key: takes the key (into *@k, *@kl
+ * for the caller's own checks), runs @cmd on it and checks its result.
+ * Return: @cmd's result. */
+static int key_command(struct ctx *c,
+		       int (*cmd)(shmkv_t *kv, const void *key, size_t klen),
+		       const void **k, size_t *kl, const char *op)
+{
+	int rc;
+
+	fz__take_key(c, k, kl);
+	rc = cmd(c->kv, *k, *kl);
+	fz__check_rc(c, rc, op);
+	return rc;
+}
 
 static void op_get(struct ctx *c)
 {
@@ -252,9 +276,7 @@ static void op_getdel(struct ctx *c)
 	fz__take_out(c, &old);
 	rc = shmkv_getdel(c->kv, k, kl, &old);
 	fz__check_value(c, rc, &old, "getdel");
-	if (rc >= 0 && c->r->sound)
-		FZ_ASSERT(shmkv_exists(c->kv, k, kl) == 0,
-			  "getdel: still there");
+	check_gone(c, rc, k, kl, "getdel");
 }
 
 static void op_getex(struct ctx *c)
@@ -276,24 +298,17 @@ static void op_del(struct ctx *c)
 {
 	const void *k;
 	size_t kl;
-	int rc;
+	int rc = key_command(c, shmkv_del, &k, &kl, "del");
 
-	fz__take_key(c, &k, &kl);
-	rc = shmkv_del(c->kv, k, kl);
-	fz__check_rc(c, rc, "del");
-	if (rc >= 0 && c->r->sound)
-		FZ_ASSERT(shmkv_exists(c->kv, k, kl) == 0, "del: still there");
+	check_gone(c, rc, k, kl, "del");
 }
 
 static void op_exists(struct ctx *c)
 {
 	const void *k;
 	size_t kl;
-	int rc;
+	int rc = key_command(c, shmkv_exists, &k, &kl, "exists");
 
-	fz__take_key(c, &k, &kl);
-	rc = shmkv_exists(c->kv, k, kl);
-	fz__check_rc(c, rc, "exists");
 	FZ_ASSERT(rc <= 1, "exists: %d", rc);
 }
 
@@ -342,8 +357,7 @@ static void op_persist(struct ctx *c)
 	const void *k;
 	size_t kl;
 
-	fz__take_key(c, &k, &kl);
-	fz__check_rc(c, shmkv_persist(c->kv, k, kl), "persist");
+	key_command(c, shmkv_persist, &k, &kl, "persist");
 }
 
 static void op_incrby(struct ctx *c)

@@ -51,12 +51,19 @@ void fz__op_scan(struct ctx *c)
 	fz__scan_from(c, cursor, fz_u8(c->in));
 }
 
+/* Counts one more whole-store pass. Return: whether it is within the
+ * run's PASSES_MAX (else the caller skips it). */
+static bool pass_in_budget(struct ctx *c)
+{
+	return c->passes++ < PASSES_MAX;
+}
+
 void fz__op_stats(struct ctx *c)
 {
 	struct shmkv_stats st;
 	int rc;
 
-	if (c->passes++ >= PASSES_MAX)
+	if (!pass_in_budget(c))
 		return;
 	rc = shmkv_stats(c->kv, &st);
 	fz__check_rc(c, rc, "stats");
@@ -98,7 +105,7 @@ void fz__op_check(struct ctx *c)
 	struct problems p = { 0 };
 	int rc;
 
-	if (c->passes++ >= PASSES_MAX)
+	if (!pass_in_budget(c))
 		return;
 	rc = shmkv_check(c->kv, count_problem, &p);
 	fz__check_rc(c, rc, "check");
@@ -114,7 +121,7 @@ void fz__op_recover(struct ctx *c)
 	struct shmkv_recover_report rep;
 	int rc;
 
-	if (c->passes++ >= PASSES_MAX)
+	if (!pass_in_budget(c))
 		return;
 	rc = shmkv_recover(c->kv, &rep);
 	fz__check_rc(c, rc, "recover");

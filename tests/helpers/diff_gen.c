@@ -3,6 +3,7 @@
  * diff_gen.h). Every choice is drawn from one splitmix64 stream, in a
  * fixed order, so a seed replays the same commands.
  */
+#include "helpers/clock.h"
 #include "helpers/diff_gen.h"
 #include "helpers/rng.h"
 #include "shmkv_exec.h"
@@ -51,10 +52,7 @@ static int chance(int percent)
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_REALTIME) / 1000000;
 }
 
 /*

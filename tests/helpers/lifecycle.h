@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "shmkv.h"
+#include "helpers/worker_exit.h"
 
 /* Room for every key the workers use, several times over. */
 #define LC_SLOTS     512u
@@ -89,13 +90,12 @@ static const char *const lc_err_name[LE_KINDS] = {
 /* Results are counted by -errno below this; 0 counts anything else. */
 #define LC_ERRNO_CAP 160
 
-/* Exit statuses of a worker that fails by itself. */
+/* Exit statuses of a worker that fails by itself, beyond enum
+ * worker_exit (WORKER_OPEN: shmkv_open or shmkv_lock_init failed;
+ * WORKER_LOCK: a lock call failed in "once" mode). */
 enum lc_exit {
-	LW_USAGE = 2,
-	LW_OPEN = 3,	  /* shmkv_open or shmkv_lock_init failed */
-	LW_ORPHAN = 4,	  /* the soak went away */
-	LW_SYSTEM = 5,	  /* fork or pthread_create failed */
-	LW_ONCE_LOCK = 6, /* "once" mode: a lock call failed */
+	LW_ORPHAN = WORKER_OWN, /* the soak went away */
+	LW_SYSTEM,		/* fork or pthread_create failed */
 };
 
 /*

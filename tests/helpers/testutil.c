@@ -2,6 +2,7 @@
  * testutil.c - shared helpers for the Criterion unit tests.
  */
 #include "testutil.h"
+#include "helpers/clock.h"
 
 #include <criterion/hooks.h>
 #include <dirent.h>
@@ -283,18 +284,12 @@ char *tu_fill(size_t len, int c)
 
 int64_t tu_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_REALTIME) / 1000000;
 }
 
 void tu_sleep_ms(unsigned ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	sleep_ns((int64_t)ms * 1000000);
 }
 
 char tu_proc_state(int pid)

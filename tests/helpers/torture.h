@@ -89,15 +89,6 @@ void torture_verdict(struct torture_tally *t, bool ok, const char *fmt, ...)
  * the lock counters; @granted is the largest safe-lock token granted. */
 void torture_audit(shmkv_t *kv, struct torture_tally *t, uint64_t granted);
 
-/* Exit statuses of a worker that stops by itself (0: asked to stop). */
-enum torture_exit {
-	TW_USAGE = 2,
-	TW_OPEN = 3,
-	TW_REPLY = 4, /* a command returned what it must not */
-	TW_VALUE = 5, /* a value read was never written */
-	TW_LOCK = 6,  /* a lock broke its contract */
-};
-
 /*
  * Block values: "T<spawn>.<seq>:" then filler bytes that depend on the
  * header and the position, to a length the header also fixes. <spawn>

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "lock_record.h"
 #include "shmkv_lock.h"
+#include "helpers/clock.h"
 #include "helpers/selfcheck.h"
 #include "helpers/verdict.h"
 #include "helpers/torture.h"
@@ -186,13 +187,11 @@ static void counter_audit(struct torture_tally *t, const struct census *c,
  * workers left; then check finds nothing. */
 static void audit_repair(shmkv_t *kv, struct torture_tally *t)
 {
-	struct timespec ts = { 0, SHORT_TTL_WAIT_MS * 1000000L };
 	struct shmkv_recover_report r;
 	uint64_t cursor = 0;
 	int rc, n = 0;
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	sleep_ns(SHORT_TTL_WAIT_MS * 1000000L);
 	do
 		rc = shmkv_sweep(kv, &cursor, TORTURE_SLOTS);
 	while (rc >= 0 && cursor != 0 && ++n < 4);

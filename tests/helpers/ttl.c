@@ -2,6 +2,7 @@
  * ttl.c - helpers of the expiry tests (see ttl.h).
  */
 #include "helpers/ttl.h"
+#include "helpers/clock.h"
 
 #include <time.h>
 
@@ -37,10 +38,7 @@ int64_t ttl_round(int64_t ms)
 
 static int64_t clock_ms(clockid_t id)
 {
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ns(id) / 1000000;
 }
 
 int64_t ttl_freeze(void)

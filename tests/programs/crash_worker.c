@@ -4,7 +4,8 @@
  * usage: crash_worker NAME MODE PREFIX START COUNT
  *
  *   int    SET PREFIX<i> to "<i>" (an inline integer)  for i in
- *   block  SET PREFIX<i> to crash_block_value(i)       [START, START+COUNT)
+ *   block  SET PREFIX<i> to a block value               [START, START+COUNT)
+ *          (both from helpers/crash_value.h)
  *   sweep  one full shmkv_sweep pass (PREFIX, START, COUNT ignored)
  *   create create NAME (1024 slots), close it; PREFIX, START, COUNT ignored
  *   create-named  the same, built in a named working file (as where
@@ -23,41 +24,30 @@
 #include <string.h>
 
 #include "helpers/args.h"
+#include "helpers/crash_value.h"
+#include "helpers/worker_exit.h"
 #include "segment.h"
 #include "shmkv.h"
-
-/* Must match test_crashpoints.c: 40 bytes, never a number. */
-static size_t block_value(char *buf, const char *prefix, unsigned long i)
-{
-	int n = snprintf(buf, 64, "blk-%s%lu-", prefix, i);
-	size_t len = n < 0 ? 0 : (size_t)n;
-
-	while (len < 40)
-		buf[len++] = 'x';
-	return len;
-}
 
 static int run_sets(shmkv_t *kv, const char *mode, const char *prefix,
 		    unsigned long start, unsigned long count)
 {
-	char key[64], val[64];
+	char key[64], val[CRASH_VALUE_CAP];
+	bool as_int = strcmp(mode, "int") == 0;
 
 	for (unsigned long i = start; i < start + count; i++) {
 		size_t kl = (size_t)snprintf(key, sizeof(key), "%s%lu", prefix,
 					     i);
-		size_t vl = strcmp(mode, "int") == 0
-				    ? (size_t)snprintf(val, sizeof(val), "%lu",
-						       i)
-				    : block_value(val, prefix, i);
+		size_t vl = crash_value(val, as_int, prefix, i);
 		int rc = shmkv_set(kv, key, kl, val, vl, 0, 0, NULL);
 
 		if (rc != 1) {
 			fprintf(stderr, "crash_worker: SET %s: %s\n", key,
 				shmkv_strerror(rc));
-			return 4;
+			return WORKER_REPLY;
 		}
 	}
-	return 0;
+	return WORKER_DONE;
 }
 
 static int run_sweep(shmkv_t *kv)
@@ -72,7 +62,7 @@ static int run_sweep(shmkv_t *kv)
 	if (rc < 0)
 		fprintf(stderr, "crash_worker: sweep: %s\n",
 			shmkv_strerror(rc));
-	return rc < 0 ? 4 : 0;
+	return rc < 0 ? WORKER_REPLY : WORKER_DONE;
 }
 
 static int run_create(const char *name)
@@ -87,10 +77,10 @@ static int run_create(const char *name)
 	if (rc) {
 		fprintf(stderr, "crash_worker: create %s: %s\n", name,
 			shmkv_strerror(rc));
-		return 3;
+		return WORKER_OPEN;
 	}
 	shmkv_close(kv);
-	return 0;
+	return WORKER_DONE;
 }
 
 int main(int argc, char **argv)
@@ -106,7 +96,7 @@ int main(int argc, char **argv)
 	     strcmp(argv[2], "create-named"))) {
 		fprintf(stderr, "usage: crash_worker NAME int|block|sweep|"
 				"create|create-named PREFIX START COUNT\n");
-		return 2;
+		return WORKER_USAGE;
 	}
 	shmkv__tmpfile_off = strcmp(argv[2], "create-named") == 0;
 	if (strncmp(argv[2], "create", 6) == 0)
@@ -115,7 +105,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "crash_worker: open %s: %s\n", argv[1],
 			shmkv_strerror(rc));
-		return 3;
+		return WORKER_OPEN;
 	}
 	if (strcmp(argv[2], "sweep") == 0)
 		rc = run_sweep(kv);

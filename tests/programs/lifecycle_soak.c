@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "helpers/args.h"
+#include "helpers/clock.h"
 #include "helpers/journal.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
@@ -106,18 +107,7 @@ static void die(const char *what, int err)
 
 static int64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	return clock_ns(CLOCK_MONOTONIC) / 1000;
 }
 
 /*
@@ -274,7 +264,7 @@ static void run_round(struct soak *s, int r)
 			spawn(s, s->kinds[(started + r) % s->nkinds]);
 			started++;
 		}
-		sleep_us(TICK_US);
+		sleep_ns(TICK_US * 1000);
 	}
 }
 
@@ -290,7 +280,7 @@ static void end_round(struct soak *s)
 		kill_due(s, true);
 		left = reap_dead(s);
 		if (left)
-			sleep_us(TICK_US);
+			sleep_ns(TICK_US * 1000);
 	}
 	lc_verdict(&s->a, !left,
 		   "processes still running %d ms after the round ended: hung "

@@ -24,22 +24,22 @@
  *
  * once: opens NAME, takes the lock LOCK with shmkv_lock_acquire (which
  * must find it free: SHMKV_LOCK_ACQUIRED), releases it, and leaves by KIND
- * (return, exit, _exit or abort) without shmkv_close. Exit status LW_OPEN
- * or LW_ONCE_LOCK if a call failed.
+ * (return, exit, _exit or abort) without shmkv_close. Exit status WORKER_OPEN
+ * or WORKER_LOCK if a call failed.
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "helpers/args.h"
+#include "helpers/clock.h"
+#include "helpers/journal.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
 #include "helpers/lifecycle.h"
@@ -73,14 +73,6 @@ static unsigned below(struct worker *w, unsigned n)
 	return (unsigned)(rng_next(&w->rng) % n);
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* Counts an unexpected result @rc of @e; the first one is described. */
 static void note(struct worker *w, enum lc_err e, int rc, const char *fmt, ...)
 {
@@ -111,7 +103,7 @@ static void cmd_enter(struct worker *w)
 		return;
 	atomic_store(&w->slot->in_cmd, 0);
 	for (;;) {
-		sleep_us(1000);
+		sleep_ns(1000000);
 		if (getppid() != w->parent)
 			_exit(LW_ORPHAN);
 	}
@@ -173,7 +165,7 @@ static void counter_bump(struct worker *w, unsigned l)
 	}
 	mark(w->j->intent[l], n + 1);
 	if (below(w, 2))
-		sleep_us(below(w, HOLD_US_MAX));
+		sleep_ns((int64_t)below(w, HOLD_US_MAX) * 1000);
 	len = snprintf(buf, sizeof(buf), "%llu:%d", (unsigned long long)n + 1,
 		       (int)getpid());
 	cmd_enter(w);
@@ -325,7 +317,7 @@ static int fork_child(struct worker *w)
 		w->inherited = w->kv;
 		w->kv = own;
 		if (bind_locks(w))
-			return LW_OPEN;
+			return WORKER_OPEN;
 	}
 	steps(w, a_few(w));
 	return leave((enum lc_kind)below(w, LC_ABORT + 1));
@@ -389,25 +381,21 @@ static int usage(void)
 	fprintf(stderr, "usage: lifecycle_worker soak NAME JOURNAL_FD SLOT "
 			"KIND SEED\n"
 			"       lifecycle_worker once NAME LOCK KIND\n");
-	return LW_USAGE;
+	return WORKER_USAGE;
 }
 
 static int soak_setup(struct worker *w, char **argv)
 {
-	uint64_t fd, slot, seed;
-	void *p;
+	uint64_t slot, seed;
 
-	if (arg_u64(argv[3], INT_MAX, &fd) ||
-	    arg_u64(argv[4], LC_PROC_SLOTS - 1, &slot) ||
+	if (arg_u64(argv[4], LC_PROC_SLOTS - 1, &slot) ||
 	    parse_kind(argv[5], &w->kind) || arg_seed(argv[6], &seed))
 		return usage();
-	p = mmap(NULL, sizeof(*w->j), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 (int)fd, 0);
-	if (p == MAP_FAILED) {
-		perror("lifecycle_worker: mmap journal");
-		return LW_USAGE;
+	w->j = journal_attach(argv[3], sizeof(*w->j));
+	if (w->j == NULL) {
+		perror("lifecycle_worker: journal");
+		return WORKER_USAGE;
 	}
-	w->j = p;
 	w->slot = &w->j->slot[slot];
 	w->rng = seed;
 	w->name = argv[2];
@@ -427,13 +415,13 @@ static int once(const char *name, const char *lock, const char *how)
 	if (parse_kind(how, &kind) || kind > LC_ABORT)
 		return usage();
 	if (shmkv_open(name, 0, &kv) || shmkv_lock_init(kv, &lk, lock))
-		return LW_OPEN;
+		return WORKER_OPEN;
 	/* One process at a time, each releasing: the lock is always free. */
 	rc = shmkv_lock_acquire(&lk, LC_LEASE_MS);
 	if (rc != SHMKV_LOCK_ACQUIRED)
-		return LW_ONCE_LOCK;
+		return WORKER_LOCK;
 	if (shmkv_lock_release(&lk) != 0)
-		return LW_ONCE_LOCK;
+		return WORKER_LOCK;
 	return leave(kind);
 }
 
@@ -454,7 +442,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "lifecycle_worker: open %s: %s\n", w.name,
 			shmkv_strerror(rc));
-		return LW_OPEN;
+		return WORKER_OPEN;
 	}
 	atomic_store(&w.slot->opened, 1);
 	return run(&w);

@@ -31,22 +31,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shmkv.h"
 #include "helpers/args.h"
+#include "helpers/clock.h"
+#include "helpers/journal.h"
 #include "helpers/lincheck.h"
 #include "helpers/rng.h"
-
-enum worker_exit {
-	EXIT_DONE = 0,
-	EXIT_USAGE = 2,
-	EXIT_OPEN = 3,
-	EXIT_REPLY = 4,
-};
+#include "helpers/worker_exit.h"
 
 #define KEYS_MAX   16
 #define PREFIX_MAX 32
@@ -72,10 +66,7 @@ struct worker {
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)clock_ns(CLOCK_MONOTONIC);
 }
 
 /*
@@ -114,7 +105,7 @@ static int fail(struct worker *w, struct lin_op *op, int rc)
 	w->log->err = rc;
 	snprintf(w->log->why, sizeof(w->log->why), "op %u: %s %s: %s", op->seq,
 		 lin_cmd_name(op->cmd), w->key, shmkv_strerror(rc));
-	return EXIT_REPLY;
+	return WORKER_REPLY;
 }
 
 /* A reply that carries a value: 1 and bytes in w->buf, or 0 for nil. */
@@ -125,7 +116,7 @@ static int take_value(struct worker *w, struct lin_op *op, int rc, size_t len)
 	op->out = rc ? lin_val_parse(w->buf, len) : lin_nil();
 	if (rc)
 		w->last[op->key] = op->out;
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 /* A reply that is 0 or 1. */
@@ -134,7 +125,7 @@ static int take_flag(struct worker *w, struct lin_op *op, int rc)
 	if (rc != 0 && rc != 1)
 		return fail(w, op, rc < 0 ? rc : -EPROTO);
 	op->out = lin_int(rc);
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 /* SETNX as GET then SET: another process may set the key in between. */
@@ -172,13 +163,13 @@ static int run_incr(struct worker *w, struct lin_op *op)
 	op->ret = now_ns();
 	if (rc == -EDOM || rc == -EOVERFLOW) {
 		op->out = (struct lin_val){ .kind = LIN_ERR };
-		return EXIT_DONE;
+		return WORKER_DONE;
 	}
 	if (rc != 0)
 		return fail(w, op, rc);
 	op->out = lin_int(n);
 	w->last[op->key] = op->out;
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 static int run_set(struct worker *w, struct lin_op *op)
@@ -191,7 +182,7 @@ static int run_set(struct worker *w, struct lin_op *op)
 	if (rc != 1)
 		return fail(w, op, rc < 0 ? rc : -EPROTO);
 	op->out = (struct lin_val){ .kind = LIN_OK };
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 static int run_flag(struct worker *w, struct lin_op *op)
@@ -290,14 +281,14 @@ static int run_one(struct worker *w, struct lin_op *op)
 
 static int run(struct worker *w, uint32_t ops)
 {
-	int rc = EXIT_DONE;
+	int rc = WORKER_DONE;
 
 	for (uint32_t i = 0; i < ops; i++) {
 		struct lin_op *op = &w->log->ops[i];
 
 		prepare(w, op, i);
 		rc = run_one(w, op);
-		if (rc != EXIT_DONE)
+		if (rc != WORKER_DONE)
 			break;
 		if (op->cmd == LIN_SET || op->cmd == LIN_GETSET ||
 		    (op->cmd == LIN_SETNX && op->out.n == 1))
@@ -309,13 +300,12 @@ static int run(struct worker *w, uint32_t ops)
 }
 
 struct args {
-	uint64_t log_fd, slot, go_fd, seed, ops, keys;
+	uint64_t slot, go_fd, seed, ops, keys;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	if (argc < 9 || argc > 10 || arg_u64(argv[2], INT_MAX, &a->log_fd) ||
-	    arg_u64(argv[3], 255, &a->slot) ||
+	if (argc < 9 || argc > 10 || arg_u64(argv[3], 255, &a->slot) ||
 	    arg_u64(argv[4], INT_MAX, &a->go_fd) ||
 	    arg_seed(argv[5], &a->seed) ||
 	    arg_u64(argv[6], LIN_LOG_CAP, &a->ops) ||
@@ -325,17 +315,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return argc == 10 && strcmp(argv[9], "broken") ? -1 : 0;
 }
 
-/* This process's log in the memfd, or NULL if the file is too small. */
-static struct lin_log *map_log(int fd, unsigned slot)
+/* This process's log in the memfd whose descriptor is @fd_arg, or NULL
+ * (a bad descriptor, or a file too small to hold it). */
+static struct lin_log *map_log(const char *fd_arg, unsigned slot)
 {
-	struct stat st;
-	size_t need = (slot + 1) * sizeof(struct lin_log);
-	char *p;
+	struct lin_log *logs = journal_attach(
+		fd_arg, (slot + 1) * sizeof(struct lin_log));
 
-	if (fstat(fd, &st) || (size_t)st.st_size < need)
-		return NULL;
-	p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return p == MAP_FAILED ? NULL : (struct lin_log *)p + slot;
+	return logs != NULL ? logs + slot : NULL;
 }
 
 /* Blocks until the test closes the other end (or dies). */
@@ -362,14 +349,14 @@ int main(int argc, char **argv)
 			"OPS KEYS PREFIX [broken] (OPS <= %u, "
 			"KEYS <= %d)\n",
 			LIN_LOG_CAP, KEYS_MAX);
-		return EXIT_USAGE;
+		return WORKER_USAGE;
 	}
-	w.log = map_log((int)a.log_fd, (unsigned)a.slot);
+	w.log = map_log(argv[2], (unsigned)a.slot);
 	rc = w.log ? shmkv_open(argv[1], 0, &w.kv) : -EBADF;
 	if (rc) {
 		fprintf(stderr, "lin_worker: %s: %s\n", argv[1],
 			shmkv_strerror(rc));
-		return EXIT_OPEN;
+		return WORKER_OPEN;
 	}
 	w.log->magic = LIN_LOG_MAGIC;
 	w.log->cap = LIN_LOG_CAP;

@@ -16,9 +16,10 @@
  *   race ALGO ROUNDS       ROUNDS attempts, each when "race.round" says
  *
  * A checked critical section (keys of STORE, all under the lock):
- * "cs.inside" INCR must give 1 and DECR 0 (no other holder overlaps), the
- * token must exceed "cs.token" (the last holder's), and "cs.counter" is
- * incremented by a non-atomic GET + SET that a second holder would break.
+ * "cs.inside" INCR must give 1 and DECR 0 (no other holder overlaps), a
+ * safe lock's token must exceed "cs.token" (the last holder's; a pattern
+ * lock has none), and "cs.counter" is incremented by a non-atomic GET +
+ * SET that a second holder would break.
  * A grant reporting SHMKV_LOCK_OWNER_DEAD first repairs "cs.inside" (the
  * dead holder may have left it at 1) and counts itself in "cs.dead".
  *
@@ -38,21 +39,27 @@
 #include "lock_record.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
+#include "helpers/clock.h"
+#include "helpers/worker_exit.h"
 
-enum worker_exit {
-	EXIT_DONE = 0,
-	EXIT_USAGE = 2,
-	EXIT_OPEN = 3,
-	EXIT_OVERLAP = 4, /* two holders in the critical section */
-	EXIT_TOKEN = 5,	  /* a token did not exceed the previous one */
-	EXIT_RC = 6,	  /* a lock call returned what it must not */
-	EXIT_STUCK = 7,	  /* the parent's signal never came */
-	EXIT_STORE = 8,	  /* a plain command failed */
+/* Beyond enum worker_exit (a lock call's failure is WORKER_LOCK, a
+ * plain command's WORKER_REPLY). */
+enum lock_worker_exit {
+	LKW_OVERLAP = WORKER_OWN, /* two holders in the critical section */
+	LKW_TOKEN,		  /* a token did not exceed the previous one */
+	LKW_STUCK,		  /* the parent's signal never came */
 };
 
 /* Polls of a coordination key, 1 ms apart: 60 s, only to end a hang. */
 #define POLL_MAX   60000
 #define LEASE_LONG 60000 /* ms: only a death or a release ends it */
+/* A pattern lock's section: it has no fencing token (a safe lock's grants
+ * carry tokens from 1 up). */
+#define NO_TOKEN 0
+
+/* Which grants a section accepts: after a holder was killed, OWNER_DEAD
+ * is a clean grant too. */
+enum grants { GRANT_CLEAN, GRANT_CLEAN_OR_DEAD };
 
 static shmkv_t *kv;
 static const char *lock_name;
@@ -65,24 +72,12 @@ static int fail(int code, const char *what, long long got)
 	return code;
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000,
-			       .tv_nsec = (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void spin_us(long us)
 {
-	struct timespec a, b;
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + (int64_t)us * 1000;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000 +
-		       (b.tv_nsec - a.tv_nsec) / 1000 <
-	       us);
+	while (clock_ns(CLOCK_MONOTONIC) < end)
+		;
 }
 
 /* GET @key as an integer. Return: 1 and *v, 0 missing, -errno. */
@@ -116,15 +111,15 @@ static int incr(const char *key, int64_t delta, int64_t *out)
 	return shmkv_incrby(kv, key, strlen(key), delta, out ? out : &dummy);
 }
 
-/* Waits until @key exists. Return: 0, or EXIT_STUCK. */
+/* Waits until @key exists. Return: 0, or LKW_STUCK. */
 static int wait_key(const char *key)
 {
 	for (int i = 0; i < POLL_MAX; i++) {
 		if (shmkv_exists(kv, key, strlen(key)) == 1)
 			return 0;
-		sleep_us(1000);
+		sleep_ns(1000000);
 	}
-	return fail(EXIT_STUCK, "no signal from the parent", 0);
+	return fail(LKW_STUCK, "no signal from the parent", 0);
 }
 
 /* The checked critical section (see the top of the file). */
@@ -134,47 +129,60 @@ static int section(int grant, uint64_t token, long spin)
 
 	if (grant == SHMKV_LOCK_OWNER_DEAD &&
 	    (set_int("cs.inside", 0) || incr("cs.dead", 1, NULL)))
-		return fail(EXIT_STORE, "repair", 0);
+		return fail(WORKER_REPLY, "repair", 0);
 	if (incr("cs.inside", 1, &v) || v != 1)
-		return fail(EXIT_OVERLAP, "cs.inside on entry", v);
-	if (get_int("cs.token", &last) < 0 || (uint64_t)last >= token)
-		return fail(EXIT_TOKEN, "token not above the last", last);
-	if (set_int("cs.token", (int64_t)token))
-		return fail(EXIT_STORE, "set cs.token", 0);
+		return fail(LKW_OVERLAP, "cs.inside on entry", v);
+	if (token != NO_TOKEN &&
+	    (get_int("cs.token", &last) < 0 || (uint64_t)last >= token))
+		return fail(LKW_TOKEN, "token not above the last", last);
+	if (token != NO_TOKEN && set_int("cs.token", (int64_t)token))
+		return fail(WORKER_REPLY, "set cs.token", 0);
 	v = 0;
 	if (get_int("cs.counter", &v) < 0)
-		return fail(EXIT_STORE, "get cs.counter", 0);
+		return fail(WORKER_REPLY, "get cs.counter", 0);
 	if (spin > 0)
 		spin_us(spin);
 	else
 		sched_yield(); /* widen the window a second holder would use */
 	if (set_int("cs.counter", v + 1))
-		return fail(EXIT_STORE, "set cs.counter", 0);
+		return fail(WORKER_REPLY, "set cs.counter", 0);
 	if (incr("cs.inside", -1, &v) || v != 0)
-		return fail(EXIT_OVERLAP, "cs.inside on exit", v);
+		return fail(LKW_OVERLAP, "cs.inside on exit", v);
 	return 0;
+}
+
+static int init_lock(struct shmkv_lock *lk)
+{
+	int rc = shmkv_lock_init(kv, lk, lock_name);
+
+	return rc ? fail(WORKER_LOCK, "init", rc) : 0;
+}
+
+/* Acquire @lk, run the checked section, release. Return: 0, or EXIT_*. */
+static int safe_section(struct shmkv_lock *lk, int64_t lease, long spin,
+			enum grants ok)
+{
+	int grant = shmkv_lock_acquire(lk, lease);
+	int rc;
+
+	if (grant != SHMKV_LOCK_ACQUIRED &&
+	    (ok != GRANT_CLEAN_OR_DEAD || grant != SHMKV_LOCK_OWNER_DEAD))
+		return fail(WORKER_LOCK, "acquire", grant);
+	rc = section(grant, shmkv_lock_token(lk), spin);
+	if (rc)
+		return rc;
+	rc = shmkv_lock_release(lk);
+	return rc ? fail(WORKER_LOCK, "release", rc) : 0;
 }
 
 static int mutex_safe(long iters)
 {
 	struct shmkv_lock lk;
-	int rc = shmkv_lock_init(kv, &lk, lock_name);
+	int rc = init_lock(&lk);
 
-	if (rc)
-		return fail(EXIT_RC, "init", rc);
-	for (long i = 0; i < iters; i++) {
-		int grant = shmkv_lock_acquire(&lk, LEASE_LONG);
-
-		if (grant != SHMKV_LOCK_ACQUIRED)
-			return fail(EXIT_RC, "acquire", grant);
-		rc = section(grant, shmkv_lock_token(&lk), 0);
-		if (rc)
-			return rc;
-		rc = shmkv_lock_release(&lk);
-		if (rc)
-			return fail(EXIT_RC, "release", rc);
-	}
-	return EXIT_DONE;
+	for (long i = 0; rc == 0 && i < iters; i++)
+		rc = safe_section(&lk, LEASE_LONG, 0, GRANT_CLEAN);
+	return rc;
 }
 
 static int mutex_pattern(long iters)
@@ -183,94 +191,76 @@ static int mutex_pattern(long iters)
 	int rc = shmkv_pattern_init(kv, &pl, lock_name);
 
 	if (rc)
-		return fail(EXIT_RC, "pattern init", rc);
+		return fail(WORKER_LOCK, "pattern init", rc);
 	for (long i = 0; i < iters; i++) {
-		int64_t expiry, v = 0;
+		int64_t expiry;
 
 		rc = shmkv_pattern_acquire(&pl, LEASE_LONG, SHMKV_LOCK_FOREVER,
 					   &expiry);
 		if (rc)
-			return fail(EXIT_RC, "pattern lock", rc);
-		if (incr("cs.inside", 1, &v) || v != 1)
-			return fail(EXIT_OVERLAP, "cs.inside on entry", v);
-		v = 0;
-		if (get_int("cs.counter", &v) < 0)
-			return fail(EXIT_STORE, "get cs.counter", 0);
-		sched_yield();
-		if (set_int("cs.counter", v + 1) || incr("cs.inside", -1, &v))
-			return fail(EXIT_STORE, "set cs.counter", 0);
-		if (v != 0)
-			return fail(EXIT_OVERLAP, "cs.inside on exit", v);
+			return fail(WORKER_LOCK, "pattern lock", rc);
+		rc = section(SHMKV_LOCK_ACQUIRED, NO_TOKEN, 0);
+		if (rc)
+			return rc;
 		rc = shmkv_pattern_release(&pl, expiry);
 		if (rc)
-			return fail(EXIT_RC, "pattern unlock", rc);
+			return fail(WORKER_LOCK, "pattern unlock", rc);
 	}
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 /* Until killed: grants may be clean or (after a kill) OWNER_DEAD. */
 static int churn(int64_t lease, long spin)
 {
 	struct shmkv_lock lk;
-	int rc = shmkv_lock_init(kv, &lk, lock_name);
+	int rc = init_lock(&lk);
 
-	if (rc)
-		return fail(EXIT_RC, "init", rc);
-	for (;;) {
-		int grant = shmkv_lock_acquire(&lk, lease);
-
-		if (grant != SHMKV_LOCK_ACQUIRED &&
-		    grant != SHMKV_LOCK_OWNER_DEAD)
-			return fail(EXIT_RC, "acquire", grant);
-		rc = section(grant, shmkv_lock_token(&lk), spin);
-		if (rc)
-			return rc;
-		rc = shmkv_lock_release(&lk);
-		if (rc)
-			return fail(EXIT_RC, "release", rc);
-		if (incr("churn.progress", 1, NULL))
-			return fail(EXIT_STORE, "progress", 0);
+	while (rc == 0) {
+		rc = safe_section(&lk, lease, spin, GRANT_CLEAN_OR_DEAD);
+		if (rc == 0 && incr("churn.progress", 1, NULL))
+			rc = fail(WORKER_REPLY, "progress", 0);
 	}
+	return rc;
 }
 
 static int hold(int64_t lease)
 {
 	struct shmkv_lock lk;
-	int rc = shmkv_lock_init(kv, &lk, lock_name);
+	int rc = init_lock(&lk);
 
 	if (rc)
-		return fail(EXIT_RC, "init", rc);
+		return rc;
 	rc = shmkv_lock_timed_acquire(&lk, lease, 10000);
 	if (rc < 0)
-		return fail(EXIT_RC, "acquire", rc);
+		return fail(WORKER_LOCK, "acquire", rc);
 	if (set_int("hold.token", (int64_t)shmkv_lock_token(&lk)) ||
 	    set_int("hold.held0", shmkv_lock_held(&lk)) ||
 	    set_int("hold.ready", 1))
-		return fail(EXIT_STORE, "report", 0);
+		return fail(WORKER_REPLY, "report", 0);
 	rc = wait_key("hold.go");
 	if (rc)
 		return rc;
 	/* Order matters: held() first, then the release that ends it. */
 	if (set_int("hold.held", shmkv_lock_held(&lk)) ||
 	    set_int("hold.release", shmkv_lock_release(&lk)))
-		return fail(EXIT_STORE, "report", 0);
-	return EXIT_DONE;
+		return fail(WORKER_REPLY, "report", 0);
+	return WORKER_DONE;
 }
 
 static int take(int64_t lease, int64_t wait)
 {
 	struct shmkv_lock lk;
-	int rc = shmkv_lock_init(kv, &lk, lock_name);
+	int rc = init_lock(&lk);
 
 	if (rc)
-		return fail(EXIT_RC, "init", rc);
+		return rc;
 	rc = shmkv_lock_timed_acquire(&lk, lease, wait);
 	if (set_int("take.at", shmkv__mono_ms()) || set_int("take.rc", rc) ||
 	    set_int("take.token", (int64_t)shmkv_lock_token(&lk)))
-		return fail(EXIT_STORE, "report", 0);
+		return fail(WORKER_REPLY, "report", 0);
 	if (rc >= 0 && shmkv_lock_release(&lk) != 0)
-		return fail(EXIT_RC, "release", 0);
-	return EXIT_DONE;
+		return fail(WORKER_LOCK, "release", 0);
+	return WORKER_DONE;
 }
 
 /*
@@ -297,7 +287,7 @@ static void step_hook(enum shmkv__pattern_step s)
 	incr("step.at", 1, NULL);
 	snprintf(key, sizeof(key), "step.go.%s", step_id);
 	if (wait_key(key))
-		exit(EXIT_STUCK);
+		exit(LKW_STUCK);
 }
 
 /* The broken variant of the page: "DEL lock.foo", then "SETNX lock.foo".
@@ -342,12 +332,12 @@ static int step(bool naive, const char *id)
 	shmkv__pattern_hook = step_hook;
 	rc = attempt(naive);
 	if (rc == 0 && incr("step.holders", 1, NULL))
-		return fail(EXIT_STORE, "holders", 0);
+		return fail(WORKER_REPLY, "holders", 0);
 	snprintf(key, sizeof(key), "step.rc.%s", id);
 	if (set_int(key, rc) || incr("step.done", 1, NULL))
-		return fail(EXIT_STORE, "report", 0);
-	return rc == 0 || rc == -EBUSY ? EXIT_DONE
-				       : fail(EXIT_RC, "attempt", rc);
+		return fail(WORKER_REPLY, "report", 0);
+	return rc == 0 || rc == -EBUSY ? WORKER_DONE
+				       : fail(WORKER_LOCK, "attempt", rc);
 }
 
 static int race(bool naive, long rounds)
@@ -364,16 +354,16 @@ static int race(bool naive, long rounds)
 		     i++)
 			sched_yield();
 		if (cur < r)
-			return fail(EXIT_STUCK, "round never started", r);
+			return fail(LKW_STUCK, "round never started", r);
 		rc = attempt(naive);
 		if (rc != 0 && rc != -EBUSY)
-			return fail(EXIT_RC, "attempt", rc);
+			return fail(WORKER_LOCK, "attempt", rc);
 		snprintf(key, sizeof(key), "race.win.%ld", r);
 		if ((rc == 0 && incr(key, 1, NULL)) ||
 		    incr("race.done", 1, NULL))
-			return fail(EXIT_STORE, "report", 0);
+			return fail(WORKER_REPLY, "report", 0);
 	}
-	return EXIT_DONE;
+	return WORKER_DONE;
 }
 
 static int dispatch(int argc, char **argv)
@@ -395,7 +385,7 @@ static int dispatch(int argc, char **argv)
 	if (!strcmp(mode, "race") && argc == 6)
 		return race(!strcmp(argv[4], "naive"), atol(argv[5]));
 	fprintf(stderr, "lock_worker: bad mode or arguments: %s\n", mode);
-	return EXIT_USAGE;
+	return WORKER_USAGE;
 }
 
 int main(int argc, char **argv)
@@ -405,12 +395,12 @@ int main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr,
 			"usage: lock_worker MODE STORE LOCK [ARG...]\n");
-		return EXIT_USAGE;
+		return WORKER_USAGE;
 	}
 	lock_name = argv[3];
 	rc = shmkv_open(argv[2], 0, &kv);
 	if (rc)
-		return fail(EXIT_OPEN, shmkv_strerror(rc), rc);
+		return fail(WORKER_OPEN, shmkv_strerror(rc), rc);
 	rc = dispatch(argc, argv);
 	shmkv_close(kv);
 	return rc;

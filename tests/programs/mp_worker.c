@@ -34,14 +34,7 @@
 #include "helpers/args.h"
 #include "helpers/rng.h"
 #include "helpers/selfcheck.h"
-
-enum worker_exit {
-	EXIT_DONE = 0,
-	EXIT_USAGE = 2,
-	EXIT_OPEN = 3,
-	EXIT_REPLY = 4,
-	EXIT_VALUE = 5,
-};
+#include "helpers/worker_exit.h"
 
 #define KEYS_MAX    1000
 #define TTL_SECONDS 3600
@@ -63,18 +56,18 @@ static int bad_reply(const struct worker *w, const char *cmd, int rc)
 {
 	fprintf(stderr, "mp_worker: iteration %lu: %s %s returned %d (%s)\n",
 		w->iter, cmd, w->key, rc, shmkv_strerror(rc));
-	return EXIT_REPLY;
+	return WORKER_REPLY;
 }
 
 static int check_value(const struct worker *w, const char *cmd, size_t len)
 {
 	if (sc_value_ok(w->old, len))
-		return EXIT_DONE;
+		return WORKER_DONE;
 	fprintf(stderr,
 		"mp_worker: iteration %lu: %s %s read \"%.*s\", "
 		"which no worker wrote\n",
 		w->iter, cmd, w->key, (int)(len > 120 ? 120 : len), w->old);
-	return EXIT_VALUE;
+	return WORKER_VALUE;
 }
 
 /* Picks a key and a value: an integer or a self-checking string. */
@@ -97,14 +90,14 @@ static int do_set(struct worker *w, bool with_ttl)
 	int rc = shmkv_set(w->kv, w->key, w->klen, w->val, w->vlen, flags,
 			   TTL_SECONDS, NULL);
 
-	return rc == 1 ? EXIT_DONE : bad_reply(w, "SET", rc);
+	return rc == 1 ? WORKER_DONE : bad_reply(w, "SET", rc);
 }
 
 static int do_setnx(struct worker *w)
 {
 	int rc = shmkv_setnx(w->kv, w->key, w->klen, w->val, w->vlen);
 
-	return rc == 0 || rc == 1 ? EXIT_DONE : bad_reply(w, "SETNX", rc);
+	return rc == 0 || rc == 1 ? WORKER_DONE : bad_reply(w, "SETNX", rc);
 }
 
 static int do_getset(struct worker *w)
@@ -114,7 +107,7 @@ static int do_getset(struct worker *w)
 
 	if (rc == 1)
 		return check_value(w, "GETSET", o.len);
-	return rc == 0 ? EXIT_DONE : bad_reply(w, "GETSET", rc);
+	return rc == 0 ? WORKER_DONE : bad_reply(w, "GETSET", rc);
 }
 
 static int do_get(struct worker *w)
@@ -124,7 +117,7 @@ static int do_get(struct worker *w)
 
 	if (rc == 1)
 		return check_value(w, "GET", o.len);
-	return rc == 0 ? EXIT_DONE : bad_reply(w, "GET", rc);
+	return rc == 0 ? WORKER_DONE : bad_reply(w, "GET", rc);
 }
 
 static int do_incr(struct worker *w)
@@ -133,14 +126,14 @@ static int do_incr(struct worker *w)
 	int rc = shmkv_incr(w->kv, w->key, w->klen, &n);
 
 	/* -EDOM: the key holds a string; values stay far from overflow. */
-	return rc == 0 || rc == -EDOM ? EXIT_DONE : bad_reply(w, "INCR", rc);
+	return rc == 0 || rc == -EDOM ? WORKER_DONE : bad_reply(w, "INCR", rc);
 }
 
 static int do_del(struct worker *w)
 {
 	int rc = shmkv_del(w->kv, w->key, w->klen);
 
-	return rc == 0 || rc == 1 ? EXIT_DONE : bad_reply(w, "DEL", rc);
+	return rc == 0 || rc == 1 ? WORKER_DONE : bad_reply(w, "DEL", rc);
 }
 
 static int step(struct worker *w)
@@ -199,13 +192,13 @@ int main(int argc, char **argv)
 			"usage: mp_worker NAME SEED ITERATIONS KEYS "
 			"[READY_FD [mixed|inserts]] (1 <= KEYS <= %d)\n",
 			KEYS_MAX);
-		return EXIT_USAGE;
+		return WORKER_USAGE;
 	}
 	rc = shmkv_open(argv[1], 0, &w.kv);
 	if (rc) {
 		fprintf(stderr, "mp_worker: open %s: %s\n", argv[1],
 			shmkv_strerror(rc));
-		return EXIT_OPEN;
+		return WORKER_OPEN;
 	}
 	if (ready_fd >= 0) {
 		/* A test that stopped listening needs nothing more. */
@@ -214,7 +207,7 @@ int main(int argc, char **argv)
 		(void)n;
 		close(ready_fd);
 	}
-	for (rc = EXIT_DONE; rc == EXIT_DONE && w.iter < iters; w.iter++)
+	for (rc = WORKER_DONE; rc == WORKER_DONE && w.iter < iters; w.iter++)
 		rc = step(&w);
 	shmkv_close(w.kv);
 	return rc;

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "helpers/args.h"
+#include "helpers/clock.h"
 #include "helpers/journal.h"
 #include "shmkv.h"
 #include "shmkv_lock.h"
@@ -101,18 +102,7 @@ static void die(const char *what, int err)
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ns(long ns)
-{
-	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 /*

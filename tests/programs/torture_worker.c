@@ -19,22 +19,24 @@
  * Once the store is open, one byte goes to READY_FD. Every reply is
  * checked against what the command may return and every value read must
  * be one some worker wrote; the first violation ends the worker with a
- * status of enum torture_exit and a line on stderr. The supervisor treats
+ * status of enum worker_exit and a line on stderr. The supervisor treats
  * any end but its SIGKILL, a crash point's SIGKILL or a requested stop as
  * a failure.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shmkv.h"
 #include "shmkv_lock.h"
 #include "helpers/args.h"
+#include "helpers/clock.h"
+#include "helpers/journal.h"
 #include "helpers/selfcheck.h"
 #include "helpers/torture.h"
+#include "helpers/worker_exit.h"
 
 #define SHORT_TTL_MS 100 /* torture.c waits this out before its audit */
 #define LONG_TTL_S   3600
@@ -71,10 +73,7 @@ static int fail(struct worker *w, int code, const char *what, long long got)
 
 static int64_t unix_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_REALTIME) / 1000000;
 }
 
 /* A value read from a random key: an integer or a block we wrote. */
@@ -87,7 +86,7 @@ static int check_value(struct worker *w, const char *v, size_t len)
 		return 0;
 	fprintf(stderr, "torture_worker spawn %u: %s %s read \"%.*s\" (%zu)\n",
 		w->spawn, w->cmd, w->key, (int)(len > 80 ? 80 : len), v, len);
-	return TW_VALUE;
+	return WORKER_VALUE;
 }
 
 /* Remembers a value read, so DELIFEQ has a plausible value to compare. */
@@ -119,7 +118,7 @@ static void pick(struct worker *w)
 
 static int reply_01(struct worker *w, int rc)
 {
-	return rc == 0 || rc == 1 ? 0 : fail(w, TW_REPLY, "returned", rc);
+	return rc == 0 || rc == 1 ? 0 : fail(w, WORKER_REPLY, "returned", rc);
 }
 
 /* A command that may insert the key: a full table is an answer too. */
@@ -154,7 +153,7 @@ static int do_set(struct worker *w)
 	if (!(flags & SHMKV_SET_XX))
 		rc = full_ok(w, rc);
 	if (rc < 0 || rc > 1)
-		return fail(w, TW_REPLY, "returned", rc);
+		return fail(w, WORKER_REPLY, "returned", rc);
 	/* With GET, 1 is GET's reply: there was an old value. */
 	return (flags & SHMKV_SET_GET) && rc == 1 ? seen(w, o.len) : 0;
 }
@@ -195,7 +194,8 @@ static int do_incr(struct worker *w)
 	/* -EDOM: the key holds a block value; integers stay far from
 	 * overflowing. */
 	w->cmd = "INCR";
-	return rc == 0 || rc == -EDOM ? 0 : fail(w, TW_REPLY, "returned", rc);
+	return rc == 0 || rc == -EDOM ? 0
+				      : fail(w, WORKER_REPLY, "returned", rc);
 }
 
 static int do_expire(struct worker *w)
@@ -224,7 +224,7 @@ static int do_sweep(struct worker *w)
 	int rc = shmkv_sweep(w->kv, &w->cursor, 32);
 
 	w->cmd = "SWEEP";
-	return rc >= 0 ? 0 : fail(w, TW_REPLY, "returned", rc);
+	return rc >= 0 ? 0 : fail(w, WORKER_REPLY, "returned", rc);
 }
 
 /* GET and SET of "ctr.<lock>": a lost update if two holders overlap. */
@@ -241,14 +241,14 @@ static int counter_bump(struct worker *w, enum torture_lock l)
 	if (rc == 1) {
 		w->old[o.len] = '\0';
 		if (!sc_is_canonical_int(w->old, o.len))
-			return fail(w, TW_VALUE, w->old, (long long)o.len);
+			return fail(w, WORKER_VALUE, w->old, (long long)o.len);
 		n = strtoll(w->old, NULL, 10);
 	} else if (rc != 0) {
-		return fail(w, TW_REPLY, "GET returned", rc);
+		return fail(w, WORKER_REPLY, "GET returned", rc);
 	}
 	rc = snprintf(buf, sizeof(buf), "%lld", n + 1);
 	rc = shmkv_set(w->kv, key, strlen(key), buf, (size_t)rc, 0, 0, NULL);
-	return rc == 1 ? 0 : fail(w, TW_REPLY, "SET returned", rc);
+	return rc == 1 ? 0 : fail(w, WORKER_REPLY, "SET returned", rc);
 }
 
 static void section_enter(struct worker *w, enum torture_lock l)
@@ -284,7 +284,7 @@ static int token_check(struct worker *w)
 					     memory_order_acquire);
 
 	if (t <= last)
-		return fail(w, TW_LOCK, "token not above the last grant's",
+		return fail(w, WORKER_LOCK, "token not above the last grant's",
 			    (long long)t);
 	atomic_store_explicit(&w->j->token[TL_SAFE], t, memory_order_release);
 	return 0;
@@ -300,14 +300,14 @@ static int safe_section(struct worker *w)
 	if (rc == -ETIMEDOUT || rc == -EBUSY) /* -EBUSY: a wait of 0 */
 		return 0;
 	if (rc < 0)
-		return fail(w, TW_LOCK, "lock_timed returned", rc);
+		return fail(w, WORKER_LOCK, "lock_timed returned", rc);
 	if (rc == SHMKV_LOCK_OWNER_DEAD)
 		atomic_fetch_add_explicit(&w->slot->takeovers, 1,
 					  memory_order_relaxed);
 	if (token_check(w))
-		return TW_LOCK;
+		return WORKER_LOCK;
 	if (shmkv_lock_held(&w->lk) != 1)
-		return fail(w, TW_LOCK, "held() after a grant", 0);
+		return fail(w, WORKER_LOCK, "held() after a grant", 0);
 	section_enter(w, TL_SAFE);
 	if ((rc = counter_bump(w, TL_SAFE)))
 		return rc;
@@ -315,7 +315,7 @@ static int safe_section(struct worker *w)
 	w->cmd = "release";
 	snprintf(w->key, sizeof(w->key), "lock.%s", torture_lock_name[TL_SAFE]);
 	if (rc != 0 && rc != SHMKV_LOCK_NOT_OWNER && rc != SHMKV_LOCK_NOT_HELD)
-		return fail(w, TW_LOCK, "returned", rc);
+		return fail(w, WORKER_LOCK, "returned", rc);
 	section_leave(w, TL_SAFE, rc == 0);
 	return 0;
 }
@@ -342,7 +342,7 @@ static int pattern_section(struct worker *w)
 	if (rc == -EBUSY || rc == -ETIMEDOUT || rc == -ENOSPC)
 		return full_ok(w, rc == -ENOSPC ? rc : 0);
 	if (rc < 0)
-		return fail(w, TW_LOCK, "returned", rc);
+		return fail(w, WORKER_LOCK, "returned", rc);
 	section_enter(w, TL_PATTERN);
 	if ((rc = counter_bump(w, TL_PATTERN)))
 		return rc;
@@ -351,73 +351,79 @@ static int pattern_section(struct worker *w)
 	snprintf(w->key, sizeof(w->key), "lock.%s",
 		 torture_lock_name[TL_PATTERN]);
 	if (rc != 0 && rc != -ETIMEDOUT && rc != -ENOLCK)
-		return fail(w, TW_LOCK, "returned", rc);
+		return fail(w, WORKER_LOCK, "returned", rc);
 	section_leave(w, TL_PATTERN,
 		      rc == 0 && unix_ms() < expiry - TORTURE_PATTERN_MS / 2);
 	return 0;
 }
 
+static int do_setnx(struct worker *w)
+{
+	w->cmd = "SETNX";
+	return reply_01(w, full_ok(w, shmkv_setnx(w->kv, w->key, w->klen,
+						  w->val, w->vlen)));
+}
+
+static int do_del(struct worker *w)
+{
+	w->cmd = "DEL";
+	return reply_01(w, shmkv_del(w->kv, w->key, w->klen));
+}
+
+static int do_delifeq(struct worker *w)
+{
+	w->cmd = "DELIFEQ";
+	return reply_01(
+		w, shmkv_delifeq(w->kv, w->key, w->klen, w->last, w->last_len));
+}
+
+static int do_persist(struct worker *w)
+{
+	w->cmd = "PERSIST";
+	return reply_01(w, shmkv_persist(w->kv, w->key, w->klen));
+}
+
+/* One random command on a random key (pick), by the mix below. */
 static int step(struct worker *w)
 {
+	/* The mix, in percent: each entry runs below its bound. */
+	static const struct {
+		unsigned below;
+		int (*run)(struct worker *w);
+	} mix[] = {
+		{ 14, do_set },		  { 22, do_setnx },
+		{ 30, do_getset },	  { 36, do_getdel },
+		{ 46, do_del },		  { 54, do_incr },
+		{ 58, do_delifeq },	  { 64, do_expire },
+		{ 66, do_persist },	  { 80, do_get },
+		{ 82, do_sweep },	  { 91, safe_section },
+		{ 100, pattern_section },
+	};
 	unsigned op = below(w, 100);
+	size_t i = 0;
 
 	pick(w);
-	if (op < 14)
-		return do_set(w);
-	if (op < 22) {
-		w->cmd = "SETNX";
-		return reply_01(w,
-				full_ok(w, shmkv_setnx(w->kv, w->key, w->klen,
-						       w->val, w->vlen)));
-	}
-	if (op < 30)
-		return do_getset(w);
-	if (op < 36)
-		return do_getdel(w);
-	if (op < 46) {
-		w->cmd = "DEL";
-		return reply_01(w, shmkv_del(w->kv, w->key, w->klen));
-	}
-	if (op < 54)
-		return do_incr(w);
-	if (op < 58) {
-		w->cmd = "DELIFEQ";
-		return reply_01(w, shmkv_delifeq(w->kv, w->key, w->klen,
-						 w->last, w->last_len));
-	}
-	if (op < 64)
-		return do_expire(w);
-	if (op < 66) {
-		w->cmd = "PERSIST";
-		return reply_01(w, shmkv_persist(w->kv, w->key, w->klen));
-	}
-	if (op < 80)
-		return do_get(w);
-	if (op < 82)
-		return do_sweep(w);
-	return op < 91 ? safe_section(w) : pattern_section(w);
+	while (op >= mix[i].below)
+		i++;
+	return mix[i].run(w);
 }
 
 static int setup(struct worker *w, int argc, char **argv, int *ready)
 {
-	uint64_t fd, idx, spawn, seed, rfd;
-	void *p;
+	uint64_t idx, spawn, seed, rfd;
 
-	if (argc != 7 || arg_u64(argv[2], INT_MAX, &fd) ||
-	    arg_u64(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
+	if (argc != 7 || arg_u64(argv[3], TORTURE_JOURNAL_SLOTS - 1, &idx) ||
 	    arg_u64(argv[4], UINT32_MAX, &spawn) || arg_seed(argv[5], &seed) ||
 	    arg_u64(argv[6], INT_MAX, &rfd)) {
 		fprintf(stderr, "usage: torture_worker NAME JOURNAL_FD SLOT "
 				"SPAWN SEED READY_FD\n");
-		return TW_USAGE;
+		return WORKER_USAGE;
 	}
-	p = mmap(NULL, sizeof(*w->j), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 (int)fd, 0);
-	if (p == MAP_FAILED) {
-		perror("torture_worker: mmap journal");
-		return TW_USAGE;
+	w->j = journal_attach(argv[2], sizeof(*w->j));
+	if (w->j == NULL) {
+		perror("torture_worker: journal");
+		return WORKER_USAGE;
 	}
-	w->j = p;
 	w->slot = &w->j->w[idx];
 	w->spawn = (uint32_t)spawn;
 	w->rng = seed;
@@ -438,11 +444,11 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "torture_worker: open %s: %s\n", argv[1],
 			shmkv_strerror(rc));
-		return TW_OPEN;
+		return WORKER_OPEN;
 	}
 	/* A supervisor that stopped listening needs nothing more. */
 	if (write(ready, "r", 1) != 1)
-		return TW_USAGE;
+		return WORKER_USAGE;
 	close(ready);
 	/* Acquire: pairs with the supervisor's release of the stop word. */
 	while (!atomic_load_explicit(&w.j->stop, memory_order_acquire)) {

@@ -169,10 +169,10 @@ static pid_t fork_once(const char *name, bool do_abort)
 	if (pid > 0)
 		return pid;
 	if (shmkv_open(name, 0, &kv) || shmkv_lock_init(kv, &lk, "L"))
-		_exit(LW_OPEN);
+		_exit(WORKER_OPEN);
 	if (shmkv_lock_acquire(&lk, LEASE) != SHMKV_LOCK_ACQUIRED ||
 	    shmkv_lock_release(&lk) != 0)
-		_exit(LW_ONCE_LOCK);
+		_exit(WORKER_LOCK);
 	if (!do_abort)
 		_exit(0);
 	/* The default action, not the test's cleanup handler (which would

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/clock.h"
 #include "helpers/mp.h"
 #include "helpers/mp_census.h"
 #include "helpers/selfcheck.h"
@@ -178,10 +179,7 @@ static int fleet_stop(struct fleet *f)
 
 static void sleep_upto_3ms(uint64_t *rng)
 {
-	struct timespec ts = { 0, (long)(rng_next(rng) % 3000001) };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	sleep_ns((int64_t)(rng_next(rng) % 3000001));
 }
 
 /*

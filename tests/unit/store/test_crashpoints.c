@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/crash_value.h"
 #include "helpers/mp_census.h"
 #include "helpers/testutil.h"
 #include "atomic.h"
@@ -50,7 +51,6 @@ TestSuite(crashpoint, .fini = tu_teardown);
 #define TINY_TABLE  16u /* SHMKV_SLOTS_MIN: one probe window */
 #define SWEEP_KEYS  6	/* expired keys a sweep meets */
 #define FRESH_KEYS  8	/* new keys the usability check writes */
-#define VALUE_CAP   64
 #define SCAN_KEYS   BIG_TABLE
 #define USE_BLOCK   "usable-block-value-xxxxxxxxxxxxxxxxxxxx"
 #define USE_BLOCK_2 "usable-block-value-yyyyyyyyyyyyyyyyyyyy"
@@ -77,17 +77,6 @@ struct scenario {
 	unsigned gone;
 	void (*prepare)(shmkv_t *kv, const char *name, unsigned after);
 };
-
-/* Must match crash_worker.c: 40 bytes, never a number. */
-static size_t block_value(char *buf, const char *prefix, unsigned long i)
-{
-	int n = snprintf(buf, VALUE_CAP, "blk-%s%lu-", prefix, i);
-	size_t len = n < 0 ? 0 : (size_t)n;
-
-	while (len < 40)
-		buf[len++] = 'x';
-	return len;
-}
 
 /* crash_worker, beside this binary. */
 static void worker_path(char *buf, size_t cap)
@@ -248,14 +237,12 @@ static void assert_key_missing(shmkv_t *kv, const char *prefix, unsigned i)
 static void assert_worker_keys(shmkv_t *kv, const struct scenario *sc,
 			       unsigned after)
 {
-	char key[32], val[VALUE_CAP];
+	char key[32], val[CRASH_VALUE_CAP];
 
 	for (unsigned i = 0; strcmp(sc->mode, "sweep") && i < after; i++) {
 		size_t kl = tu_fmt(key, sizeof(key), sc->prefix, i);
-		size_t vl = strcmp(sc->mode, "int") == 0
-				    ? (size_t)snprintf(val, sizeof(val), "%u",
-						       i)
-				    : block_value(val, sc->prefix, i);
+		size_t vl = crash_value(val, strcmp(sc->mode, "int") == 0,
+					sc->prefix, i);
 
 		if (i + 1 < after || sc->visible)
 			tu_assert_get(kv, key, kl, val, vl);

@@ -4,6 +4,7 @@
  * missing without a write, and writes through other handles show.
  */
 #include "helpers/testutil.h"
+#include "helpers/ttl.h"
 
 TestSuite(readonly, .init = tu_setup, .fini = tu_teardown);
 
@@ -88,14 +89,10 @@ Test(readonly, an_expired_key_reads_as_missing_without_writing)
 	shmkv_t *ro;
 	struct shmkv_stats st;
 
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("k"), LIT("v"), SHMKV_SET_PX, 40, NULL),
-		1);
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("i"), LIT("5"), SHMKV_SET_PX, 40, NULL),
-		1);
+	ttl_set_ms("k", "v", SHORT_MS);
+	ttl_set_ms("i", "5", SHORT_MS);
 	ro = tu_open(tu_name, SHMKV_OPEN_READONLY);
-	tu_sleep_ms(150);
+	tu_sleep_ms(PAST_SHORT_MS);
 	/* The mapping is read-only: any attempt to delete would crash. */
 	tu_assert_missing(ro, LIT("k"));
 	tu_assert_missing(ro, LIT("i"));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "helpers/testutil.h"
+#include "helpers/ttl.h"
 #include "internal.h"
 #include "shmkv_lock.h"
 
@@ -74,13 +75,9 @@ Test(recover, reports_nothing_after_keys_expired)
 {
 	struct shmkv_stats st;
 
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("a"), LIT("v"), SHMKV_SET_PX, 40, NULL),
-		1);
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("b"), LIT("12"), SHMKV_SET_PX, 40, NULL),
-		1);
-	tu_sleep_ms(150);
+	ttl_set_ms("a", "v", SHORT_MS);
+	ttl_set_ms("b", "12", SHORT_MS);
+	tu_sleep_ms(PAST_SHORT_MS);
 	assert_clean(tu_kv);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_eq(st.live_keys, 0);
