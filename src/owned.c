@@ -219,12 +219,18 @@ bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
 	return b != NULL && named_by_slot(kv, b, ref) == 1;
 }
 
-/* Which blocks a reclamation of one unit looks at. */
-enum reap_scope {
-	REAP_DEAD_OWNERS, /* blocks tagged with a dead pid: a tag read */
-	REAP_ORPHANS,	  /* those, and published blocks (pid 0) that their
-			     slot no longer names: a slot read more */
-};
+/* Which published blocks (pid 0) a reclamation of one unit checks against
+ * their slot, a slot read each: those whose slot lies in one region of
+ * the table (step_region), or all of them (a full pass). */
+#define ALL_REGIONS UINT32_MAX
+
+/* The region of the table that slot @slot lies in: the table cut in
+ * SHMKV_REAP_ORPHAN_TURNS contiguous ranges. */
+static uint32_t slot_region(const struct shmkv *kv, uint32_t slot)
+{
+	return (uint32_t)((uint64_t)(slot & kv->mask) *
+			  SHMKV_REAP_ORPHAN_TURNS / ((uint64_t)kv->mask + 1));
+}
 
 /* A dead owner's block that a freer DOOMed and died before finishing
  * (owned_free): finish the free for it, unless a pin still names it. */
@@ -242,11 +248,11 @@ static int reclaim_doomed(struct shmkv *kv, struct shmkv_block_shm *b,
 	return free_doomed(kv, b, unit, tag) == 0;
 }
 
-/* Reclaims block @unit if a dead process left it, or (REAP_ORPHANS) if it
- * is published and nothing names it. Return: 1 freed, 2 confirmed, 0
- * nothing to do. */
+/* Reclaims block @unit if a dead process left it, or if it is published,
+ * its slot lies in region @region, and nothing names it. Return: 1 freed,
+ * 2 confirmed, 0 nothing to do. */
 static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
-			enum reap_scope scope)
+			uint32_t region)
 {
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
@@ -256,8 +262,11 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 	uint32_t pid = BLK_PID(tag);
 	int named;
 
-	if (!BLK_USED(tag) || (pid == 0 && scope != REAP_ORPHANS) ||
-	    (pid != 0 && memo_alive(m, pid)))
+	if (!BLK_USED(tag) || (pid != 0 && memo_alive(m, pid)))
+		return 0;
+	/* Relaxed: the back-pointer of a published block no longer moves. */
+	if (pid == 0 && region != ALL_REGIONS &&
+	    slot_region(kv, uatomic_read(&b->slot)) != region)
 		return 0;
 	if (tag & BLK_DOOM)
 		return reclaim_doomed(kv, b, unit, tag);
@@ -298,7 +307,7 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
 			int what = reclaim_unit(
 				kv, page * kv->geo.units_per_page + i, &m,
-				REAP_ORPHANS);
+				ALL_REGIONS);
 
 			freed += what == 1;
 			count(report, what);
@@ -319,20 +328,17 @@ int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
 }
 
 /*
- * The scope of the step's look at unit position @pos (the cursor's, before
- * the modulo by @total units). Checking a published block against its
- * slot reads a random slot (a page fault in a fresh mapping), so a step
- * does it for one unit in SHMKV_REAP_ORPHAN_TURNS only, a residue that
- * moves on with each turn of the cursor: about units/TURNS slot reads a
- * step, and every unit's turn within TURNS turns.
+ * The region of the table whose published blocks the step checks at unit
+ * position @pos (the cursor's, before the modulo by @total units).
+ * Checking a published block against its slot reads a random slot (a page
+ * fault in a fresh mapping), so a step checks only those whose slot lies
+ * in one region, which moves on with each turn of the cursor: about
+ * units/TURNS slot reads a step, all within 1/TURNS of the table (a few
+ * pages), and every published block checked once in TURNS turns.
  */
-static enum reap_scope step_scope(uint64_t pos, uint64_t total)
+static uint32_t step_region(uint64_t pos, uint64_t total)
 {
-	uint64_t unit = pos % total, turn = pos / total;
-
-	return unit % SHMKV_REAP_ORPHAN_TURNS == turn % SHMKV_REAP_ORPHAN_TURNS
-		       ? REAP_ORPHANS
-		       : REAP_DEAD_OWNERS;
+	return (uint32_t)(pos / total % SHMKV_REAP_ORPHAN_TURNS);
 }
 
 /* Did the process that left INSERTING slot @idx die? Its pid is in the
@@ -382,7 +388,7 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 	at = uatomic_add_return(&header(kv)->reap_unit, units) - units;
 	for (uint32_t n = 0; n < units && total > 0; n++)
 		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total), &m,
-					   step_scope(at + n, total)));
+					   step_region(at + n, total)));
 	at = uatomic_add_return(&header(kv)->reap_slot, slots) - slots;
 	for (uint32_t n = 0; n < slots; n++)
 		reap_slot(kv, (uint32_t)(at + n) & kv->mask);

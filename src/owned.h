@@ -87,10 +87,10 @@ void shmkv__visit_end(struct shmkv *kv, uint32_t entry);
 bool shmkv__visited(struct shmkv *kv, uint32_t unit);
 
 /* One amortised reclamation step (see shmkv__reap_step): value units and
- * slots. A step reads block tags and slot states in order, and the slot
- * of a published block for one unit in SHMKV_REAP_ORPHAN_TURNS only (a
- * random slot each, a page fault in a fresh mapping): about
- * SHMKV_REAP_STEP_UNITS / SHMKV_REAP_ORPHAN_TURNS such reads a step. */
+ * slots. A step reads block tags and slot states in order, and checks a
+ * published block against its slot (a random read, a page fault in a
+ * fresh mapping) only if that slot lies in the turn's region: one
+ * SHMKV_REAP_ORPHAN_TURNS-th of the table, a new one each turn. */
 #define SHMKV_REAP_STEP_UNITS	2048u
 #define SHMKV_REAP_STEP_SLOTS	512u
 #define SHMKV_REAP_ORPHAN_TURNS 32u
