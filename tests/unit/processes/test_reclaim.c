@@ -111,26 +111,45 @@ static uint64_t blocks_used(void)
 	return mp_blocks_used(&st);
 }
 
-/* A child that takes and releases lock "L" and leaves without closing:
- * its lock cell, owned and named by nothing, is what it leaves. */
-static pid_t cell_left_by_dead_process(void)
+/* Runs tests/@prog with @args (NULL-terminated, at most 6) to its end,
+ * armed to die at crash point @crash_at if not NULL. Return: its pid
+ * (reaped); *@st its wait status. */
+static pid_t run_program(const char *prog, const char *const *args,
+			 const char *crash_at, int *st)
 {
-	struct shmkv_lock lk;
-	shmkv_t *kv;
+	char path[4096];
+	char *argv[8] = { path };
 	pid_t pid;
 
+	snprintf(path, sizeof(path), "%s/tests/%s", SHMKV_BUILD_DIR, prog);
+	for (int i = 0; i < 6 && args[i] != NULL; i++)
+		argv[i + 1] = (char *)args[i];
 	fflush(NULL);
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork");
 	if (pid == 0) {
-		if (shmkv_open(tu_name, 0, &kv) ||
-		    shmkv_lock_init(kv, &lk, "L") ||
-		    shmkv_lock_acquire(&lk, LEASE) != SHMKV_LOCK_ACQUIRED ||
-		    shmkv_lock_release(&lk) != 0)
-			_exit(1);
-		_exit(0);
+		if (crash_at != NULL) {
+			setenv("SHMKV_CRASH_AT", crash_at, 1);
+			setenv("SHMKV_CRASH_AFTER", "1", 1);
+		}
+		execv(path, argv);
+		_exit(127);
 	}
-	cr_assert(WIFEXITED(reap(pid)), "the cell's owner did not exit");
+	*st = reap(pid);
+	return pid;
+}
+
+/* A process that takes and releases lock "L" and leaves without closing
+ * (lifecycle_worker's "once"): its lock cell, owned and named by nothing,
+ * is what it leaves. Return: its pid. */
+static pid_t cell_left_by_dead_process(void)
+{
+	const char *args[] = { "once", tu_name, "L", "_exit", NULL };
+	int st;
+	pid_t pid = run_program("lifecycle_worker", args, NULL, &st);
+
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the cell's owner did not exit 0");
 	return pid;
 }
 
@@ -306,22 +325,10 @@ Test(crashpoint_reap,
 static void crash_worker_dies_at(const char *point, const char *mode,
 				 const char *prefix)
 {
-	char path[4096];
-	pid_t pid;
+	const char *args[] = { tu_name, mode, prefix, "0", "1", NULL };
 	int st;
 
-	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0, "fork");
-	if (pid == 0) {
-		setenv("SHMKV_CRASH_AT", point, 1);
-		setenv("SHMKV_CRASH_AFTER", "1", 1);
-		execl(path, path, tu_name, mode, prefix, "0", "1",
-		      (char *)NULL);
-		_exit(127);
-	}
-	st = reap(pid);
+	run_program("crash_worker", args, point, &st);
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		  "crash_worker did not die at %s", point);
 }
