@@ -14,11 +14,11 @@
  *    live process (one that has allocated it and is about to publish it).
  *
  * What dead processes left (slots claimed or inserts half done, blocks
- * never published, owned or freed) is no problem: the store reclaims it by
- * itself (owned.c), at the latest before it would answer -ENOMEM or
- * -ENOSPC. Such leftovers are described to the callback in lines that
- * start with "leftover: " but are not counted: a store full of them
- * checks clean.
+ * never published, owned, half freed or unpublished) is no problem: the
+ * store reclaims it by itself (owned.c), at the latest before it would
+ * answer -ENOMEM or -ENOSPC. Such leftovers are described to the callback
+ * in lines that start with "leftover: " and say what will reclaim them,
+ * but are not counted: a store full of them checks clean.
  *
  * The segment may be corrupted or changing under us, so nothing read from
  * it is trusted: every index and length is checked against the handle's
@@ -37,6 +37,7 @@
 
 #include "atomic.h"
 #include "internal.h"
+#include "owned.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */
 #define READ_RETRIES 64
@@ -103,6 +104,16 @@ static void leftover(struct check *c, const char *fmt, ...)
 	describe(c, "leftover: ", fmt, ap);
 	va_end(ap);
 }
+
+/* Who finishes a slot a dead process left: owned.c's reclamation step,
+ * or table.c's second insert pass (only an insert that found no free
+ * slot in its window takes it). */
+#define BY_STEP_OR_INSERT                                                      \
+	"finished by the next reclamation step over it, or an insert that "    \
+	"finds no other room there"
+
+/* Who frees a block of a dead owner (owned.c): every reclamation step. */
+#define BY_STEP "reclaimed by the next reclamation step over it"
 
 /* The key of @sv, quoted and escaped for a report, into @buf. */
 static const char *show_key(const struct slot_view *sv, char *buf, size_t cap)
@@ -306,6 +317,14 @@ static void check_value(struct check *c, const struct slot_view *sv)
 			       "slot %u: empty value word of version %u in a "
 			       "slot of version %u",
 			       sv->index, VAL_NONE_VERSION(sv->value), ver);
+		else if (VAL_IS_FRESH(sv->value) &&
+			 !shmkv__pid_alive(VAL_FRESH_PID(sv->value)) &&
+			 value_unchanged(c, sv))
+			leftover(c,
+				 "slot %u: a key whose inserter, process %u, "
+				 "died before its first value landed "
+				 "(" BY_STEP_OR_INSERT ")",
+				 sv->index, VAL_FRESH_PID(sv->value));
 		else if (VAL_IS_DEAD(sv->value) && value_unchanged(c, sv))
 			report(c,
 			       "slot %u: half given back (value DEAD): a "
@@ -353,11 +372,32 @@ static void check_member(struct check *c, const struct slot_view *sv)
 	mark_pinned(c, sv->value);
 }
 
+/* An INSERTING slot: its inserter (named by the FRESH value it wrote
+ * first) is either still at it, or dead and the slot a leftover. */
+static void check_pending(struct check *c, struct slot_view *sv)
+{
+	char show[SHOW_KEY_BYTES * 4 + 8];
+
+	if (sv->key_len > c->kv->geo.key_max)
+		sv->key_len = 0;
+	show_key(sv, show, sizeof(show));
+	if (!VAL_IS_FRESH(sv->value))
+		leftover(c,
+			 "slot %u: insert of key %s pending, by an unknown "
+			 "process (decided by an insert that finds no other "
+			 "room there, or shmkv_recover)",
+			 sv->index, show);
+	else if (!shmkv__pid_alive(VAL_FRESH_PID(sv->value)))
+		leftover(c,
+			 "slot %u: insert of key %s pending, by process %u, "
+			 "which is dead (" BY_STEP_OR_INSERT ")",
+			 sv->index, show, VAL_FRESH_PID(sv->value));
+}
+
 static void check_slot(struct check *c, uint32_t idx)
 {
 	struct slot_view sv;
 	uint32_t bound = raw_bound(c->kv, idx);
-	char show[SHOW_KEY_BYTES * 4 + 8];
 
 	if (bound > c->kv->geo.probe_limit)
 		report(c, "slot %u: probe bound %u exceeds the probe limit %u",
@@ -372,17 +412,11 @@ static void check_slot(struct check *c, uint32_t idx)
 		if (!shmkv__pid_alive(SLOT_PID(sv.state)))
 			leftover(c,
 				 "slot %u: claimed by process %u, which is "
-				 "dead (reclaimed by the next insert or "
-				 "reclamation step there)",
+				 "dead (" BY_STEP_OR_INSERT ")",
 				 idx, SLOT_PID(sv.state));
 		return;
 	case SLOT_INSERTING:
-		if (sv.key_len > c->kv->geo.key_max)
-			sv.key_len = 0;
-		leftover(c,
-			 "slot %u: insert of key %s pending (decided by the "
-			 "next insert or reclamation step there)",
-			 idx, show_key(&sv, show, sizeof(show)));
+		check_pending(c, &sv);
 		return;
 	case SLOT_MEMBER:
 		check_member(c, &sv);
@@ -408,19 +442,27 @@ static void check_block(struct check *c, uint32_t unit)
 		return;
 	if (pid != 0 && shmkv__pid_alive(pid))
 		return;
-	if (pid != 0)
+	if (pid != 0 && (tag & BLK_DOOM))
+		leftover(c,
+			 "block %u of class %u (%u bytes): owned by process "
+			 "%u, which is dead, and half freed by a process that "
+			 "died (" BY_STEP ")",
+			 unit, cls, c->kv->geo.class_size[cls], pid);
+	else if (pid != 0)
 		leftover(c,
 			 "block %u of class %u (%u bytes): allocated by "
 			 "process %u, which died before publishing it, or "
-			 "owned by it and named by no key (reclaimed by the "
-			 "next pass over it)",
+			 "owned by it and named by no key (" BY_STEP ")",
 			 unit, cls, c->kv->geo.class_size[cls], pid);
 	else
 		leftover(c,
 			 "block %u of class %u (%u bytes): used but the "
 			 "value of no key (a process died between replacing "
-			 "and freeing it; reclaimed by the next pass over it)",
-			 unit, cls, c->kv->geo.class_size[cls]);
+			 "and freeing it; reclaimed by a reclamation step "
+			 "within %u turns of its cursor, or at once by a full "
+			 "pass: an allocation about to fail, shmkv_recover)",
+			 unit, cls, c->kv->geo.class_size[cls],
+			 SHMKV_REAP_ORPHAN_TURNS);
 }
 
 static void check_blocks(struct check *c)

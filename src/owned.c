@@ -7,7 +7,10 @@
  * (gen+1) if no visit names the block, or back to T. A visitor announces
  * itself and then checks the tag has no DOOM: of a visitor and a freer
  * racing, one sees the other (both write, fence, then read the other's
- * word), so a block is never freed under a visit that re-validated it.
+ * word), so a block is never freed under a visit that re-validated it. A
+ * freer that dies between its CASes leaves T|DOOM; once the owner is dead
+ * too, reclamation finishes the free the same way (re-asserting DOOM with
+ * a full-barrier CAS before it reads the visits).
  *
  * Reclamation is amortised: each handle that starts owning blocks (a lock
  * user: what short-lived processes leave) first runs one step over the
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "owned.h"
 
 static struct shmkv_header_shm *header(const struct shmkv *kv)
@@ -54,6 +58,27 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	return 0;
 }
 
+/*
+ * The second half of a free: block @b (unit @unit) has tag @doomed, DOOM
+ * set by a full-barrier CAS of ours (or re-asserted by one, for a freer
+ * that died here), so a visitor that announced itself after it sees DOOM
+ * and gives up. Return: 0 (freed, or someone else finished), -EBUSY
+ * (visited: DOOM taken back, left for a later reclamation).
+ */
+static int free_doomed(struct shmkv *kv, struct shmkv_block_shm *b,
+		       uint32_t unit, uint64_t doomed)
+{
+	SHMKV_PAUSE_POINT("owned_doomed");
+	if (shmkv__visited(kv, unit)) {
+		/* Full barrier: the block is whole again for its visitor. */
+		shmkv__cas_full(&b->tag, doomed, doomed & ~BLK_DOOM);
+		return -EBUSY;
+	}
+	/* Full barrier: readers re-check the generation after their copy. */
+	shmkv__cas_full(&b->tag, doomed, BLK_TAG(BLK_GEN(doomed) + 1, 0, 0));
+	return 0;
+}
+
 int shmkv__owned_free(struct shmkv *kv, uint64_t ref)
 {
 	struct shmkv_block_shm *b = shmkv__block(kv, ref);
@@ -70,15 +95,7 @@ int shmkv__owned_free(struct shmkv *kv, uint64_t ref)
 	 * (the freer's half of the store-buffer pair with a visitor). */
 	if (shmkv__cas_full(&b->tag, tag, tag | BLK_DOOM) != tag)
 		return 0;
-	if (shmkv__visited(kv, VAL_BLOCK_UNIT(ref))) {
-		/* Full barrier: the block is whole again for its visitor. */
-		shmkv__cas_full(&b->tag, tag | BLK_DOOM, tag);
-		return -EBUSY;
-	}
-	/* Full barrier: readers re-check the generation after their copy. */
-	shmkv__cas_full(&b->tag, tag | BLK_DOOM,
-			BLK_TAG(BLK_GEN(tag) + 1, 0, 0));
-	return 0;
+	return free_doomed(kv, b, VAL_BLOCK_UNIT(ref), tag | BLK_DOOM);
 }
 
 #define VISIT_WORD(pid, unit) (((uint64_t)(pid) << 32) | ((uint64_t)(unit) + 1))
@@ -202,11 +219,40 @@ bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
 	return b != NULL && named_by_slot(kv, b, ref) == 1;
 }
 
-/* Reclaims block @unit if a dead process left it, or (with @orphans) if
- * it is published and nothing names it. Return: 1 freed, 2 confirmed, 0
- * nothing to do. */
+/* Which published blocks (pid 0) a reclamation of one unit checks against
+ * their slot, a slot read each: those whose slot lies in one region of
+ * the table (step_region), or all of them (a full pass). */
+#define ALL_REGIONS UINT32_MAX
+
+/* The region of the table that slot @slot lies in: the table cut in
+ * SHMKV_REAP_ORPHAN_TURNS contiguous ranges. */
+static uint32_t slot_region(const struct shmkv *kv, uint32_t slot)
+{
+	return (uint32_t)((uint64_t)(slot & kv->mask) *
+			  SHMKV_REAP_ORPHAN_TURNS / ((uint64_t)kv->mask + 1));
+}
+
+/* A dead owner's block that a freer DOOMed and died before finishing
+ * (owned_free): finish the free for it, unless a pin still names it. */
+static int reclaim_doomed(struct shmkv *kv, struct shmkv_block_shm *b,
+			  uint32_t unit, uint64_t tag)
+{
+	uint64_t ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
+
+	if (BLK_PID(tag) == 0 || named_by_slot(kv, b, ref) != 0)
+		return 0;
+	/* Full barrier: re-asserts DOOM before we read the visits, as the
+	 * dead freer's CAS did (our half of the pair with a visitor). */
+	if (shmkv__cas_full(&b->tag, tag, tag) != tag)
+		return 0;
+	return free_doomed(kv, b, unit, tag) == 0;
+}
+
+/* Reclaims block @unit if a dead process left it, or if it is published,
+ * its slot lies in region @region, and nothing names it. Return: 1 freed,
+ * 2 confirmed, 0 nothing to do. */
 static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
-			bool orphans)
+			uint32_t region)
 {
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
@@ -216,9 +262,14 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 	uint32_t pid = BLK_PID(tag);
 	int named;
 
-	if (!BLK_USED(tag) || (tag & BLK_DOOM) || (pid == 0 && !orphans) ||
-	    (pid != 0 && memo_alive(m, pid)))
+	if (!BLK_USED(tag) || (pid != 0 && memo_alive(m, pid)))
 		return 0;
+	/* Relaxed: the back-pointer of a published block no longer moves. */
+	if (pid == 0 && region != ALL_REGIONS &&
+	    slot_region(kv, uatomic_read(&b->slot)) != region)
+		return 0;
+	if (tag & BLK_DOOM)
+		return reclaim_doomed(kv, b, unit, tag);
 	named = named_by_slot(kv, b, ref);
 	if (named == 2 && pid != 0) {
 		/* Published by a process that died before confirming. */
@@ -256,7 +307,7 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++) {
 			int what = reclaim_unit(
 				kv, page * kv->geo.units_per_page + i, &m,
-				true);
+				ALL_REGIONS);
 
 			freed += what == 1;
 			count(report, what);
@@ -276,6 +327,53 @@ int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
 	return err;
 }
 
+/*
+ * The region of the table whose published blocks the step checks at unit
+ * position @pos (the cursor's, before the modulo by @total units).
+ * Checking a published block against its slot reads a random slot (a page
+ * fault in a fresh mapping), so a step checks only those whose slot lies
+ * in one region, which moves on with each turn of the cursor: about
+ * units/TURNS slot reads a step, all within 1/TURNS of the table (a few
+ * pages), and every published block checked once in TURNS turns.
+ */
+static uint32_t step_region(uint64_t pos, uint64_t total)
+{
+	return (uint32_t)(pos / total % SHMKV_REAP_ORPHAN_TURNS);
+}
+
+/* Did the process that left INSERTING slot @idx die? Its pid is in the
+ * FRESH value word it wrote before the state (table.c's publish). */
+static bool inserter_dead(const struct shmkv *kv, uint32_t idx)
+{
+	/* Acquire: pairs with the CAS to INSERTING that published it. A
+	 * filter only: the duplicate check is safe for any caller. */
+	uint64_t v = shmkv__load_acquire(&shmkv__slot(kv, idx)->value);
+
+	return VAL_IS_FRESH(v) && !shmkv__pid_alive(VAL_FRESH_PID(v));
+}
+
+/* Slot @idx: claims of the dead, lost duplicates, half-recycled and
+ * never-valued keys, and inserts of the dead, decided as the next insert
+ * there would (the duplicate check) and then given back if their key
+ * never got a value. A live process's pending insert is its own. */
+static void reap_slot(struct shmkv *kv, uint32_t idx)
+{
+	uint64_t *state = &shmkv__slot(kv, idx)->state;
+	/* Acquire: pairs with the CAS that set the state. */
+	uint64_t w = shmkv__load_acquire(state);
+
+	if (SLOT_STATE(w) == SLOT_EMPTY ||
+	    (SLOT_STATE(w) == SLOT_INSERTING && !inserter_dead(kv, idx)))
+		return;
+	if (!shmkv__slot_reclaim(kv, idx, w, true) ||
+	    SLOT_STATE(w) != SLOT_INSERTING)
+		return;
+	/* Acquire: pairs with the CAS that decided it. */
+	w = shmkv__load_acquire(state);
+	if (SLOT_STATE(w) != SLOT_EMPTY)
+		shmkv__slot_reclaim(kv, idx, w, true);
+}
+
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report)
 {
@@ -288,24 +386,10 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 	/* Full barrier (fetch-and-add): only spreads the work, so that
 	 * processes opening at once take different ranges. */
 	at = uatomic_add_return(&header(kv)->reap_unit, units) - units;
-	/* Blocks of the dead only: checking every published block against
-	 * its slot would touch a random slot per block (a page fault each in
-	 * a fresh mapping); the rare orphan of a process killed between a
-	 * replace and its free waits for a full pass. */
 	for (uint32_t n = 0; n < units && total > 0; n++)
-		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total),
-					   &m, false));
+		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total), &m,
+					   step_region(at + n, total)));
 	at = uatomic_add_return(&header(kv)->reap_slot, slots) - slots;
-	for (uint32_t n = 0; n < slots; n++) {
-		uint32_t idx = (uint32_t)(at + n) & kv->mask;
-		/* Acquire: pairs with the CAS that set the state. */
-		uint64_t w = shmkv__load_acquire(&shmkv__slot(kv, idx)->state);
-
-		/* Claims of the dead, lost duplicates, half-recycled and
-		 * never-valued keys. A pending insert is left to the next
-		 * insert that meets it (its duplicate check decides it). */
-		if (SLOT_STATE(w) != SLOT_EMPTY &&
-		    SLOT_STATE(w) != SLOT_INSERTING)
-			shmkv__slot_reclaim(kv, idx, w, true);
-	}
+	for (uint32_t n = 0; n < slots; n++)
+		reap_slot(kv, (uint32_t)(at + n) & kv->mask);
 }

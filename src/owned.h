@@ -87,11 +87,13 @@ void shmkv__visit_end(struct shmkv *kv, uint32_t entry);
 bool shmkv__visited(struct shmkv *kv, uint32_t unit);
 
 /* One amortised reclamation step (see shmkv__reap_step): value units and
- * slots. A step only reads block tags and slot states in order (no slot
- * lookups per block: those would fault in a random page each), about
- * 20 us in a fresh mapping. */
-#define SHMKV_REAP_STEP_UNITS 2048u
-#define SHMKV_REAP_STEP_SLOTS 512u
+ * slots. A step reads block tags and slot states in order, and checks a
+ * published block against its slot (a random read, a page fault in a
+ * fresh mapping) only if that slot lies in the turn's region: one
+ * SHMKV_REAP_ORPHAN_TURNS-th of the table, a new one each turn. */
+#define SHMKV_REAP_STEP_UNITS	2048u
+#define SHMKV_REAP_STEP_SLOTS	512u
+#define SHMKV_REAP_ORPHAN_TURNS 32u
 
 /* What one reclamation pass did (maint.c's recover reports it). */
 struct shmkv_reclaimed {
@@ -102,9 +104,12 @@ struct shmkv_reclaimed {
 /*
  * Reclaims the leftovers of dead processes in @units value units and
  * @slots slots, from where the last step stopped (the header's cursors),
- * so that the processes that use a store share the work. Published
- * blocks nothing names (a process killed between a replace and its free)
- * are left to full passes. @report may be NULL.
+ * so that the processes that use a store share the work: blocks of dead
+ * owners (never published, owned, or half freed) and the slots of
+ * shmkv__slot_reclaim, pending inserts of dead inserters included, on
+ * every pass of the cursor; published blocks nothing names (a process
+ * killed between a replace and its free) on one pass of the cursor in
+ * SHMKV_REAP_ORPHAN_TURNS. @report may be NULL.
  */
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report);

@@ -262,45 +262,69 @@ static void audit_room(struct lc_audit *a)
 	}
 }
 
+/* Published blocks nothing names wait for their region's turn (owned.h):
+ * check's line for them says so. */
+#define ORPHAN_LINE "used but the value of no key"
+
+struct leftover_count {
+	bool orphans; /* count those too */
+	long n;
+};
+
 static void count_leftover(const char *problem, void *arg)
 {
-	*(long *)arg += strncmp(problem, "leftover: ", 10) == 0;
+	struct leftover_count *lc = arg;
+
+	lc->n += strncmp(problem, "leftover: ", 10) == 0 &&
+		 (lc->orphans || strstr(problem, ORPHAN_LINE) == NULL);
 }
 
-/* Leftovers of dead processes shmkv_check describes (not problems). */
-static long leftovers(shmkv_t *kv)
+static void show_leftover(const char *problem, void *arg)
 {
-	long n = 0;
+	long *n = arg;
 
-	shmkv_check(kv, count_leftover, &n);
-	return n;
+	if (strncmp(problem, "leftover: ", 10) == 0 && (*n)++ < SHOW_PROBLEMS)
+		fprintf(stderr, "lifecycle_soak: check: %s\n", problem);
 }
 
-/* Value units of the store: how far the reclamation cursor must go. */
-static uint64_t units_of(shmkv_t *kv)
+/* Leftovers of dead processes shmkv_check describes (not problems);
+ * with @orphans, published blocks nothing names too. */
+static long leftovers(shmkv_t *kv, bool orphans)
+{
+	struct leftover_count lc = { orphans, 0 };
+
+	shmkv_check(kv, count_leftover, &lc);
+	return lc.n;
+}
+
+/* Reclamation steps that take the cursor once around value memory. */
+static int steps_per_turn(shmkv_t *kv)
 {
 	struct shmkv_stats st;
+	uint64_t units = shmkv_stats(kv, &st) == 0
+				 ? (uint64_t)st.pages *
+					   (st.page_size / SHMKV_BLOCK_MIN)
+				 : 0;
 
-	return shmkv_stats(kv, &st) == 0
-		       ? (uint64_t)st.pages * (st.page_size / SHMKV_BLOCK_MIN)
-		       : 0;
+	return (int)(units / SHMKV_REAP_STEP_UNITS + 1);
 }
 
 /*
  * What ordinary work does to the leftovers: lock users come and go (each
- * new handle that starts owning blocks runs a reclamation step), until
- * shmkv_check describes no leftover. Bounded by twice the steps that
- * cover the whole store. Return: how many came and went, or -1.
+ * new handle that starts owning blocks runs a reclamation step) until
+ * shmkv_check describes none (with @orphans: published blocks nothing
+ * names included), at most @turns turns of the cursor. Return: how many
+ * came and went, or -1.
  */
-static int settle(struct lc_audit *a)
+static int settle(struct lc_audit *a, bool orphans, int turns)
 {
-	int most = (int)(2 * (units_of(a->kv) / SHMKV_REAP_STEP_UNITS + 1));
+	int most = turns * steps_per_turn(a->kv);
 
 	for (int n = 0; n <= most; n++) {
 		struct shmkv_lock lk;
 		shmkv_t *kv;
 
-		if (leftovers(a->kv) == 0)
+		if (leftovers(a->kv, orphans) == 0)
 			return n;
 		if (shmkv_open(a->name, 0, &kv) != 0)
 			return -1;
@@ -312,19 +336,46 @@ static int settle(struct lc_audit *a)
 	return -1;
 }
 
+/* Used blocks tagged with a live pid. With every worker reaped and the
+ * audit's lock handles closed, only a dead worker's pid that an
+ * unrelated process took since can do that: the README's one delay
+ * (reclaiming waits until that process dies too). */
+static uint64_t blocks_of_live_pids(const shmkv_t *kv)
+{
+	uint64_t n = 0;
+
+	for (uint32_t p = 0; p < kv->geo.page_count; p++) {
+		uint32_t c = shmkv__page_class(kv, p);
+
+		for (uint32_t i = 0;
+		     c != SHMKV__NO_CLASS && i < kv->class_blocks[c]; i++) {
+			uint32_t cls;
+			/* Relaxed: a quiet store; a count. */
+			uint64_t tag = shmkv__load_relaxed(
+				&shmkv__block_at(kv,
+						 p * kv->geo.units_per_page + i,
+						 &cls)
+					 ->tag);
+
+			n += BLK_USED(tag) && BLK_PID(tag) != 0 &&
+			     shmkv__pid_alive(BLK_PID(tag));
+		}
+	}
+	return n;
+}
+
 static void audit_storage(struct lc_audit *a, int r)
 {
 	/* Reclamation is amortised: at most a full turn of the cursor's
 	 * worth of dead processes' cells (two each) may wait for it. */
-	int64_t backlog = 2 *
-			  (int64_t)(units_of(a->kv) / SHMKV_REAP_STEP_UNITS +
-				    1);
+	int64_t backlog = 2 * (int64_t)steps_per_turn(a->kv);
 	int64_t slack = a->slack + backlog, extra;
 	long problems = 0;
+	uint64_t reused;
 	struct census c;
 	int rc = mp_census_take(a->kv, LC_SLOTS, &c, value_ok);
 	const struct shmkv_stats *st = &c.st;
-	int settled;
+	int settled, orphans;
 
 	lc_verdict(a, rc == 0, "census: %s", shmkv_strerror(rc));
 	lc_verdict(a, !c.dups && !c.bad_values && c.live == st->live_keys,
@@ -341,20 +392,41 @@ static void audit_storage(struct lc_audit *a, int r)
 		r + 1, (unsigned long long)mp_blocks_used(st), c.live,
 		c.need_block, (long long)extra, (long long)slack);
 	/* The steady state: ordinary work (lock users coming and going, no
-	 * recover) leaves exactly what the live keys need. */
-	settled = settle(a);
+	 * recover) leaves exactly what the live keys need: the leftovers of
+	 * the dead within two turns of the cursor, published blocks nothing
+	 * names (a writer killed between a replace and its free) within
+	 * SHMKV_REAP_ORPHAN_TURNS more (owned.h, README). */
+	settled = settle(a, false, 2);
 	lc_verdict(a, settled >= 0,
 		   "round %d: leftovers of dead processes remain after lock "
-		   "users came and went twice the store's turn",
+		   "users came and went for two turns of reclamation",
 		   r + 1);
+	orphans = settled < 0
+			  ? -1
+			  : settle(a, true, (int)SHMKV_REAP_ORPHAN_TURNS + 1);
+	lc_verdict(a, settled < 0 || orphans >= 0,
+		   "round %d: published blocks nothing names remain after lock "
+		   "users came and went for %u turns of reclamation",
+		   r + 1, SHMKV_REAP_ORPHAN_TURNS + 1);
+	if (orphans < 0)
+		shmkv_check(a->kv, show_leftover, &problems);
+	problems = 0;
+	settled = orphans < 0 ? -1 : settled + orphans;
 	free(c.keys.k);
 	rc = mp_census_take(a->kv, LC_SLOTS, &c, value_ok);
 	lc_verdict(a, rc == 0, "census after settling: %s", shmkv_strerror(rc));
 	extra = (int64_t)mp_blocks_used(st) - (int64_t)c.need_block;
-	lc_verdict(a, extra == 0,
+	reused = blocks_of_live_pids(a->kv);
+	lc_verdict(a, extra == (int64_t)reused,
 		   "round %d: %lld blocks beyond the live keys' need after %d "
-		   "lock users came and went: not a steady state",
-		   r + 1, (long long)extra, settled);
+		   "lock users came and went (%llu tagged with a dead "
+		   "worker's pid now reused): not a steady state",
+		   r + 1, (long long)extra, settled,
+		   (unsigned long long)reused);
+	if (reused > 0)
+		printf("lifecycle_soak: round %d: %llu blocks wait for a "
+		       "process that reused a dead worker's pid\n",
+		       r + 1, (unsigned long long)reused);
 	lc_verdict(a,
 		   st->live_keys + st->tombstones + st->expired <=
 				   LC_KEYSPACE &&

@@ -34,7 +34,10 @@
  *   store once (what amortised reclamation may not have reached yet):
  *   never a function of how many processes ran. Then ordinary work, lock
  *   users coming and going (no recover), must leave no leftover within
- *   twice that many steps, and exactly the blocks the live keys need.
+ *   two turns of the reclamation cursor (published blocks nothing names:
+ *   SHMKV_REAP_ORPHAN_TURNS more), and exactly the blocks the live keys
+ *   need, but for blocks whose dead owner's pid a live process reused
+ *   since (counted and printed: reclaimed once that one dies too).
  *   Slots: live + tombstones <= LC_KEYSPACE (the keys anyone can name),
  *   nothing pending or corrupt. shmkv_check finds no problem. A new key
  *   with a value of each size class still fits.

@@ -260,6 +260,7 @@ Test(check, describes_a_block_referenced_by_no_key_as_a_leftover)
 	cr_assert_eq(BLK_USED(b->tag), 0, "spare block in use");
 	b->tag = BLK_TAG(7, 0, 1);
 	assert_leftover("used but the value of no key");
+	assert_leftover("reclamation step within 32 turns of its cursor");
 }
 
 Test(check, describes_a_block_a_dead_process_allocated_as_a_leftover)
@@ -270,6 +271,18 @@ Test(check, describes_a_block_a_dead_process_allocated_as_a_leftover)
 	b = spare_block();
 	b->tag = BLK_TAG(0, dead_pid(), 1);
 	assert_leftover("died before publishing it");
+	assert_leftover("reclaimed by the next reclamation step over it");
+}
+
+Test(check, describes_a_dead_owners_block_half_freed_as_a_leftover)
+{
+	struct shmkv_block_shm *b;
+
+	populate();
+	b = spare_block();
+	b->tag = BLK_TAG(0, dead_pid(), 1) | BLK_DOOM;
+	assert_leftover("half freed by a process that died (reclaimed by the "
+			"next reclamation step over it)");
 }
 
 Test(check, ignores_a_block_allocated_by_a_live_process)
@@ -341,6 +354,48 @@ Test(check, describes_an_insert_left_pending_as_a_leftover)
 	slot(i)->state = SLOT_WORD(SLOT_INSERTING, 0,
 				   SLOT_VERSION(slot(i)->state));
 	assert_leftover("insert of key \"text\" pending");
+	assert_leftover("shmkv_recover");
+}
+
+/* "int" (inline: no block) left INSERTING by process @pid, as its FRESH
+ * value says. */
+static void pending_insert_by(uint32_t pid)
+{
+	uint32_t i = slot_of("int"), ver;
+
+	ver = SLOT_VERSION(slot(i)->state);
+	slot(i)->value = VAL_FRESH_WORD(ver, pid);
+	slot(i)->state = SLOT_WORD(SLOT_INSERTING, 0, ver);
+}
+
+Test(check, describes_a_dead_processs_pending_insert_as_a_steps_leftover)
+{
+	populate();
+	pending_insert_by(dead_pid());
+	assert_leftover("insert of key \"int\" pending, by process");
+	assert_leftover("which is dead (finished by the next reclamation "
+			"step over it");
+}
+
+Test(check, ignores_a_pending_insert_of_a_live_process)
+{
+	struct probs p;
+
+	populate();
+	pending_insert_by((uint32_t)getppid());
+	tu_assert_rc(run_check(tu_kv, &p), 0);
+	cr_assert_eq(p.leftovers, 0, "%s", p.text);
+}
+
+Test(check, describes_a_key_whose_dead_inserter_never_stored_a_value)
+{
+	uint32_t i;
+
+	populate();
+	i = slot_of("int");
+	slot(i)->value = VAL_FRESH_WORD(SLOT_VERSION(slot(i)->state),
+					dead_pid());
+	assert_leftover("died before its first value landed");
 }
 
 Test(check, reports_a_meaningless_state_word)
