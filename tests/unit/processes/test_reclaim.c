@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "helpers/mp_census.h"
+#include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 #include "atomic.h"
 #include "fault.h"
@@ -187,17 +188,6 @@ static void next_step_at(uint32_t unit)
 	((struct shmkv_header_shm *)tu_kv->base)->reap_unit = unit;
 }
 
-/* The slot of key @key (asserted present). */
-static struct shmkv_slot_shm *slot_of(const char *key)
-{
-	struct shmkv_key k;
-	struct shmkv_slot_ref ref;
-
-	shmkv__key_init(tu_kv, &k, key, strlen(key));
-	tu_assert_rc(shmkv__lookup(tu_kv, &k, &ref), 1);
-	return shmkv__slot(tu_kv, ref.index);
-}
-
 /*
  * Made by hand.
  */
@@ -221,7 +211,7 @@ Test(reclaim, a_published_block_nothing_names_is_reclaimed_by_ordinary_work)
 	struct shmkv_slot_shm *s;
 
 	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
-	s = slot_of("k");
+	s = tu_slot_of(tu_kv, "k");
 	/* A replace's CAS, by a process that died before its free. */
 	s->value = VAL_INT_WORD(SLOT_VERSION(s->state), 7);
 	cr_assert_eq(leftovers(), 1);
@@ -248,7 +238,7 @@ Test(reclaim, a_pending_insert_of_a_dead_process_is_decided_and_given_back)
 	uint32_t ver;
 
 	tu_assert_rc(shmkv_set(tu_kv, LIT("p"), LIT("1"), 0, 0, NULL), 1);
-	s = slot_of("p");
+	s = tu_slot_of(tu_kv, "p");
 	ver = SLOT_VERSION(s->state);
 	/* What publish() leaves when its process dies after the CAS to
 	 * INSERTING: the key, a FRESH value naming it. */
@@ -266,7 +256,7 @@ Test(reclaim, a_pending_insert_of_a_live_process_is_left_to_it)
 	uint32_t ver;
 
 	tu_assert_rc(shmkv_set(tu_kv, LIT("p"), LIT("1"), 0, 0, NULL), 1);
-	s = slot_of("p");
+	s = tu_slot_of(tu_kv, "p");
 	ver = SLOT_VERSION(s->state);
 	s->value = VAL_FRESH_WORD(ver, (uint32_t)getpid());
 	s->state = SLOT_WORD(SLOT_INSERTING, 0, ver);

@@ -4,6 +4,7 @@
  * malformed value word).
  */
 #include "helpers/shmctl_run.h"
+#include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 
 #include <stdio.h>
@@ -17,16 +18,6 @@ TestSuite(shmctl_maint, .init = tu_setup, .fini = ctl_teardown);
 /*
  * check, recover, sweep, locks.
  */
-
-static struct shmkv_slot_shm *slot_of(const char *key)
-{
-	struct shmkv_slot_ref ref;
-	struct shmkv_key k;
-
-	shmkv__key_init(tu_kv, &k, key, strlen(key));
-	tu_assert_rc(shmkv__lookup(tu_kv, &k, &ref), 1);
-	return shmkv__slot(tu_kv, ref.index);
-}
 
 /* Marks an empty slot claimed by a process that is gone. */
 /* A slot claimed by a dead process, placed just behind the reclamation
@@ -73,7 +64,7 @@ Test(shmctl_maint, check_reports_a_corrupted_store_and_exits_4)
 
 	tu_populate(tu_kv, 50);
 	SET("n", "12"); /* an inline integer: no block to leak */
-	slot_of("n")->value = (uint64_t)3 << 62;
+	tu_slot_of(tu_kv, "n")->value = (uint64_t)3 << 62;
 	r = RUN("check", tu_name);
 	assert_code(r, 4);
 	assert_has(r.out, ": malformed value word 0xc000000000000000\n");

@@ -7,6 +7,7 @@
  * the layout with the internal headers.
  */
 #include "helpers/rng.h"
+#include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 
 #include <stdio.h>
@@ -76,16 +77,6 @@ static void set_str(const char *k, const char *v)
 		     1);
 }
 
-static uint32_t slot_of(const char *key)
-{
-	struct shmkv_slot_ref ref;
-	struct shmkv_key k;
-
-	shmkv__key_init(tu_kv, &k, key, strlen(key));
-	tu_assert_rc(shmkv__lookup(tu_kv, &k, &ref), 1);
-	return ref.index;
-}
-
 static struct shmkv_slot_shm *slot(uint32_t i)
 {
 	return shmkv__slot(tu_kv, i);
@@ -102,7 +93,7 @@ static uint32_t home_of(const char *key)
 /* The block holding @key's value (a non-integer value). */
 static struct shmkv_block_shm *block_of(const char *key)
 {
-	uint64_t v = slot(slot_of(key))->value;
+	uint64_t v = tu_slot_of(tu_kv, key)->value;
 
 	cr_assert_eq(VAL_KIND(v), VAL_BLOCK, "%s is not in a block", key);
 	return shmkv__block(tu_kv, v);
@@ -112,7 +103,7 @@ static struct shmkv_block_shm *block_of(const char *key)
  * page that populate() leaves free. */
 static struct shmkv_block_shm *spare_block(void)
 {
-	uint64_t v = slot(slot_of("text"))->value;
+	uint64_t v = tu_slot_of(tu_kv, "text")->value;
 	uint32_t page = VAL_BLOCK_UNIT(v) / tu_kv->geo.units_per_page, cls = 0;
 	uint32_t unit;
 
@@ -191,7 +182,7 @@ Test(check, counts_problems_without_a_callback)
 {
 	populate();
 	/* An inline integer: no block becomes unreferenced. */
-	slot(slot_of("int"))->value = (uint64_t)3 << 62;
+	tu_slot_of(tu_kv, "int")->value = (uint64_t)3 << 62;
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 1);
 }
 
@@ -203,7 +194,7 @@ Test(check, refuses_a_null_handle)
 Test(check, reports_a_malformed_value_word)
 {
 	populate();
-	slot(slot_of("text"))->value = (uint64_t)3 << 62;
+	tu_slot_of(tu_kv, "text")->value = (uint64_t)3 << 62;
 	assert_found("malformed value word 0xc000000000000000");
 }
 
@@ -211,7 +202,7 @@ Test(check, reports_a_value_naming_a_block_that_does_not_exist)
 {
 	populate();
 	/* One past the last page: no such block. */
-	slot(slot_of("text"))->value = VAL_BLOCK_WORD(
+	tu_slot_of(tu_kv, "text")->value = VAL_BLOCK_WORD(
 		tu_kv->geo.page_count * tu_kv->geo.units_per_page, 0);
 	assert_found("which does not exist");
 }
@@ -229,7 +220,7 @@ Test(check, reports_a_value_whose_block_was_freed)
 Test(check, reports_a_block_pointing_back_at_another_slot)
 {
 	populate();
-	block_of("text")->slot = slot_of("text") ^ 1;
+	block_of("text")->slot = tu_slot_ref(tu_kv, "text").index ^ 1;
 	assert_found("points back at slot");
 }
 
@@ -244,8 +235,8 @@ Test(check, reports_one_block_shared_by_two_keys)
 {
 	populate();
 	set_str("other", "another string");
-	slot(slot_of("other"))->value = slot(slot_of("text"))->value;
-	block_of("text")->slot = slot_of("text");
+	tu_slot_of(tu_kv, "other")->value = tu_slot_of(tu_kv, "text")->value;
+	block_of("text")->slot = tu_slot_ref(tu_kv, "text").index;
 	assert_found("is also the value of another slot");
 	/* The block "other" held is now referenced by nobody. */
 	assert_found("leftover: block");
@@ -306,7 +297,7 @@ Test(check, reports_a_key_beyond_its_home_probe_bound)
 Test(check, reports_a_stored_hash_that_does_not_match_the_key)
 {
 	populate();
-	slot(slot_of("text"))->hash ^= 1;
+	tu_slot_of(tu_kv, "text")->hash ^= 1;
 	assert_found("key \"text\": stored hash");
 }
 
@@ -316,7 +307,7 @@ Test(check, reports_a_key_present_in_two_slots)
 
 	populate();
 	set_str("dup", "77"); /* an inline integer: no block to share */
-	i = slot_of("dup");
+	i = tu_slot_ref(tu_kv, "dup").index;
 	home = home_of("dup");
 	j = empty_slot_from(i);
 	memcpy(slot(j), slot(i), tu_kv->geo.slot_size);
@@ -350,7 +341,7 @@ Test(check, describes_an_insert_left_pending_as_a_leftover)
 	uint32_t i;
 
 	populate();
-	i = slot_of("text");
+	i = tu_slot_ref(tu_kv, "text").index;
 	slot(i)->state = SLOT_WORD(SLOT_INSERTING, 0,
 				   SLOT_VERSION(slot(i)->state));
 	assert_leftover("insert of key \"text\" pending");
@@ -361,7 +352,7 @@ Test(check, describes_an_insert_left_pending_as_a_leftover)
  * value says. */
 static void pending_insert_by(uint32_t pid)
 {
-	uint32_t i = slot_of("int"), ver;
+	uint32_t i = tu_slot_ref(tu_kv, "int").index, ver;
 
 	ver = SLOT_VERSION(slot(i)->state);
 	slot(i)->value = VAL_FRESH_WORD(ver, pid);
@@ -392,7 +383,7 @@ Test(check, describes_a_key_whose_dead_inserter_never_stored_a_value)
 	uint32_t i;
 
 	populate();
-	i = slot_of("int");
+	i = tu_slot_ref(tu_kv, "int").index;
 	slot(i)->value = VAL_FRESH_WORD(SLOT_VERSION(slot(i)->state),
 					dead_pid());
 	assert_leftover("died before its first value landed");
@@ -415,7 +406,7 @@ Test(check, reports_a_probe_bound_beyond_the_limit)
 Test(check, reports_a_key_length_beyond_key_max)
 {
 	populate();
-	slot(slot_of("text"))->key_len = TU_KEY_MAX + 1;
+	tu_slot_of(tu_kv, "text")->key_len = TU_KEY_MAX + 1;
 	assert_found("exceeds key_max");
 }
 
@@ -424,7 +415,7 @@ Test(check, reports_an_integer_of_another_slot_version)
 	uint32_t i;
 
 	populate();
-	i = slot_of("int");
+	i = tu_slot_ref(tu_kv, "int").index;
 	slot(i)->value = VAL_INT_WORD(SLOT_VERSION(slot(i)->state) + 1, 5);
 	assert_found("integer value tagged");
 }
@@ -434,7 +425,7 @@ Test(check, reports_an_empty_value_word_of_another_version)
 	uint32_t i;
 
 	populate();
-	i = slot_of("text");
+	i = tu_slot_ref(tu_kv, "text").index;
 	tu_assert_rc(shmkv_del(tu_kv, LIT("text")), 1);
 	slot(i)->value = VAL_NONE_WORD(SLOT_VERSION(slot(i)->state) + 3, 0);
 	assert_found("empty value word of version");

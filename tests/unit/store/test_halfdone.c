@@ -6,27 +6,17 @@
  * killing processes at crash points): this file pins down what a command
  * does when it meets each one.
  */
+#include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 
 #include "../src/internal.h"
 
 TestSuite(halfdone, .init = tu_setup, .fini = tu_teardown);
 
-/* The slot holding @key, and its state word. */
-static struct shmkv_slot_ref slot_of(shmkv_t *kv, const char *key)
-{
-	struct shmkv_key k;
-	struct shmkv_slot_ref ref;
-
-	shmkv__key_init(kv, &k, key, strlen(key));
-	cr_assert_eq(shmkv__lookup(kv, &k, &ref), 1, "%s has no slot", key);
-	return ref;
-}
-
 /* A recycler that made the value DEAD and died before freeing the slot. */
 static void leave_half_recycled(shmkv_t *kv, const char *key)
 {
-	struct shmkv_slot_ref ref = slot_of(kv, key);
+	struct shmkv_slot_ref ref = tu_slot_ref(kv, key);
 
 	tu_assert_rc(shmkv_del(kv, key, strlen(key)), 1);
 	shmkv__slot(kv, ref.index)->value = VAL_NONE_WORD(

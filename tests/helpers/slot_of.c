@@ -1,0 +1,22 @@
+/*
+ * slot_of.c - see slot_of.h.
+ */
+#include "helpers/slot_of.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+struct shmkv_slot_ref tu_slot_ref(shmkv_t *kv, const char *key)
+{
+	struct shmkv_slot_ref ref;
+	struct shmkv_key k;
+
+	shmkv__key_init(kv, &k, key, strlen(key));
+	cr_assert_eq(shmkv__lookup(kv, &k, &ref), 1, "%s has no slot", key);
+	return ref;
+}
+
+struct shmkv_slot_shm *tu_slot_of(shmkv_t *kv, const char *key)
+{
+	return shmkv__slot(kv, tu_slot_ref(kv, key).index);
+}
