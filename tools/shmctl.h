@@ -22,8 +22,13 @@
 #include "shmkv.h"
 #include "shmkv_exec.h"
 
-/* Size classes shmkv_stats() can report (its cls[] array). */
-#define CTL_CLASSES SHMKV_STATS_CLASSES
+/* The size classes of @st to show: its count, bounded by its cls[] array
+ * (the count comes from the segment, which is not trusted). */
+static inline uint32_t ctl_classes(const struct shmkv_stats *st)
+{
+	return st->classes < SHMKV_STATS_CLASSES ? st->classes
+						 : SHMKV_STATS_CLASSES;
+}
 
 /*
  * Exit codes, documented in --help and shmctl.1. Keep them stable: scripts
@@ -185,7 +190,7 @@ double ctl_info_load(const struct shmkv_stats *st);
 uint64_t ctl_info_used_bytes(const struct shmkv_stats *st);
 /* The warnings for @in, one line each. Return: how many (<= max). */
 #define CTL_WARN_LEN 160
-#define CTL_WARN_MAX (CTL_CLASSES + 4)
+#define CTL_WARN_MAX (SHMKV_STATS_CLASSES + 4)
 int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 		      int max);
 /* The per-class table, each line between @indent and @eol. */

@@ -82,7 +82,7 @@ static void print_human(const char *name, const struct ctl_info *in)
 static void json_classes(struct ctl_json *j, const struct shmkv_stats *st)
 {
 	cj_arr(j, "classes");
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++) {
+	for (uint32_t c = 0; c < ctl_classes(st); c++) {
 		cj_obj(j, NULL);
 		cj_u64(j, "class", c);
 		cj_u64(j, "block_size", st->cls[c].block_size);

@@ -16,7 +16,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "shmctl.h"
 #include "shmctl_dumpfmt.h"

@@ -31,7 +31,7 @@ uint64_t ctl_info_used_bytes(const struct shmkv_stats *st)
 {
 	uint64_t n = 0;
 
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+	for (uint32_t c = 0; c < ctl_classes(st); c++)
 		n += (uint64_t)st->cls[c].used * st->cls[c].block_size;
 	return n;
 }
@@ -48,7 +48,7 @@ static uint32_t pages_reserved(const struct shmkv_stats *st)
 {
 	uint32_t n = 0;
 
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+	for (uint32_t c = 0; c < ctl_classes(st); c++)
 		n += st->cls[c].pages == 0;
 	return n;
 }
@@ -67,7 +67,7 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 	/* A class grows into free pages, except the ones kept for classes
 	 * that have none yet: only a full class that cannot grow is a
 	 * problem. */
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+	for (uint32_t c = 0; c < ctl_classes(st); c++)
 		if (n < max && st->pages_free <= pages_reserved(st) &&
 		    class_used(st, c) > WARN_CLASS_USED)
 			snprintf(w[n++], CTL_WARN_LEN,
@@ -97,7 +97,7 @@ void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 {
 	printf("%s%5s %7s %6s %10s %10s %10s %6s%s", indent, "CLASS", "BLOCK",
 	       "PAGES", "BLOCKS", "USED", "FREE", "USED%", eol);
-	for (uint32_t c = 0; c < st->classes && c < CTL_CLASSES; c++)
+	for (uint32_t c = 0; c < ctl_classes(st); c++)
 		printf("%s%5u %7u %6u %10u %10u %10u %5.1f%%%s", indent, c,
 		       st->cls[c].block_size, st->cls[c].pages,
 		       st->cls[c].blocks, st->cls[c].used,
