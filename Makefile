@@ -54,7 +54,8 @@ $(BUILD)/.flags $(BUILD)/.sources:
 
 RUN_ENV = BUILD='$(BUILD)' SANITIZE='$(SANITIZE)' $(if $(QUICK),QUICK='$(QUICK)')
 
-.PHONY: deps test bench bench-quick demo build-everything build-bench
+.PHONY: deps test bench bench-quick bench-instr demo build-everything \
+	build-bench
 deps:
 	$(Q)sh scripts/install-deps.sh
 
@@ -76,6 +77,11 @@ bench: deps
 
 bench-quick:
 	$(Q)$(SUBMAKE) bench QUICK=1
+
+# Instructions per lock cycle, counted by callgrind (bench/instr.sh).
+bench-instr: deps
+	$(Q)$(SUBMAKE) build-bench
+	$(Q)$(RUN_ENV) bash bench/instr.sh
 
 demo: deps
 	$(Q)$(SUBMAKE) lib examples
@@ -110,6 +116,7 @@ help:
 	@echo '  lib tools examples bench-build tests-build   one part each'
 	@echo '  test           deps, build everything, run tests/run-tests.sh'
 	@echo '  bench          deps, build, run bench/run.sh (bench-quick: QUICK=1)'
+	@echo '  bench-instr    instructions per lock cycle, counted by callgrind'
 	@echo '  demo           deps, build, run $(DEMO)'
 	@echo '  deps           install missing build/test dependencies (Debian)'
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'
