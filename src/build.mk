@@ -14,7 +14,11 @@ ALL_OBJS += $(LIB_OBJS)
 
 # Only what include/ marks SHMKV_API is visible outside the library; the
 # static archive links the same objects, so tests still reach shmkv__*.
-$(LIB_OBJS): override CFLAGS += -fvisibility=hidden
+# -fno-semantic-interposition: a call between two exported functions
+# (shmkv_get -> shmkv_key_get) may be inlined or made direct. The price:
+# interposing one of them (LD_PRELOAD) does not change the library's own
+# calls to it, which we do not support anyway.
+$(LIB_OBJS): override CFLAGS += -fvisibility=hidden -fno-semantic-interposition
 
 .PHONY: lib
 lib: $(LIBS_ALL)

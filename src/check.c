@@ -37,6 +37,7 @@
 
 #include "atomic.h"
 #include "internal.h"
+#include "lookup.h"
 #include "owned.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */

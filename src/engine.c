@@ -351,22 +351,9 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 		      size_t klen)
 {
-	struct shmkv__keyref *kr = shmkv__kref(ref);
 	struct shmkv_key k;
 
-	if (kv == NULL || kr == NULL || (key == NULL && klen > 0))
-		return -EINVAL;
-	if (klen > kv->geo.key_max)
-		return -ENAMETOOLONG;
-	shmkv__key_init(kv, &k, key, klen);
-	kr->key = key;
-	kr->len = klen;
-	kr->owner = kv;
-	kr->hash32 = k.hash32;
-	kr->home = k.home;
-	kr->slot = 0;
-	kr->state = 0; /* never a MEMBER word: nothing cached */
-	return 0;
+	return shmkv__key_prepare_inline(kv, ref, key, klen, &k);
 }
 
 static int check_args(const struct shmkv *kv, const struct shmkv__keyref *ref,

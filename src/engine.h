@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "keyref.h"
+#include "lookup.h"
 
 /* The key's current value, as decide() sees it. */
 struct shmkv_cur {
@@ -91,20 +92,83 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op);
 
 /*
+ * Fills @pub for @key as shmkv_key_prepare() does (the one copy of its
+ * checks). Return: 0, -EINVAL, -ENAMETOOLONG.
+ */
+static inline int shmkv__key_prepare_inline(const struct shmkv *kv,
+					    struct shmkv_keyref *pub,
+					    const void *key, size_t klen,
+					    struct shmkv_key *k)
+{
+	struct shmkv__keyref *kr = shmkv__kref(pub);
+
+	if (kv == NULL || kr == NULL || (key == NULL && klen > 0))
+		return -EINVAL;
+	if (klen > kv->geo.key_max)
+		return -ENAMETOOLONG;
+	shmkv__key_init(kv, k, key, klen);
+	kr->key = key;
+	kr->len = klen;
+	kr->owner = kv;
+	kr->hash32 = k->hash32;
+	kr->home = k->home;
+	kr->slot = 0;
+	kr->state = 0; /* never a MEMBER word: nothing cached */
+	return 0;
+}
+
+/* What a plain command's lookup found (shmkv__key_find). */
+enum shmkv_found {
+	SHMKV_KEY_ABSENT = 0, /* no slot held the key during the scan */
+	SHMKV_KEY_FOUND = 1,  /* the reference caches the key's slot */
+	SHMKV_KEY_UNSURE = 2, /* a slot kept changing: nothing cached */
+};
+
+/*
+ * A plain command's throw-away reference, prepared and looked up at once,
+ * so that the prepared-key command it calls starts at the key's slot (and
+ * a command that needs nothing of an absent key answers without more).
+ * Return: an enum shmkv_found, or -EINVAL, -ENAMETOOLONG.
+ */
+static inline int shmkv__key_find(const struct shmkv *kv,
+				  struct shmkv_keyref *pub, const void *key,
+				  size_t klen)
+{
+	struct shmkv__keyref *kr = shmkv__kref(pub);
+	struct shmkv_slot_ref sr;
+	struct shmkv_key k;
+	int err = shmkv__key_prepare_inline(kv, pub, key, klen, &k);
+
+	if (err)
+		return err;
+	err = shmkv__lookup_inline(kv, &k, &sr);
+	if (err < 0)
+		return SHMKV_KEY_UNSURE;
+	if (err == 0)
+		return SHMKV_KEY_ABSENT;
+	kr->slot = sr.index;
+	kr->state = sr.state;
+	return SHMKV_KEY_FOUND;
+}
+
+/*
  * Prepared-key fast path, for commands that can decide from the value
  * word alone (inline integers and NONE): load the word of the remembered
  * slot if it is still the key's, and CAS it. Anything else (blocks, TTLs,
- * a stale reference, a read-only handle) goes through shmkv__run_ref().
+ * a stale reference) goes through shmkv__run_ref(). @write: the command
+ * may change the key (then a read-only handle takes the general path,
+ * which refuses it); a read also serves a read-only handle.
  */
 static inline bool shmkv__fast_load(const struct shmkv *kv,
 				    const struct shmkv_keyref *pub,
-				    uint64_t *word)
+				    uint64_t *word, bool write)
 {
 	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
 	struct shmkv_slot_shm *s;
 
-	if (kv == NULL || ref == NULL || ref->owner != kv || kv->readonly ||
-	    SLOT_STATE(ref->state) != SLOT_MEMBER || ref->slot > kv->mask)
+	if (kv == NULL || ref == NULL || ref->owner != kv ||
+	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
+	    ref->slot > kv->mask)
 		return false;
 	s = shmkv__slot(kv, ref->slot);
 	/* Acquire, then acquire: the value is this incarnation's if the state

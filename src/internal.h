@@ -123,9 +123,6 @@ int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 			   struct shmkv_geometry *g);
 int shmkv__name_validate(const char *name);
 
-/* hash.c */
-uint64_t shmkv__hash(const void *key, size_t len, uint64_t seed);
-
 /* proc.c: who we are, whether another process is alive, what time it is */
 extern uint32_t shmkv__pid_cache; /* 0 until the first call below */
 uint32_t shmkv__self_pid_slow(void);
@@ -243,8 +240,7 @@ struct shmkv_key {
 	uint32_t home;	 /* first slot of the probe sequence */
 };
 
-void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
-		     const void *key, size_t len);
+/* lookup.h: shmkv__key_init, shmkv__lookup_inline (inline). */
 int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref);
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,

@@ -24,10 +24,11 @@
 
 #include "atomic.h"
 #include "engine.h"
-#include "intconv.h"
 #include "fault.h"
+#include "intconv.h"
 #include "lock_handle.h"
 #include "lock_record.h"
+#include "lookup.h"
 
 #define LK_HOLDING 1u /* lk->token is a grant we have not given back */
 #define LK_CELL	   2u /* lk->cell is claimed (by process lk->pid) */
@@ -452,7 +453,7 @@ static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 
 	shmkv__kref(&lk->ref)->key =
 		lk->key; /* the handle may have been copied */
-	if (!shmkv__fast_load(kv, &lk->ref, &w) || !shmkv__word_is_int(w, ver))
+	if (!shmkv__fast_load(kv, &lk->ref, &w, true) || !shmkv__word_is_int(w, ver))
 		return false;
 	v = VAL_INT_VALUE(w);
 	if (v >= 0 || v <= -LOCK_INLINE_TOKEN_MAX)

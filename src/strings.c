@@ -3,10 +3,12 @@
  * and the INCR family: each a decide() callback for the engine.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "engine.h"
 #include "expire.h"
+#include "fault.h"
 #include "intconv.h"
 
 /* Points the op's copy buffer at the caller's value (or nowhere). */
@@ -28,6 +30,118 @@ static int give_value(struct shmkv_op *op, struct shmkv_value *v,
 	else if (err != 0 && v != NULL)
 		v->len = cur->len;
 	return err;
+}
+
+/*
+ * The straight-line paths. A command on a prepared key whose slot is known
+ * and whose value word is an inline integer or NONE (no block, no TTL, no
+ * insert) needs nothing of the engine: one load of the value word checked
+ * against the slot's state, and for a write one CAS expecting that word,
+ * the same linearization points as the engine's (engine.c). Every other
+ * case, and a CAS lost FAST_TRIES times in a row, takes the general path,
+ * which decides afresh: a lost race is never an error.
+ */
+#define FAST_SLOW  INT_MIN /* not decided here: take the general path */
+#define FAST_TRIES 4
+
+/* GET's reply for an inline integer: its decimal form into @out. */
+static int give_int(struct shmkv_value *out, int64_t v)
+{
+	char digits[SHMKV_INT_STRLEN];
+	size_t n;
+
+	if (out == NULL)
+		return 1;
+	if (out->cap >= SHMKV_INT_STRLEN) {
+		out->len = shmkv__ll2string(out->buf, v);
+		return 1;
+	}
+	/* As the engine: what fits is copied, len says what it needed. */
+	n = shmkv__ll2string(digits, v);
+	if (out->cap > 0)
+		memcpy(out->buf, digits, n < out->cap ? n : out->cap);
+	out->len = n;
+	return n > out->cap ? -ENOBUFS : 1;
+}
+
+/* GET and EXISTS of an inline integer or of nothing. */
+static int get_fast(shmkv_t *kv, struct shmkv_keyref *ref,
+		    struct shmkv_value *out)
+{
+	uint64_t w;
+	uint32_t ver;
+
+	SHMKV_PAUSE_POINT("fast_found");
+	if ((out != NULL && out->buf == NULL && out->cap > 0) ||
+	    !shmkv__fast_load(kv, ref, &w, false))
+		return FAST_SLOW;
+	ver = SLOT_VERSION(shmkv__kref(ref)->state);
+	if (shmkv__word_is_int(w, ver))
+		return give_int(out, VAL_INT_VALUE(w));
+	if (!shmkv__word_is_none(w, ver))
+		return FAST_SLOW;
+	if (out != NULL)
+		out->len = 0;
+	return 0;
+}
+
+/* Stores inline integer @i over an inline integer or NONE (plain SET).
+ * Return: 1, or FAST_SLOW. */
+static int set_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
+{
+	for (int n = 0; n < FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_load(kv, ref, &w, true))
+			return FAST_SLOW;
+		ver = SLOT_VERSION(shmkv__kref(ref)->state);
+		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
+			return FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
+			return 1;
+	}
+	return FAST_SLOW;
+}
+
+/* Is @val the canonical decimal form of an inline integer? */
+static bool inline_int_of(const shmkv_t *kv, const void *val, size_t vlen,
+			  int64_t *i)
+{
+	return kv != NULL && (val != NULL || vlen == 0) &&
+	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
+	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
+}
+
+/* INCRBY of an inline integer or of nothing, staying inline. */
+static int incr_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
+		     int64_t *result)
+{
+	for (int n = 0; n < FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+		int64_t v = 0;
+
+		if (!shmkv__fast_load(kv, ref, &w, true))
+			return FAST_SLOW;
+		ver = SLOT_VERSION(shmkv__kref(ref)->state);
+		if (shmkv__word_is_int(w, ver))
+			v = VAL_INT_VALUE(w);
+		else if (!shmkv__word_is_none(w, ver))
+			return FAST_SLOW;
+		/* Leaving the inline range (or int64's) is the engine's. */
+		if (__builtin_add_overflow(v, delta, &v) || v < VAL_INT_MIN ||
+		    v > VAL_INT_MAX)
+			return FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, v))) {
+			if (result)
+				*result = v;
+			return 0;
+		}
+	}
+	return FAST_SLOW;
 }
 
 struct set_ctx {
@@ -94,8 +208,13 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 {
 	struct set_ctx c = { .flags = flags, .old = old };
 	struct shmkv_op op = { .decide = set_decide, .ctx = &c };
-	int err = set_deadline(kv, flags, expire, &c.deadline);
+	int64_t i;
+	int err;
 
+	if (flags == 0 && inline_int_of(kv, val, vlen, &i) &&
+	    (err = set_int_fast(kv, ref, i)) != FAST_SLOW)
+		return err;
+	err = set_deadline(kv, flags, expire, &c.deadline);
 	if (err)
 		return err;
 	if ((flags & SHMKV_SET_GET) && old == NULL)
@@ -115,11 +234,12 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	/* An inline integer (never with a TTL) exists; a NONE takes an
 	 * inline integer in one CAS. */
 	if (i < VAL_INT_MIN || i > VAL_INT_MAX ||
-	    !shmkv__fast_load(kv, ref, &w))
+	    !shmkv__fast_load(kv, ref, &w, true))
 		return -EAGAIN;
 	ver = SLOT_VERSION(shmkv__kref(ref)->state);
 	if (shmkv__word_is_int(w, ver))
 		return 0;
+	SHMKV_PAUSE_POINT("fast_loaded");
 	if (shmkv__word_is_none(w, ver) &&
 	    shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
 		return 1;
@@ -134,8 +254,7 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 	/* Fast path: a value that is an integer's decimal form is stored as
 	 * that inline integer. */
-	if ((val != NULL || vlen == 0) && kv != NULL &&
-	    vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, &i) &&
+	if (inline_int_of(kv, val, vlen, &i) &&
 	    (r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
 		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
@@ -164,7 +283,10 @@ int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 	struct shmkv_op op = { .decide = get_decide,
 			       .ctx = out,
 			       .read_only = true };
+	int r = get_fast(kv, ref, out);
 
+	if (r != FAST_SLOW)
+		return r;
 	want_value(&op, out);
 	return shmkv__run_ref(kv, ref, &op);
 }
@@ -195,7 +317,7 @@ int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 
 	/* Fast path: NONE is nothing to delete; an inline integer goes in
 	 * one CAS (it holds no value storage to free). */
-	if (shmkv__fast_load(kv, ref, &w)) {
+	if (shmkv__fast_load(kv, ref, &w, true)) {
 		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
 
 		if (shmkv__word_is_none(w, ver))
@@ -263,8 +385,9 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
 			       .want_bytes = true,
 			       .buf = digits,
 			       .cap = sizeof(digits) };
+	int r = incr_fast(kv, ref, delta, result);
 
-	return shmkv__run_ref(kv, ref, &op);
+	return r != FAST_SLOW ? r : shmkv__run_ref(kv, ref, &op);
 }
 
 int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
@@ -287,15 +410,36 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 }
 
 /*
- * The plain commands: each prepares a throw-away reference to its key.
- * Argument errors about the key (NULL, too long) come first, as before.
+ * The plain commands: each prepares a throw-away reference to its key and
+ * looks the key up (shmkv__key_find), then runs the prepared-key command,
+ * which starts at the slot found. Argument errors about the key (NULL,
+ * too long) come first. A command that needs nothing of an absent key
+ * answers at once (answer_absent).
  */
 #define WITH_REF(kv, key, klen, call)                                          \
 	do {                                                                   \
 		struct shmkv_keyref ref_;                                      \
-		int err_ = shmkv_key_prepare(kv, &ref_, key, klen);            \
-		return err_ ? err_ : (call);                                   \
+		int err_ = shmkv__key_find(kv, &ref_, key, klen);              \
+		return err_ < 0 ? err_ : (call);                               \
 	} while (0)
+
+/*
+ * For GET, EXISTS, DEL and GETDEL: a key absent during the lookup's scan
+ * reads as absent (the scan is the linearization point, as in the engine's
+ * lookup), without a second scan, unless the general path would have
+ * refused the call first (a write on a read-only handle, a NULL buffer with
+ * a capacity): then it does, as before.
+ */
+static bool answer_absent(int found, const shmkv_t *kv,
+			  struct shmkv_value *out, bool write)
+{
+	if (found != SHMKV_KEY_ABSENT || (write && kv->readonly) ||
+	    (out != NULL && out->buf == NULL && out->cap > 0))
+		return false;
+	if (out != NULL)
+		out->len = 0;
+	return true;
+}
 
 int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	      size_t vlen, unsigned flags, int64_t expire,
@@ -320,23 +464,30 @@ int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
 int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 	      struct shmkv_value *out)
 {
-	WITH_REF(kv, key, klen, shmkv_key_get(kv, &ref_, out));
+	WITH_REF(kv, key, klen,
+		 answer_absent(err_, kv, out, false) ? 0 : shmkv_key_get(kv, &ref_, out));
 }
 
 int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
 {
-	WITH_REF(kv, key, klen, shmkv_key_get(kv, &ref_, NULL));
+	WITH_REF(kv, key, klen,
+		 answer_absent(err_, kv, NULL, false)
+			 ? 0
+			 : shmkv_key_get(kv, &ref_, NULL));
 }
 
 int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
 		 struct shmkv_value *old)
 {
-	WITH_REF(kv, key, klen, shmkv_key_getdel(kv, &ref_, old));
+	WITH_REF(kv, key, klen,
+		 answer_absent(err_, kv, old, true) ? 0 : shmkv_key_getdel(kv, &ref_, old));
 }
 
 int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
 {
-	WITH_REF(kv, key, klen, shmkv_key_getdel(kv, &ref_, NULL));
+	WITH_REF(kv, key, klen,
+		 answer_absent(err_, kv, NULL, true) ? 0
+						     : shmkv_key_del(kv, &ref_));
 }
 
 int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,

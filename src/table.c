@@ -30,35 +30,12 @@
 #include "atomic.h"
 #include "fault.h"
 #include "internal.h"
-
-/* Re-reads of one slot whose state keeps changing under a compare. */
-#define SLOT_READ_RETRIES 4096
+#include "lookup.h"
 
 /* Returned for "no word": state 7 never occurs, while 0 is EMPTY(v0). */
 #define NO_WORD (~(uint64_t)0)
 
-#define IN_SET(state, mask) (((mask) >> (state)) & 1u)
 #define LIVE_KEY_STATES	    ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
-
-void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
-		     const void *key, size_t len)
-{
-	uint64_t h = shmkv__hash(key, len, kv->hash_seed);
-
-	k->bytes = key;
-	k->len = (uint32_t)len;
-	k->hash32 = (uint32_t)(h >> 32);
-	k->home = (uint32_t)h & kv->mask;
-}
-
-static uint32_t probe_bound(const struct shmkv *kv, uint32_t home)
-{
-	/* Acquire: pairs with the full-barrier CAS that raised the bound; the
-	 * slots we then scan are read after it. */
-	uint32_t b = shmkv__load32_acquire(&shmkv__slot(kv, home)->probe_bound);
-
-	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
-}
 
 static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
 {
@@ -77,87 +54,10 @@ static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
 	}
 }
 
-/* Word-wise compare: keys are short, and a libc memcmp call through the
- * PLT costs more than comparing them. */
-static inline bool bytes_equal(const unsigned char *a, const void *bv,
-			       size_t len)
-{
-	const unsigned char *b = bv;
-	uint64_t x, y;
-
-	for (; len >= 8; a += 8, b += 8, len -= 8) {
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-	}
-	for (; len > 0; a++, b++, len--)
-		if (*a != *b)
-			return false;
-	return true;
-}
-
-/* Compares a slot's key with @k; the caller validates the state around it. */
-static bool key_equal(const struct shmkv_slot_shm *s, const struct shmkv_key *k)
-{
-	/* Relaxed: a racing rewrite is caught by the caller's state re-check. */
-	if (uatomic_read(&s->hash) != k->hash32 ||
-	    uatomic_read(&s->key_len) != k->len)
-		return false;
-	/* k->len <= key_max, so this stays inside the slot. */
-	return bytes_equal(s->key, k->bytes, k->len);
-}
-
-/*
- * Does slot @idx hold @k in one of the states of @states? The key bytes are
- * stable for as long as the state word is unchanged (a slot's key is only
- * rewritten after a version bump), so the state is read before and after
- * the compare.
- * Return: 1 (yes, *@w is the state), 0 (no), -EAGAIN (kept changing).
- */
-static int slot_holds(const struct shmkv *kv, uint32_t idx,
-		      const struct shmkv_key *k, unsigned states, uint64_t *w)
-{
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
-
-	for (int n = 0; n < SLOT_READ_RETRIES; n++) {
-		/* Acquire: the key bytes read next are the ones published by
-		 * the CAS that made this state (BUSY -> INSERTING). */
-		uint64_t w1 = shmkv__load_acquire(&s->state);
-		bool eq;
-
-		if (!IN_SET(SLOT_STATE(w1), states))
-			return 0;
-		eq = key_equal(s, k);
-		/* Acquire fence: the compare completes before the re-read. */
-		shmkv__fence_acquire();
-		if (shmkv__load_relaxed(&s->state) == w1) {
-			*w = w1;
-			return eq;
-		}
-	}
-	return -EAGAIN;
-}
-
 int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref)
 {
-	uint32_t bound = probe_bound(kv, k->home);
-
-	for (uint32_t d = 0; d < bound; d++) {
-		uint32_t idx = (k->home + d) & kv->mask;
-		uint64_t w;
-		int r = slot_holds(kv, idx, k, 1u << SLOT_MEMBER, &w);
-
-		if (r < 0)
-			return r;
-		if (r) {
-			ref->index = idx;
-			ref->state = w;
-			return 1;
-		}
-	}
-	return 0;
+	return shmkv__lookup_inline(kv, k, ref);
 }
 
 bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r)
@@ -193,14 +93,14 @@ static int assist_key(const struct shmkv *kv, const struct shmkv_key *k,
 	uint64_t *state_i;
 again:
 	state_i = &shmkv__slot(kv, i)->state;
-	for (uint32_t d = 0, retries = 0; d < probe_bound(kv, k->home); d++) {
+	for (uint32_t d = 0, retries = 0; d < shmkv__probe_bound(kv, k->home); d++) {
 		uint32_t j = (k->home + d) & kv->mask;
 		uint64_t wj, collided_i, seen;
 		int r;
 
 		if (j == i)
 			continue;
-		r = slot_holds(kv, j, k, LIVE_KEY_STATES, &wj);
+		r = shmkv__slot_holds(kv, j, k, LIVE_KEY_STATES, &wj);
 		if (r <= 0) {
 			if (r < 0)
 				return r;
@@ -226,7 +126,7 @@ again:
 			 * move past it undecided: that could promote a second
 			 * copy of the key. Our slot stays INSERTING for the
 			 * next helper. */
-			if (++retries >= SLOT_READ_RETRIES)
+			if (++retries >= SHMKV__SLOT_READ_RETRIES)
 				return -EAGAIN;
 			d--;
 		}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "hash.h"
 #include "wait.h"
 
 uint32_t shmkv__wait_index(const struct shmkv *kv, const void *key,

@@ -6,6 +6,7 @@
 #define TESTS_HELPERS_SLOT_OF_H
 
 #include "internal.h"
+#include "lookup.h"
 
 /* The slot holding @key in @kv (the test fails if the key has none). */
 struct shmkv_slot_ref tu_slot_ref(shmkv_t *kv, const char *key);

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/paused_child.h"
 #include "helpers/testutil.h"
 #include "fault.h"
 #include "keyref.h"
@@ -36,36 +37,10 @@
 
 TestSuite(pausepoint_lock, .init = tu_setup, .fini = tu_teardown);
 
-#ifdef SHMKV_FAULT_INJECTION
-#define NEED_PAUSE_POINTS() ((void)0)
-#else
-#define NEED_PAUSE_POINTS()                                                    \
-	cr_skip_test("no pause points in this build: make FAULT=1, then "      \
-		     "build-fault/tests/unit --filter 'pausepoint_lock/*'")
-#endif
-
 #define LONG_LEASE 60000
 #define EPOCH	   65536 /* grants after which a pin's bits come back */
 
 enum call { CALL_TRY, CALL_ACQUIRE, CALL_LIST };
-
-/* The child's end of the choreography. */
-static const char *pause_at;
-static int pauses_left; /* how many passes through pause_at stop */
-static int to_parent = -1, from_parent = -1;
-
-#ifdef SHMKV_FAULT_INJECTION
-static void pause_hook(const char *name)
-{
-	char b = 'p';
-
-	if (pauses_left <= 0 || strcmp(name, pause_at) != 0)
-		return;
-	pauses_left--;
-	if (write(to_parent, &b, 1) != 1 || read(from_parent, &b, 1) != 1)
-		_exit(101);
-}
-#endif
 
 static int count_lock(const struct shmkv_lock_info *info, void *arg)
 {
@@ -74,9 +49,11 @@ static int count_lock(const struct shmkv_lock_info *info, void *arg)
 	return 0;
 }
 
-/* In the child: one call on lock "r" of a fresh handle; its result. */
-static int child_call(enum call call)
+/* In the child: one call (an enum call) on lock "r" of a fresh handle;
+ * its result. */
+static int child_call(void *arg)
 {
+	enum call call = *(const enum call *)arg;
 	shmkv_t *kv;
 	struct shmkv_lock lk;
 	int rc, listed = 0;
@@ -84,9 +61,6 @@ static int child_call(enum call call)
 	if (shmkv_open(tu_name, 0, &kv) != 0 ||
 	    shmkv_lock_init(kv, &lk, "r") != 0)
 		return -1000;
-#ifdef SHMKV_FAULT_INJECTION
-	shmkv__pause_hook = pause_hook;
-#endif
 	if (call == CALL_LIST) {
 		rc = shmkv_lock_list(kv, count_lock, &listed);
 		rc = rc < 0 ? rc : listed;
@@ -96,80 +70,14 @@ static int child_call(enum call call)
 		if (rc >= 0 && shmkv_lock_release(&lk) != 0)
 			rc = -1001;
 	}
-#ifdef SHMKV_FAULT_INJECTION
-	shmkv__pause_hook = NULL;
-#endif
 	return rc;
 }
 
-struct child {
-	pid_t pid;
-	int paused; /* read: a byte per pause */
-	int go;	    /* write: a byte lets it go on */
-	int result; /* read: its int result */
-};
+static const enum call calls[] = { CALL_TRY, CALL_ACQUIRE, CALL_LIST };
 
-static struct child start_child(enum call call, const char *at, int pauses)
+static struct tu_child start_child(enum call call, const char *at, int pauses)
 {
-	int p2c[2], c2p[2], res[2];
-	struct child c;
-
-	cr_assert(pipe(p2c) == 0 && pipe(c2p) == 0 && pipe(res) == 0);
-	c.pid = fork();
-	cr_assert(c.pid >= 0);
-	if (c.pid == 0) {
-		int rc;
-
-		pause_at = at;
-		pauses_left = pauses;
-		to_parent = c2p[1];
-		from_parent = p2c[0];
-		rc = child_call(call);
-		_exit(write(res[1], &rc, sizeof(rc)) == sizeof(rc) ? 0 : 102);
-	}
-	close(p2c[0]);
-	close(c2p[1]);
-	close(res[1]);
-	c.paused = c2p[0];
-	c.go = p2c[1];
-	c.result = res[0];
-	return c;
-}
-
-/* Waits until the child stops at its pause point: false if it ended its
- * call first (its result says how). */
-static bool paused(const struct child *c)
-{
-	char b;
-
-	return read(c->paused, &b, 1) == 1;
-}
-
-static void await_pause(const struct child *c)
-{
-	cr_assert(paused(c), "the child never paused");
-}
-
-static void let_go(const struct child *c)
-{
-	char b = 'g';
-
-	cr_assert_eq(write(c->go, &b, 1), 1);
-}
-
-static int finish(struct child *c)
-{
-	int status, rc = -2000;
-
-	cr_assert_eq(read(c->result, &rc, sizeof(rc)), (ssize_t)sizeof(rc),
-		     "the child sent no result");
-	cr_assert_eq(waitpid(c->pid, &status, 0), c->pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "child status %d", status);
-	close(c->paused);
-	close(c->go);
-	close(c->result);
-	return rc;
+	return tu_child_start(child_call, (void *)&calls[call], at, pauses);
 }
 
 static uint64_t lock_word(void)
@@ -221,7 +129,7 @@ static void assert_holder_kept(struct shmkv_lock *h, uint64_t token)
  */
 static bool aba_against_paused_taker(struct shmkv_lock *h, const char *at)
 {
-	struct child c;
+	struct tu_child c;
 	uint64_t judged;
 	bool same;
 
@@ -229,12 +137,12 @@ static bool aba_against_paused_taker(struct shmkv_lock *h, const char *at)
 	hold_expired(h);
 	judged = lock_word();
 	c = start_child(CALL_TRY, at, 1);
-	await_pause(&c);
+	tu_child_await(&c);
 	cycle(h, EPOCH);
 	same = lock_word() == judged;
-	let_go(&c);
+	tu_child_let_go(&c);
 	/* Either way the taker must find the lock busy, not take it. */
-	tu_assert_rc(finish(&c), -EBUSY);
+	tu_assert_rc(tu_child_finish(&c), -EBUSY);
 	assert_holder_kept(h, 1 + EPOCH);
 	return same;
 }
@@ -274,20 +182,20 @@ Test(pausepoint_lock,
 static int lose_every_cell_read(enum call call, int rounds)
 {
 	struct shmkv_lock h;
-	struct child c;
+	struct tu_child c;
 
 	tu_assert_ok(shmkv_lock_init(tu_kv, &h, "r"));
 	tu_assert_rc(shmkv_lock_try_acquire(&h, LONG_LEASE),
 		     SHMKV_LOCK_ACQUIRED);
 	c = start_child(call, "lock_read_cell", rounds);
-	for (int i = 0; i < rounds && paused(&c); i++) {
+	for (int i = 0; i < rounds && tu_child_paused(&c); i++) {
 		cycle(&h, 1);
-		let_go(&c);
+		tu_child_let_go(&c);
 	}
 	/* A blocked acquirer gets the lock once it is given back. */
 	if (call == CALL_ACQUIRE)
 		tu_assert_ok(shmkv_lock_release(&h));
-	return finish(&c);
+	return tu_child_finish(&c);
 }
 
 Test(pausepoint_lock, a_try_that_loses_every_cell_read_is_busy_not_an_error)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "lookup.h"
 
 TestSuite(check, .init = tu_setup, .fini = tu_teardown);
 

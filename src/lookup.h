@@ -1,0 +1,138 @@
+/*
+ * lookup.h - finding a key's slot, inline: the read side of table.c's
+ * protocol (see the top of table.c), shared by the table's insert and
+ * duplicate check and by the commands' straight-line paths, which call it
+ * without a function call per probe.
+ */
+#ifndef SHMKV_LOOKUP_H
+#define SHMKV_LOOKUP_H
+
+#include <string.h>
+
+#include "atomic.h"
+#include "hash.h"
+#include "internal.h"
+
+/* Re-reads of one slot whose state keeps changing under a compare. */
+#define SHMKV__SLOT_READ_RETRIES 4096
+
+#define SHMKV__IN_SET(state, mask) (((mask) >> (state)) & 1u)
+
+static inline void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
+				   const void *key, size_t len)
+{
+	uint64_t h = shmkv__hash(key, len, kv->hash_seed);
+
+	k->bytes = key;
+	k->len = (uint32_t)len;
+	k->hash32 = (uint32_t)(h >> 32);
+	k->home = (uint32_t)h & kv->mask;
+}
+
+static inline uint32_t shmkv__probe_bound(const struct shmkv *kv,
+					  uint32_t home)
+{
+	/* Acquire: pairs with the full-barrier CAS that raised the bound; the
+	 * slots we then scan are read after it. */
+	uint32_t b = shmkv__load32_acquire(&shmkv__slot(kv, home)->probe_bound);
+
+	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
+}
+
+/* Word-wise compare: keys are short, and a libc memcmp call through the
+ * PLT costs more than comparing them. */
+static inline bool shmkv__bytes_equal(const unsigned char *a, const void *bv,
+				      size_t len)
+{
+	const unsigned char *b = bv;
+	uint64_t x, y;
+	uint32_t p, q;
+
+	for (; len >= 8; a += 8, b += 8, len -= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	if (len >= 4) {
+		memcpy(&p, a, 4);
+		memcpy(&q, b, 4);
+		if (p != q)
+			return false;
+		a += 4, b += 4, len -= 4;
+	}
+	for (; len > 0; a++, b++, len--)
+		if (*a != *b)
+			return false;
+	return true;
+}
+
+/* Compares a slot's key with @k; the caller validates the state around it. */
+static inline bool shmkv__key_equal(const struct shmkv_slot_shm *s,
+				    const struct shmkv_key *k)
+{
+	/* Relaxed: a racing rewrite is caught by the caller's state re-check. */
+	if (shmkv__load32_relaxed(&s->hash) != k->hash32 ||
+	    shmkv__load32_relaxed(&s->key_len) != k->len)
+		return false;
+	/* k->len <= key_max, so this stays inside the slot. */
+	return shmkv__bytes_equal(s->key, k->bytes, k->len);
+}
+
+/*
+ * Does slot @idx hold @k in one of the states of @states? The key bytes are
+ * stable for as long as the state word is unchanged (a slot's key is only
+ * rewritten after a version bump), so the state is read before and after
+ * the compare.
+ * Return: 1 (yes, *@w is the state), 0 (no), -EAGAIN (kept changing).
+ */
+static inline int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
+				    const struct shmkv_key *k, unsigned states,
+				    uint64_t *w)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+
+	for (int n = 0; n < SHMKV__SLOT_READ_RETRIES; n++) {
+		/* Acquire: the key bytes read next are the ones published by
+		 * the CAS that made this state (BUSY -> INSERTING). */
+		uint64_t w1 = shmkv__load_acquire(&s->state);
+		bool eq;
+
+		if (!SHMKV__IN_SET(SLOT_STATE(w1), states))
+			return 0;
+		eq = shmkv__key_equal(s, k);
+		/* Acquire fence: the compare completes before the re-read. */
+		shmkv__fence_acquire();
+		if (shmkv__load_relaxed(&s->state) == w1) {
+			*w = w1;
+			return eq;
+		}
+	}
+	return -EAGAIN;
+}
+
+/* Finds @k's MEMBER slot. Return: 1 and *@ref, 0 (absent: no MEMBER slot
+ * held it during the scan), -EAGAIN (a slot kept changing under us). */
+static inline int shmkv__lookup_inline(const struct shmkv *kv,
+				       const struct shmkv_key *k,
+				       struct shmkv_slot_ref *ref)
+{
+	uint32_t bound = shmkv__probe_bound(kv, k->home);
+
+	for (uint32_t d = 0; d < bound; d++) {
+		uint32_t idx = (k->home + d) & kv->mask;
+		uint64_t w;
+		int r = shmkv__slot_holds(kv, idx, k, 1u << SLOT_MEMBER, &w);
+
+		if (r < 0)
+			return r;
+		if (r) {
+			ref->index = idx;
+			ref->state = w;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#endif /* SHMKV_LOOKUP_H */

@@ -1,0 +1,172 @@
+/*
+ * test_fast_races.c - the straight-line paths of the string commands
+ * (strings.c) against the interleavings that would break them, forced with
+ * pause points (src/fault.h): a child stops between its lookup and its load
+ * ("fast_found") or between its load and its CAS ("fast_loaded") while the
+ * parent, another process, changes the key. A lost race must end in the
+ * right answer through the general path, never in an error, and never in
+ * another key's value.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers/paused_child.h"
+#include "helpers/slot_of.h"
+#include "helpers/testutil.h"
+#include "helpers/value_blocks.h"
+
+TestSuite(pausepoint_fast, .init = tu_setup, .fini = tu_teardown);
+
+/* What a child does on a fresh handle of tu_name. */
+enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7 };
+
+static int fast_call(void *arg)
+{
+	enum fast_call call = *(const enum fast_call *)arg;
+	struct shmkv_value v = tu_value(32);
+	shmkv_t *kv;
+	int64_t n = 0;
+	int rc;
+
+	if (shmkv_open(tu_name, 0, &kv) != 0)
+		return -1000;
+	switch (call) {
+	case GET_A:
+		rc = shmkv_get(kv, LIT("a"), &v);
+		/* Which value it read, folded into the result. */
+		if (rc == 1)
+			rc = v.len == 1 ? 100 + ((const char *)v.buf)[0] : -1001;
+		break;
+	case SET_A_5:
+		rc = shmkv_set(kv, LIT("a"), LIT("5"), 0, 0, NULL);
+		break;
+	case INCR_A:
+		rc = shmkv_incr(kv, LIT("a"), &n);
+		rc = rc == 0 ? (int)n : rc;
+		break;
+	default:
+		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
+	}
+	shmkv_close(kv);
+	return rc;
+}
+
+static const enum fast_call calls[] = { GET_A, SET_A_5, INCR_A, SETNX_A_7 };
+
+static struct tu_child start(enum fast_call call, const char *at, int pauses)
+{
+	return tu_child_start(fast_call, (void *)&calls[call], at, pauses);
+}
+
+/* A key other than "a" whose probe sequence starts at slot @home. */
+static void key_homed_at(uint32_t home, int nth, char out[32])
+{
+	struct shmkv_key k;
+
+	for (unsigned long i = 0;; i++) {
+		tu_fmt(out, 32, "other", i);
+		shmkv__key_init(tu_kv, &k, out, strlen(out));
+		if (k.home == home && nth-- == 0)
+			return;
+	}
+}
+
+Test(pausepoint_fast,
+     a_get_whose_slot_comes_back_with_the_same_tag_bits_reads_absent)
+{
+	struct shmkv_slot_ref a;
+	struct tu_child c;
+	char b[2][32];
+	uint32_t slot;
+	uint64_t w;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
+	a = tu_slot_ref(tu_kv, "a");
+	slot = a.index;
+	c = start(GET_A, "fast_found", 1);
+	tu_child_await(&c);
+	/* The child found "a" in @slot. Give the slot to other keys until its
+	 * version has the same low 14 bits (all an inline integer's value
+	 * word carries) and it holds the integer 2 for another key: only the
+	 * state word's full version tells the child it is not "a" any more. */
+	key_homed_at(slot, 0, b[0]);
+	key_homed_at(slot, 1, b[1]);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
+	for (int i = 0;; i++) {
+		const char *k = b[i & 1];
+
+		tu_assert_rc(shmkv_set(tu_kv, k, strlen(k), LIT("2"), 0, 0,
+				       NULL),
+			     1);
+		w = shmkv__load_acquire(&shmkv__slot(tu_kv, slot)->state);
+		if (SLOT_STATE(w) == SLOT_MEMBER &&
+		    SLOT_VERSION(w) != SLOT_VERSION(a.state) &&
+		    ((SLOT_VERSION(w) ^ SLOT_VERSION(a.state)) & 0x3fffu) == 0)
+			break;
+		tu_assert_rc(shmkv_del(tu_kv, k, strlen(k)), 1);
+		cr_assert_lt(i, 1 << 20, "the slot never came back");
+	}
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 0);
+}
+
+Test(pausepoint_fast, a_set_whose_integer_became_a_block_stores_and_frees_it)
+{
+	struct shmkv_stats st;
+	struct tu_child c;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
+	c = start(SET_A_5, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("hello"), 0, 0, NULL), 1);
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_get(tu_kv, LIT("a"), "5", 1);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 0, "the replaced block leaked");
+}
+
+Test(pausepoint_fast, an_incr_that_loses_every_fast_cas_still_counts_once)
+{
+	enum { PAUSES = 64 }; /* more than the fast path ever tries */
+	struct tu_child c;
+	char want[8];
+	int lost = 0;
+	int64_t n;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("10"), 0, 0, NULL), 1);
+	c = start(INCR_A, "fast_loaded", PAUSES);
+	/* Each parent INCR lands between the child's load and its CAS, until
+	 * the child gives up the fast path (it stops pausing there). */
+	while (lost < PAUSES && tu_child_paused(&c)) {
+		tu_assert_ok(shmkv_incr(tu_kv, LIT("a"), &n));
+		tu_child_let_go(&c);
+		lost++;
+	}
+	cr_assert(lost > 0 && lost < PAUSES, "%d fast CASes lost", lost);
+	/* The child's own increment came last, through the general path. */
+	tu_assert_rc(tu_child_finish(&c), 10 + lost + 1);
+	snprintf(want, sizeof(want), "%d", 10 + lost + 1);
+	tu_assert_get_str(tu_kv, "a", want);
+}
+
+Test(pausepoint_fast, a_setnx_that_loses_to_another_setnx_reports_exists)
+{
+	struct tu_child c;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
+	/* Both see "a" absent; the parent's SETNX lands first. Two winners
+	 * would be two holders of a lock. */
+	c = start(SETNX_A_7, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT("a"), LIT("9")), 1);
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 0);
+	tu_assert_get(tu_kv, LIT("a"), "9", 1);
+}
