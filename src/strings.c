@@ -64,7 +64,29 @@ static int give_int(struct shmkv_value *out, int64_t v)
 	return n > out->cap ? -ENOBUFS : 1;
 }
 
-/* GET and EXISTS of an inline integer or of nothing. */
+/*
+ * GET's reply for a value block without a TTL: a consistent copy (the
+ * block's generation checked after it, block.c) of what value word @w
+ * named when it was loaded, which is the linearization point, as in the
+ * engine. A TTL (it needs the clock), a block freed under us, or anything
+ * corrupt is the general path's: it decides afresh, or reports it.
+ */
+static int give_block(const shmkv_t *kv, uint64_t w, struct shmkv_value *out)
+{
+	struct shmkv_block_view view;
+
+	if (shmkv__block_read(kv, w, out != NULL ? out->buf : NULL,
+			      out != NULL ? out->cap : 0, &view) != 0 ||
+	    view.deadline_ms != 0)
+		return FAST_SLOW;
+	if (out == NULL)
+		return 1;
+	/* As the engine: what fits is copied, len says what it needed. */
+	out->len = view.len;
+	return view.len > out->cap ? -ENOBUFS : 1;
+}
+
+/* GET and EXISTS of an inline integer, a block without TTL, or nothing. */
 static int get_fast(shmkv_t *kv, struct shmkv_keyref *ref,
 		    struct shmkv_value *out)
 {
@@ -78,6 +100,10 @@ static int get_fast(shmkv_t *kv, struct shmkv_keyref *ref,
 	ver = SLOT_VERSION(shmkv__kref(ref)->state);
 	if (shmkv__word_is_int(w, ver))
 		return give_int(out, VAL_INT_VALUE(w));
+	if (VAL_KIND(w) == VAL_BLOCK) {
+		SHMKV_PAUSE_POINT("fast_loaded");
+		return give_block(kv, w, out);
+	}
 	if (!shmkv__word_is_none(w, ver))
 		return FAST_SLOW;
 	if (out != NULL)
