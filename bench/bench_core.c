@@ -159,22 +159,6 @@ static int measure(unsigned runs)
 /*
  * Setup.
  */
-static struct shmkv_config store_config(enum bench_vkind vk, uint32_t n)
-{
-	struct shmkv_config cfg;
-	uint32_t block = (bench_vkind_max[vk] + 24 + 7) & ~7u;
-	uint64_t pages = (uint64_t)n * 5 / 2 / (65536 / block) + 16;
-
-	shmkv_config_init(&cfg);
-	cfg.slots = 2 * n;
-	cfg.key_max = 16;
-	cfg.value_max = bench_vkind_max[vk];
-	/* Inline integers need no value storage; strings: every key's
-	 * block, the blocks of writes in flight, and room to find them. */
-	cfg.value_memory = (vk == BV_INT ? 16 : pages) * 65536;
-	return cfg;
-}
-
 static int make_stores(void)
 {
 	static const char *const tag[2][BV_N] = {
@@ -184,7 +168,7 @@ static int make_stores(void)
 
 	for (int s = 0; s < 2; s++)
 		for (int vk = 0; vk < BV_N; vk++) {
-			struct shmkv_config cfg = store_config(vk, C.n);
+			struct shmkv_config cfg = bench_store_config(vk, C.n);
 			int err = bench_store_create(tag[s][vk], &cfg,
 						     &C.store[s][vk],
 						     C.store_name[s][vk]);

@@ -238,6 +238,22 @@ int bench_work_run(struct bench_dataset *ds, enum bench_work w,
 	return err;
 }
 
+struct shmkv_config bench_store_config(enum bench_vkind vk, uint32_t n)
+{
+	struct shmkv_config cfg;
+	uint32_t block = (bench_vkind_max[vk] + 24 + 7) & ~7u;
+	uint64_t pages = (uint64_t)n * 5 / 2 / (65536 / block) + 16;
+
+	shmkv_config_init(&cfg);
+	cfg.slots = 2 * n;
+	cfg.key_max = 16;
+	cfg.value_max = bench_vkind_max[vk];
+	/* Inline integers need no value storage; strings: every key's
+	 * block, the blocks of writes in flight, and room to find them. */
+	cfg.value_memory = (vk == BV_INT ? 16 : pages) * 65536;
+	return cfg;
+}
+
 int bench_dataset_fill(struct bench_dataset *ds, enum bench_vkind vk, int store)
 {
 	uint32_t n = ds->kv.n;

@@ -58,6 +58,10 @@ struct bench_dataset {
 	uint32_t epoch;
 };
 
+/* The geometry of a store for @n keys with values of kind @vk: 2n slots
+ * (50% load), 16-byte keys at most; bench_core and ops_instr alike. */
+struct shmkv_config bench_store_config(enum bench_vkind vk, uint32_t n);
+
 /* Sets up the bookkeeping for @ds->kv (already constructed) and, with
  * @store, stores every key's first value through the kv (without: the
  * values are already there, stored by another data set on the same
