@@ -123,7 +123,7 @@ static void run_each(struct bench_dataset *ds, struct batch *b,
 		uint64_t t = bench_tick_end() - t0;
 
 		if (h)
-			bench_hist_add(h, t > ovh ? t - ovh : 0, 1);
+			bench_hist_add(h, bench_sample(t, ovh, 1), 1);
 		b->replies[i] = rc;
 		b->got_len[i] = kv->out.len;
 		b->got_int[i] = kv->incr_result;
@@ -146,7 +146,7 @@ static int run_piped(struct bench_dataset *ds, struct batch *b,
 		if (err)
 			return err;
 		if (h)
-			bench_hist_add(h, t / n, n);
+			bench_hist_add(h, bench_sample(t, 0, n), n);
 		for (unsigned i = at; i < at + n; i++) {
 			b->got_len[i] = b->want_len[i];
 			b->got_int[i] = b->want_int[i];

@@ -77,7 +77,7 @@ struct bench_stream {
 };
 
 /* What one run gives: a histogram of the workload's main command and, for
- * BW_DEL, one of its SETNX half. Units: timer ticks. */
+ * BW_DEL, one of its SETNX half. Units: 1/BENCH_TICK_FRAC tick. */
 struct bench_run_out {
 	struct bench_hist *main;
 	struct bench_hist *second; /* BW_DEL only, else unused */
@@ -85,7 +85,8 @@ struct bench_run_out {
 
 /*
  * Runs @w on @ds for at least @ops timed commands of the main kind,
- * reading @s from *@pos on. @overhead ticks are taken off each sample.
+ * reading @s from *@pos on. @overhead (bench_timer.overhead, 1/BENCH_TICK_FRAC
+ * ticks) is taken off each sample.
  * Return: 0, or a negative errno after printing what went wrong (an
  * unexpected reply: the figures would be of something else).
  */
