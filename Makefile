@@ -80,10 +80,13 @@ bench-quick:
 
 # Instructions and locked instructions per call of each command, shmkv
 # and its baselines, and per lock cycle, counted by callgrind
-# (bench/instr.sh; bench/run.sh runs it too): bench/results/instr.*
+# (bench/instr.sh; bench/run.sh runs it too): bench/results/instr.*, and
+# bench/README.md regenerated from bench/results/.
 bench-instr: deps
 	$(Q)$(SUBMAKE) build-bench
 	$(Q)$(RUN_ENV) bash bench/instr.sh
+	$(Q)sh bench/report.sh bench/results >bench/README.md.tmp && \
+		mv bench/README.md.tmp bench/README.md
 
 demo: deps
 	$(Q)$(SUBMAKE) lib examples

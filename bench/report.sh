@@ -37,11 +37,27 @@ figures of the same run.
 EOF
 }
 
+# The per-operation counter's step in ns (bench_core's "# resolution:"
+# line; 0 in results from before it was printed).
+resolution=$(sed -n 's/^# resolution: \([0-9.]*\) ns.*/\1/p' "$dir/core.txt" 2>/dev/null | head -n 1)
+resolution=${resolution:-0}
+
+# Awk: ratio(a, b), " (a/b x)", or " (-)" when either figure is under 1 ns
+# (a step of the counter apart from 0: the quotient would mean nothing,
+# and print as 0.00x or inf).
+ratio_awk='
+function ratio(a, b,   r) {
+	if (a < 1 || b < 1)
+		return " (-)"
+	r = a / b
+	return sprintf(r >= 10 ? " (%.0fx)" : " (%.2fx)", r)
+}'
+
 # Markdown table of core.csv for value kind $1 and key choice $2: shmkv's
 # p50 [min-max over runs], mean, p99 / p99.9, then each baseline's p50 and
 # its ratio to shmkv's.
 cmd_table() {
-	awk -F, -v vk="$1" -v keys="$2" '
+	awk -F, -v vk="$1" -v keys="$2" "$ratio_awk"'
 	BEGIN {
 		ncmd = split("GET SET SETNX GETSET DEL DELIFEQ INCR", cmd, " ")
 		nimp = split("shmkv_prepared mutex_map rculfhash redis " \
@@ -78,9 +94,7 @@ cmd_table() {
 					continue
 				if ((c, imp[j]) in p50) {
 					b = p50[c, imp[j]]
-					r = b / m
-					line = line " | " num(b) \
-					       sprintf(r >= 10 ? " (%.0fx)" : " (%.2fx)", r)
+					line = line " | " num(b) ratio(b, m)
 				} else
 					line = line " | -"
 			}
@@ -90,7 +104,7 @@ cmd_table() {
 }
 
 floors() {
-	awk -F, '
+	awk -F, -v res="$resolution" '
 	NR > 1 && $1 == "floor" { f[$2] = $8 }
 	NR > 1 && $1 == "shmkv" { m[$2, $3, $4] = $8 }
 	END {
@@ -100,9 +114,14 @@ floors() {
 		printf("mutex lock+unlock %.1f ns, a dependent load over the ",
 		       f["mutex_cycle"])
 		printf("int store'"'"'s table %.1f ns. ", f["dependent_load"])
-		printf("Hot-key SET of an integer costs %.1f CAS; ",
-		       m["SET", "int", "hot"] / f["cas"])
-		printf("a uniform GET of an integer costs %.2f dependent loads.\n",
+		# A CAS under the counter'"'"'s step: no multiple of it.
+		a = "A"
+		if (f["cas"] >= res && f["cas"] >= 1) {
+			printf("Hot-key SET of an integer costs %.1f CAS; ",
+			       m["SET", "int", "hot"] / f["cas"])
+			a = "a"
+		}
+		printf(a " uniform GET of an integer costs %.2f dependent loads.\n",
 		       m["GET", "int", "uniform"] / f["dependent_load"])
 	}' "$dir/core.csv"
 }
@@ -110,12 +129,11 @@ floors() {
 # The headline: a few commands, shmkv beside its floor and each baseline.
 headline() {
 	[ -s "$dir/core.csv" ] || return 0
-	awk -F, '
+	awk -F, -v res="$resolution" "$ratio_awk"'
 	function cell(v, base) {
 		if (v == "")
 			return "-"
-		return sprintf(v >= 100 ? "%.0f" : "%.1f", v) \
-		       sprintf(v / base >= 10 ? " (%.0fx)" : " (%.2fx)", v / base)
+		return sprintf(v >= 100 ? "%.0f" : "%.1f", v) ratio(v, base)
 	}
 	NR > 1 { m[$1, $2, $3, $4] = $8 }
 	NR > 1 && $1 == "floor" { f[$2] = $8 }
@@ -134,10 +152,15 @@ headline() {
 			s = m["shmkv", r[1], r[2], r[3]]
 			if (s == "")
 				continue
-			line = sprintf("| %s, %s, %s | **%.1f** | %s %.1f (shmkv " \
-				       "%.1fx)", r[1], r[2], r[3], s,
-				       r[4] == "cas" ? "CAS" : "dep. load", f[r[4]],
-				       s / f[r[4]])
+			# A floor under the counter'"'"'s step is an estimate
+			# (see the note below the table): no multiple of it.
+			fl = f[r[4]]
+			mult = "(-)"
+			if (fl >= res && fl >= 1)
+				mult = sprintf("(shmkv %.1fx)", s / fl)
+			line = sprintf("| %s, %s, %s | **%.1f** | %s %.1f %s", r[1],
+				       r[2], r[3], s,
+				       r[4] == "cas" ? "CAS" : "dep. load", fl, mult)
 			line = line " | " cell(m["shmkv_prepared", r[1], r[2], r[3]], s)
 			for (j = 1; j <= 4; j++)
 				line = line " | " cell(m[imp[j], r[1], r[2], r[3]], s)
@@ -408,7 +431,10 @@ runs \`bench/run.sh\`: about 5 minutes on 2 cores. It rewrites
 \`make bench-quick\` is a smoke run of under a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
-\`bench_lock\`).
+\`bench_lock\`). The instruction counts alone: \`make bench-instr\` (about
+2 minutes; \`bench/instr.sh\`, which needs valgrind) rewrites
+\`$links/instr.csv\` and \`$links/instr.txt\`, and names the commit
+it measured, and regenerates this section.
 EOF
 }
 
@@ -427,6 +453,19 @@ multiple of it). Details in the sections below.
 $(headline)
 
 EOF
+	if [ "$resolution" != 0 ]; then
+		cat <<EOF
+Each command is timed alone, and this VM's time-stamp counter advances in
+steps of $resolution ns: one reading is a whole number of steps. An
+interval starts at a random point of a step, so the steps average out:
+means are exact, and medians are read from the histogram with each
+sample spread over one step around its value, which resolves them to
+about 1 ns (within 1 ns in a simulation of this counter; see
+\`bench/bench.h\`). A floor below one step is such an estimate too, so no
+multiple of it is given ("-"); nor is any ratio with a figure under 1 ns.
+
+EOF
+	fi
 fi
 instr_part
 core_part
