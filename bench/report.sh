@@ -428,7 +428,7 @@ footer() {
 runs \`bench/run.sh\`: about 5 minutes on 2 cores. It rewrites
 \`$links/*.csv\`, the logs \`$links/*.txt\`, the plots
 \`$links/*.png\` and this section (\`bench/README.md\`).
-\`make bench-quick\` is a smoke run of under a minute whose output goes to
+\`make bench-quick\` is a smoke run of about a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
 \`bench_lock\`). The instruction counts alone: \`make bench-instr\` (about
