@@ -78,10 +78,15 @@ bench: deps
 bench-quick:
 	$(Q)$(SUBMAKE) bench QUICK=1
 
-# Instructions per lock cycle, counted by callgrind (bench/instr.sh).
+# Instructions and locked instructions per call of each command, shmkv
+# and its baselines, and per lock cycle, counted by callgrind
+# (bench/instr.sh; bench/run.sh runs it too): bench/results/instr.*, and
+# bench/README.md regenerated from bench/results/.
 bench-instr: deps
 	$(Q)$(SUBMAKE) build-bench
 	$(Q)$(RUN_ENV) bash bench/instr.sh
+	$(Q)sh bench/report.sh bench/results >bench/README.md.tmp && \
+		mv bench/README.md.tmp bench/README.md
 
 demo: deps
 	$(Q)$(SUBMAKE) lib examples
@@ -116,7 +121,7 @@ help:
 	@echo '  lib tools examples bench-build tests-build   one part each'
 	@echo '  test           deps, build everything, run tests/run-tests.sh'
 	@echo '  bench          deps, build, run bench/run.sh (bench-quick: QUICK=1)'
-	@echo '  bench-instr    instructions per lock cycle, counted by callgrind'
+	@echo '  bench-instr    instructions per call and per lock cycle (callgrind)'
 	@echo '  demo           deps, build, run $(DEMO)'
 	@echo '  deps           install missing build/test dependencies (Debian)'
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'

@@ -137,8 +137,7 @@ static int run_cell(struct cell *c, unsigned r)
 		err = bench_work_run(&C.ds[c->im][c->vk], c->w, &C.stream[c->d],
 				     &c->pos, c->ops, C.timer.overhead, &out);
 	for (int h = 0; h < 2 && !err; h++)
-		bench_hist_summary(&hist[h], C.timer.ns_per_tick,
-				   &c->lat[h][r]);
+		bench_hist_summary(&hist[h], &C.timer, &c->lat[h][r]);
 	return err;
 }
 
@@ -159,22 +158,6 @@ static int measure(unsigned runs)
 /*
  * Setup.
  */
-static struct shmkv_config store_config(enum bench_vkind vk, uint32_t n)
-{
-	struct shmkv_config cfg;
-	uint32_t block = (bench_vkind_max[vk] + 24 + 7) & ~7u;
-	uint64_t pages = (uint64_t)n * 5 / 2 / (65536 / block) + 16;
-
-	shmkv_config_init(&cfg);
-	cfg.slots = 2 * n;
-	cfg.key_max = 16;
-	cfg.value_max = bench_vkind_max[vk];
-	/* Inline integers need no value storage; strings: every key's
-	 * block, the blocks of writes in flight, and room to find them. */
-	cfg.value_memory = (vk == BV_INT ? 16 : pages) * 65536;
-	return cfg;
-}
-
 static int make_stores(void)
 {
 	static const char *const tag[2][BV_N] = {
@@ -184,7 +167,7 @@ static int make_stores(void)
 
 	for (int s = 0; s < 2; s++)
 		for (int vk = 0; vk < BV_N; vk++) {
-			struct shmkv_config cfg = store_config(vk, C.n);
+			struct shmkv_config cfg = bench_store_config(vk, C.n);
 			int err = bench_store_create(tag[s][vk], &cfg,
 						     &C.store[s][vk],
 						     C.store_name[s][vk]);
@@ -414,11 +397,14 @@ static void print_compare(unsigned runs)
 				       bench_vkind_name[vk], bench_dist_name[d],
 				       bench_cmd_name[c], base.p50);
 				for (int im = I_PREP; im < I_N; im++)
-					if (cmd_fig(im, vk, d, c, runs, &f))
+					if (!cmd_fig(im, vk, d, c, runs, &f))
+						printf(" %19s", "");
+					else if (base.p50 > 0 && f.p50 > 0)
 						printf(" %10.1f [%5.2fx]",
 						       f.p50, f.p50 / base.p50);
 					else
-						printf(" %19s", "");
+						printf(" %10.1f [    -]",
+						       f.p50);
 				printf("\n");
 			}
 }
@@ -494,11 +480,17 @@ static void print_header(const struct bench_opts *o, unsigned runs)
 {
 	bench_title("per-command latency", o->quick);
 	printf("# timer: %s, %.3f ns per tick, %.1f ns per empty interval "
-	       "(taken off every sample)\n",
+	       "(mean, taken off every sample)\n",
 	       C.timer.tsc ? "TSC (lfence;rdtsc .. rdtscp;lfence)"
 			   : "CLOCK_MONOTONIC",
 	       C.timer.ns_per_tick,
-	       (double)C.timer.overhead * C.timer.ns_per_tick);
+	       (double)C.timer.overhead * bench_timer_ns_per_unit(&C.timer));
+	/* report.sh reads this line: no ratio with a figure below it. */
+	printf("# resolution: %.1f ns (the counter advances in steps of %llu "
+	       "ticks; quantiles are interpolated within a step, see "
+	       "bench.h)\n",
+	       (double)C.timer.resolution * C.timer.ns_per_tick,
+	       (unsigned long long)C.timer.resolution);
 	printf("# method: %u runs per figure in interleaved rounds; each run "
 	       "times %llu commands one by one (redis round trips: %llu; "
 	       "pipelined: in pipelines of %u, each charged 1/%u)\n",

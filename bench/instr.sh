@@ -1,18 +1,142 @@
 #!/usr/bin/env bash
-# instr.sh - instructions per acquire+release cycle of the safe and the
-# pattern lock, counted by callgrind (which the VM's noise cannot move):
-# build/bench/lock_instr runs 1,000 and 2,000 cycles, and the difference
-# of the two totals over 1,000 is one cycle's cost, set-up cancelled out.
-# Run by `make bench-instr`.
+# instr.sh - instructions and locked (atomic) instructions per call,
+# counted by callgrind, which the VM's noise cannot move:
+#
+#   bash bench/instr.sh [OUTDIR]    (make bench-instr; bench/run.sh too)
+#
+# - every command of issue 12's goal table (bench/ops_instr.c) by shmkv
+#   (plain API and prepared key) and its baselines (the mutex map,
+#   rculfhash): ops_instr runs N and 2N calls under
+#   valgrind --tool=callgrind --collect-bus=yes
+#   --toggle-collect=ops_instr_call, so only the calls under test count;
+#   (total at 2N - total at N) / N is one call's cost, event Ir for
+#   instructions and Ge ("global bus events": lock-prefixed and other
+#   atomic read-modify-write instructions) for locked ones;
+# - a safe and a pattern lock's acquire+release cycle (bench/lock_instr.c),
+#   the same way over the whole program (its set-up cancels out).
+#
+# Writes OUTDIR/instr.csv and OUTDIR/instr.txt (default bench/results;
+# QUICK=1: fewer calls, and OUTDIR defaults to $BUILD/bench/quick). The
+# table names the commit whose src/ it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prog=${BUILD:-build}/bench/lock_instr
-total() { # kind cycles
-	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$prog" "$1" "$2" 2>&1 |
-		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
-for kind in safe pattern; do
-	a=$(total "$kind" 1000)
-	b=$(total "$kind" 2000)
-	echo "$kind lock: $(((b - a) / 1000)) instructions per acquire+release"
+build=${BUILD:-build}
+quick=${QUICK:-0}
+[ "$quick" = 0 ] && quick=
+if [ -n "$quick" ]; then
+	out=${1:-$build/bench/quick}
+	calls=64 cycles=100
+else
+	out=${1:-bench/results}
+	calls=1024 cycles=1000
+fi
+ops_prog=$build/bench/ops_instr
+lock_prog=$build/bench/lock_instr
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "instr.sh: valgrind not installed (make deps, or apt-get install valgrind)" >&2
+	exit 1
+fi
+for p in "$ops_prog" "$lock_prog"; do
+	if [ ! -x "$p" ]; then
+		echo "instr.sh: $p not built; run make bench-build" >&2
+		exit 1
+	fi
 done
+mkdir -p "$out"
+
+# "Ir Ge" collected by one run of "$@" under callgrind (extra callgrind
+# options first, up to --); exit status 3 from ops_instr: no such command.
+counts() {
+	local opts=() log rc=0
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	log=$(valgrind --tool=callgrind --collect-bus=yes \
+		--callgrind-out-file=/dev/null "${opts[@]}" "$@" 2>&1) || rc=$?
+	if [ $rc -ne 0 ]; then
+		[ $rc -eq 3 ] && return 3
+		printf 'instr.sh: %s failed under valgrind:\n%s\n' "$*" "$log" >&2
+		exit 1
+	fi
+	# "Collected : Ir Ge"; callgrind leaves a zero Ge out.
+	sed -n 's/.*Collected : \([0-9]*\) *\([0-9]*\).*/\1 \2/p' <<<"$log" |
+		awk '{ print $1, $2 == "" ? 0 : $2 }'
+}
+
+# Per call: (2N run - N run) / N, for Ir and Ge; "-" "-" if unsupported.
+per_call() { # n opts... -- prog args... (the count last)
+	local n=$1 a b rc=0
+	shift
+	a=$(counts "$@" "$n") || rc=$?
+	[ $rc -eq 3 ] && { echo "- -"; return; }
+	[ $rc -eq 0 ] || exit 1
+	b=$(counts "$@" $((2 * n))) || exit 1
+	awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf("%.1f %.2f\n", (y[1] - x[1]) / n, (y[2] - x[2]) / n)
+	}'
+}
+
+# What was measured: the commit, and the last one that changed the code.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit="$commit (src/ and include/ as of $(git log -1 --format='%h, %cs' -- src include 2>/dev/null || echo '?'))"
+if ! git diff --quiet HEAD -- src include 2>/dev/null; then
+	commit="$commit with uncommitted changes to src/ or include/"
+fi
+impls="shmkv prepared mutex rculfhash"
+ops="get_int set_int setnx del setnx_del incr set_16b get_16b"
+csv=$out/instr.csv
+echo "impl,op,instructions,locked,calls" >"$csv.tmp"
+for op in $ops; do
+	for impl in $impls; do
+		res=$(per_call "$calls" --toggle-collect=ops_instr_call \
+			-- "$ops_prog" "$impl" "$op")
+		read -r ir ge <<<"$res"
+		echo "$impl,$op,$ir,$ge,$calls" >>"$csv.tmp"
+	done
+done
+for kind in safe pattern; do
+	res=$(per_call "$cycles" -- "$lock_prog" "$kind")
+	read -r ir ge <<<"$res"
+	echo "${kind}_lock,cycle,$ir,$ge,$cycles" >>"$csv.tmp"
+done
+mv "$csv.tmp" "$csv"
+
+{
+	echo "# shmkv instructions per call, counted by callgrind" \
+		"($(valgrind --version))${quick:+ (QUICK: smoke run, few calls)}"
+	echo "# commit: $commit"
+	echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "# method: (total at 2N - total at N) / N calls, N = $calls" \
+		"(lock cycles: $cycles); only the calls under test counted;" \
+		"in brackets: locked instructions (callgrind's Ge)"
+	echo "# keys: 12 bytes; 32768 keys at 50% load; hot key or uniform"
+	echo
+	awk -F, '
+	function cell(i, o) {
+		if (!((i, o) in ir) || ir[i, o] == "-")
+			return "-"
+		return sprintf("%.0f (%g)", ir[i, o], ge[i, o])
+	}
+	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
+	END {
+		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
+			  "get_16b", op, "|")
+		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
+		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
+		      "SET 16 B, uniform|GET 16 B, uniform", title, "|")
+		split("<= 200 (prepared <= 60)|<= 220|||<= 450|<= 250|" \
+		      "<= 350, <= 2 locked|", goal, "|")
+		printf("%-27s %12s %12s %12s %12s  %s\n", "op", "shmkv",
+		       "prepared", "mutex map", "rculfhash", "goal (issue 12)")
+		for (k = 1; k <= n; k++)
+			printf("%-27s %12s %12s %12s %12s  %s\n", title[k],
+			       cell("shmkv", op[k]), cell("prepared", op[k]),
+			       cell("mutex", op[k]), cell("rculfhash", op[k]),
+			       goal[k] == "" ? "-" : goal[k])
+		printf("\nlock acquire+release: safe lock %s, pattern lock %s\n",
+		       cell("safe_lock", "cycle"), cell("pattern_lock", "cycle"))
+	}' "$csv"
+} | tee "$out/instr.txt"

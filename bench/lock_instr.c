@@ -4,6 +4,8 @@
  * instructions by the difference in N, so the set-up cancels out.
  *
  * usage: lock_instr safe|pattern CYCLES
+ *        lock_instr --quick    both kinds, a few cycles (the test suite's
+ *                              smoke run of every bench program)
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,21 +16,13 @@
 #include "shmkv.h"
 #include "shmkv_lock.h"
 
-int main(int argc, char **argv)
+static int run(bool safe, long cycles)
 {
 	struct shmkv_pattern pl;
 	struct shmkv_lock lk;
 	char name[64];
 	shmkv_t *kv;
-	long cycles;
-	bool safe;
 
-	if (argc != 3 || (cycles = atol(argv[2])) <= 0 ||
-	    (strcmp(argv[1], "safe") != 0 && strcmp(argv[1], "pattern") != 0)) {
-		fprintf(stderr, "usage: lock_instr safe|pattern CYCLES\n");
-		return 2;
-	}
-	safe = strcmp(argv[1], "safe") == 0;
 	snprintf(name, sizeof(name), "/shmkv-lock-instr-%d", (int)getpid());
 	if (shmkv_create(name, NULL, &kv) != 0) {
 		fprintf(stderr, "lock_instr: cannot create %s\n", name);
@@ -51,4 +45,19 @@ int main(int argc, char **argv)
 	}
 	shmkv_close(kv);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long cycles;
+
+	if (argc == 2 && strcmp(argv[1], "--quick") == 0)
+		return run(true, 100) || run(false, 100);
+	if (argc != 3 || (cycles = atol(argv[2])) <= 0 ||
+	    (strcmp(argv[1], "safe") != 0 && strcmp(argv[1], "pattern") != 0)) {
+		fprintf(stderr, "usage: lock_instr safe|pattern CYCLES | "
+				"lock_instr --quick\n");
+		return 2;
+	}
+	return run(strcmp(argv[1], "safe") == 0, cycles);
 }

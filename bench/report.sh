@@ -4,8 +4,8 @@
 #
 #   sh bench/report.sh DIR > bench/README.md
 #
-# DIR holds core.csv, table.csv, scale.csv, lock.csv (a missing one drops
-# its part), the programs' logs (*.txt: the machine is read from their
+# DIR holds core.csv, table.csv, scale.csv, lock.csv, instr.csv (a missing
+# one drops its part), the programs' logs (*.txt: the machine is read from their
 # headers) and run.txt (load averages). Links point at bench/results/,
 # relative to the repository root, where the section is meant to live.
 set -eu
@@ -37,11 +37,27 @@ figures of the same run.
 EOF
 }
 
+# The per-operation counter's step in ns (bench_core's "# resolution:"
+# line; 0 in results from before it was printed).
+resolution=$(sed -n 's/^# resolution: \([0-9.]*\) ns.*/\1/p' "$dir/core.txt" 2>/dev/null | head -n 1)
+resolution=${resolution:-0}
+
+# Awk: ratio(a, b), " (a/b x)", or " (-)" when either figure is under 1 ns
+# (a step of the counter apart from 0: the quotient would mean nothing,
+# and print as 0.00x or inf).
+ratio_awk='
+function ratio(a, b,   r) {
+	if (a < 1 || b < 1)
+		return " (-)"
+	r = a / b
+	return sprintf(r >= 10 ? " (%.0fx)" : " (%.2fx)", r)
+}'
+
 # Markdown table of core.csv for value kind $1 and key choice $2: shmkv's
 # p50 [min-max over runs], mean, p99 / p99.9, then each baseline's p50 and
 # its ratio to shmkv's.
 cmd_table() {
-	awk -F, -v vk="$1" -v keys="$2" '
+	awk -F, -v vk="$1" -v keys="$2" "$ratio_awk"'
 	BEGIN {
 		ncmd = split("GET SET SETNX GETSET DEL DELIFEQ INCR", cmd, " ")
 		nimp = split("shmkv_prepared mutex_map rculfhash redis " \
@@ -78,9 +94,7 @@ cmd_table() {
 					continue
 				if ((c, imp[j]) in p50) {
 					b = p50[c, imp[j]]
-					r = b / m
-					line = line " | " num(b) \
-					       sprintf(r >= 10 ? " (%.0fx)" : " (%.2fx)", r)
+					line = line " | " num(b) ratio(b, m)
 				} else
 					line = line " | -"
 			}
@@ -90,7 +104,7 @@ cmd_table() {
 }
 
 floors() {
-	awk -F, '
+	awk -F, -v res="$resolution" '
 	NR > 1 && $1 == "floor" { f[$2] = $8 }
 	NR > 1 && $1 == "shmkv" { m[$2, $3, $4] = $8 }
 	END {
@@ -100,9 +114,14 @@ floors() {
 		printf("mutex lock+unlock %.1f ns, a dependent load over the ",
 		       f["mutex_cycle"])
 		printf("int store'"'"'s table %.1f ns. ", f["dependent_load"])
-		printf("Hot-key SET of an integer costs %.1f CAS; ",
-		       m["SET", "int", "hot"] / f["cas"])
-		printf("a uniform GET of an integer costs %.2f dependent loads.\n",
+		# A CAS under the counter'"'"'s step: no multiple of it.
+		a = "A"
+		if (f["cas"] >= res && f["cas"] >= 1) {
+			printf("Hot-key SET of an integer costs %.1f CAS; ",
+			       m["SET", "int", "hot"] / f["cas"])
+			a = "a"
+		}
+		printf(a " uniform GET of an integer costs %.2f dependent loads.\n",
 		       m["GET", "int", "uniform"] / f["dependent_load"])
 	}' "$dir/core.csv"
 }
@@ -110,12 +129,11 @@ floors() {
 # The headline: a few commands, shmkv beside its floor and each baseline.
 headline() {
 	[ -s "$dir/core.csv" ] || return 0
-	awk -F, '
+	awk -F, -v res="$resolution" "$ratio_awk"'
 	function cell(v, base) {
 		if (v == "")
 			return "-"
-		return sprintf(v >= 100 ? "%.0f" : "%.1f", v) \
-		       sprintf(v / base >= 10 ? " (%.0fx)" : " (%.2fx)", v / base)
+		return sprintf(v >= 100 ? "%.0f" : "%.1f", v) ratio(v, base)
 	}
 	NR > 1 { m[$1, $2, $3, $4] = $8 }
 	NR > 1 && $1 == "floor" { f[$2] = $8 }
@@ -134,10 +152,15 @@ headline() {
 			s = m["shmkv", r[1], r[2], r[3]]
 			if (s == "")
 				continue
-			line = sprintf("| %s, %s, %s | **%.1f** | %s %.1f (shmkv " \
-				       "%.1fx)", r[1], r[2], r[3], s,
-				       r[4] == "cas" ? "CAS" : "dep. load", f[r[4]],
-				       s / f[r[4]])
+			# A floor under the counter'"'"'s step is an estimate
+			# (see the note below the table): no multiple of it.
+			fl = f[r[4]]
+			mult = "(-)"
+			if (fl >= res && fl >= 1)
+				mult = sprintf("(shmkv %.1fx)", s / fl)
+			line = sprintf("| %s, %s, %s | **%.1f** | %s %.1f %s", r[1],
+				       r[2], r[3], s,
+				       r[4] == "cas" ? "CAS" : "dep. load", fl, mult)
 			line = line " | " cell(m["shmkv_prepared", r[1], r[2], r[3]], s)
 			for (j = 1; j <= 4; j++)
 				line = line " | " cell(m[imp[j], r[1], r[2], r[3]], s)
@@ -332,6 +355,71 @@ $(awk -F, '
 EOF
 }
 
+# Instructions per call (bench/instr.sh): each command beside its
+# baselines, and issue 12's goals with whether this run meets them.
+instr_part() {
+	[ -s "$dir/instr.csv" ] || return 0
+	cat <<EOF
+### Instructions per call
+
+Counted by callgrind (\`make bench-instr\`, also run by \`make bench\`), so
+the VM's noise cannot move them: instructions per call of each command
+with a 12-byte key, and in brackets the locked (atomic read-modify-write)
+instructions among them (callgrind's \`Ge\`). Each figure is (count over
+2N calls - count over N calls) / N, N = $(awk -F, 'NR == 2 { print $5 }' "$dir/instr.csv"),
+counting only the calls themselves (\`bench/ops_instr.c\`): one hot key,
+or keys drawn uniformly from 32768 held at 50% load as in the latency
+tables; SETNX on the absent key, DEL on the present one, the lock cycle
+both. Measured on commit $(sed -n 's/^# commit: //p' "$dir/instr.txt").
+
+$(awk -F, '
+	function cell(i, o) {
+		if (!((i, o) in ir) || ir[i, o] == "-")
+			return "-"
+		return sprintf("%.0f (%g)", ir[i, o], ge[i, o])
+	}
+	# Goal @g instructions (and at most @l locked, if @l != ""): met?
+	function meets(i, o, g, l) {
+		if (!((i, o) in ir) || ir[i, o] == "-")
+			return "?"
+		return ir[i, o] <= g && (l == "" || ge[i, o] <= l) ? "met" \
+		       : "not met"
+	}
+	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
+	END {
+		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
+			  "get_16b", op, "|")
+		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
+		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
+		      "SET 16 B, uniform|GET 16 B, uniform", title, "|")
+		goal["get_int"] = "<= 200: " meets("shmkv", "get_int", 200) \
+			"; prepared <= 60: " meets("prepared", "get_int", 60)
+		goal["set_int"] = "<= 220: " meets("shmkv", "set_int", 220)
+		goal["setnx_del"] = "<= 450: " meets("shmkv", "setnx_del", 450)
+		goal["incr"] = "<= 250: " meets("shmkv", "incr", 250)
+		goal["set_16b"] = "<= 350 with <= 2 locked: " \
+			meets("shmkv", "set_16b", 350, 2)
+		print "| command, values, keys | shmkv | prepared key | " \
+		      "mutex map | rculfhash | goal (issue 12) |"
+		print "| --- | ---: | ---: | ---: | ---: | --- |"
+		for (k = 1; k <= n; k++)
+			printf("| %s | **%s** | %s | %s | %s | %s |\n", title[k],
+			       cell("shmkv", op[k]), cell("prepared", op[k]),
+			       cell("mutex", op[k]), cell("rculfhash", op[k]),
+			       op[k] in goal ? goal[op[k]] : "-")
+		if (("safe_lock", "cycle") in ir)
+			printf("\nA lock acquire+release, counted the same way " \
+			       "over the whole program: safe lock %s, pattern " \
+			       "lock %s.\n", cell("safe_lock", "cycle"),
+			       cell("pattern_lock", "cycle"))
+	}' "$dir/instr.csv")
+
+Table and CSV: [\`instr.txt\`]($links/instr.txt),
+[\`instr.csv\`]($links/instr.csv).
+
+EOF
+}
+
 footer() {
 	cat <<EOF
 ### Reproducing
@@ -340,10 +428,13 @@ footer() {
 runs \`bench/run.sh\`: about 5 minutes on 2 cores. It rewrites
 \`$links/*.csv\`, the logs \`$links/*.txt\`, the plots
 \`$links/*.png\` and this section (\`bench/README.md\`).
-\`make bench-quick\` is a smoke run of under a minute whose output goes to
+\`make bench-quick\` is a smoke run of about a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
-\`bench_lock\`).
+\`bench_lock\`). The instruction counts alone: \`make bench-instr\` (about
+2 minutes; \`bench/instr.sh\`, which needs valgrind) rewrites
+\`$links/instr.csv\` and \`$links/instr.txt\`, and names the commit
+it measured, and regenerates this section.
 EOF
 }
 
@@ -362,7 +453,21 @@ multiple of it). Details in the sections below.
 $(headline)
 
 EOF
+	if [ "$resolution" != 0 ]; then
+		cat <<EOF
+Each command is timed alone, and this VM's time-stamp counter advances in
+steps of $resolution ns: one reading is a whole number of steps. An
+interval starts at a random point of a step, so the steps average out:
+means are exact, and medians are read from the histogram with each
+sample spread over one step around its value, which resolves them to
+about 1 ns (within 1 ns in a simulation of this counter; see
+\`bench/bench.h\`). A floor below one step is such an estimate too, so no
+multiple of it is given ("-"); nor is any ratio with a figure under 1 ns.
+
+EOF
+	fi
 fi
+instr_part
 core_part
 table_part
 scale_part

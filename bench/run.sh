@@ -12,7 +12,9 @@
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock
+#                           core table scale lock instr ("instr" is
+#                           bench/instr.sh: instructions per call counted
+#                           by callgrind; not under SANITIZE)
 #   RUNS=N                  timed runs per figure (each program's default)
 #
 # Every bench program takes --quick, --runs N and --csv PATH (bench.h).
@@ -44,7 +46,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock}
+benches=${BENCHES:-core table scale lock instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
@@ -52,6 +54,24 @@ echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$outdir/run.txt"
 status=0
 for name in $benches; do
+	if [ "$name" = instr ]; then
+		if [ -n "${SANITIZE:-}" ]; then
+			# valgrind cannot run a sanitized program.
+			echo "== instr: skipped under SANITIZE=$SANITIZE"
+			continue
+		fi
+		echo "== bench/instr.sh (callgrind)"
+		t0=$(date +%s)
+		if ! BUILD=$build QUICK=$quick bash "$root/bench/instr.sh" "$outdir"; then
+			echo "bench/run.sh: bench/instr.sh failed" >&2
+			status=1
+			continue
+		fi
+		echo "(instr: $(($(date +%s) - t0)) s;" \
+			"csv: ${outdir#"$root"/}/instr.csv)" | tee -a "$outdir/run.txt"
+		echo
+		continue
+	fi
 	prog=$bindir/bench_$name
 	if [ ! -x "$prog" ]; then
 		echo "bench/run.sh: $prog not built; run make first" >&2

@@ -61,7 +61,7 @@ void bench_floor_run(struct bench_floors *f, enum bench_floor which,
 
 		acc += floor_op(f, which, &pos);
 		t = bench_tick_end() - t0;
-		bench_hist_add(h, t > overhead ? t - overhead : 0, 1);
+		bench_hist_add(h, bench_sample(t, overhead, 1), 1);
 	}
 	f->chase.pos = pos;
 	bench_keep(acc);

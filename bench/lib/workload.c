@@ -123,7 +123,7 @@ static void run_each(struct bench_dataset *ds, struct batch *b,
 		uint64_t t = bench_tick_end() - t0;
 
 		if (h)
-			bench_hist_add(h, t > ovh ? t - ovh : 0, 1);
+			bench_hist_add(h, bench_sample(t, ovh, 1), 1);
 		b->replies[i] = rc;
 		b->got_len[i] = kv->out.len;
 		b->got_int[i] = kv->incr_result;
@@ -146,7 +146,7 @@ static int run_piped(struct bench_dataset *ds, struct batch *b,
 		if (err)
 			return err;
 		if (h)
-			bench_hist_add(h, t / n, n);
+			bench_hist_add(h, bench_sample(t, 0, n), n);
 		for (unsigned i = at; i < at + n; i++) {
 			b->got_len[i] = b->want_len[i];
 			b->got_int[i] = b->want_int[i];
@@ -236,6 +236,22 @@ int bench_work_run(struct bench_dataset *ds, enum bench_work w,
 		done += bt.n;
 	}
 	return err;
+}
+
+struct shmkv_config bench_store_config(enum bench_vkind vk, uint32_t n)
+{
+	struct shmkv_config cfg;
+	uint32_t block = (bench_vkind_max[vk] + 24 + 7) & ~7u;
+	uint64_t pages = (uint64_t)n * 5 / 2 / (65536 / block) + 16;
+
+	shmkv_config_init(&cfg);
+	cfg.slots = 2 * n;
+	cfg.key_max = 16;
+	cfg.value_max = bench_vkind_max[vk];
+	/* Inline integers need no value storage; strings: every key's
+	 * block, the blocks of writes in flight, and room to find them. */
+	cfg.value_memory = (vk == BV_INT ? 16 : pages) * 65536;
+	return cfg;
 }
 
 int bench_dataset_fill(struct bench_dataset *ds, enum bench_vkind vk, int store)

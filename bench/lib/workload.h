@@ -58,6 +58,10 @@ struct bench_dataset {
 	uint32_t epoch;
 };
 
+/* The geometry of a store for @n keys with values of kind @vk: 2n slots
+ * (50% load), 16-byte keys at most; bench_core and ops_instr alike. */
+struct shmkv_config bench_store_config(enum bench_vkind vk, uint32_t n);
+
 /* Sets up the bookkeeping for @ds->kv (already constructed) and, with
  * @store, stores every key's first value through the kv (without: the
  * values are already there, stored by another data set on the same
@@ -73,7 +77,7 @@ struct bench_stream {
 };
 
 /* What one run gives: a histogram of the workload's main command and, for
- * BW_DEL, one of its SETNX half. Units: timer ticks. */
+ * BW_DEL, one of its SETNX half. Units: 1/BENCH_TICK_FRAC tick. */
 struct bench_run_out {
 	struct bench_hist *main;
 	struct bench_hist *second; /* BW_DEL only, else unused */
@@ -81,7 +85,8 @@ struct bench_run_out {
 
 /*
  * Runs @w on @ds for at least @ops timed commands of the main kind,
- * reading @s from *@pos on. @overhead ticks are taken off each sample.
+ * reading @s from *@pos on. @overhead (bench_timer.overhead, 1/BENCH_TICK_FRAC
+ * ticks) is taken off each sample.
  * Return: 0, or a negative errno after printing what went wrong (an
  * unexpected reply: the figures would be of something else).
  */
