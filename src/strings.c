@@ -131,6 +131,37 @@ static int set_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	return FAST_SLOW;
 }
 
+/*
+ * GETSET of inline integer @i over an inline integer or NONE: the old one
+ * is printed after the CAS, so only into a buffer that takes any integer
+ * (a short one may refuse the old value, and then nothing may change).
+ * Return: 1 (had a value), 0 (had none), or FAST_SLOW.
+ */
+static int getset_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i,
+			   struct shmkv_value *old)
+{
+	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN)
+		return FAST_SLOW;
+	for (int n = 0; n < FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_load(kv, ref, &w, true))
+			return FAST_SLOW;
+		ver = SLOT_VERSION(shmkv__kref(ref)->state);
+		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
+			return FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (!shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
+			continue;
+		if (shmkv__word_is_int(w, ver))
+			return give_int(old, VAL_INT_VALUE(w));
+		old->len = 0;
+		return 0;
+	}
+	return FAST_SLOW;
+}
+
 /* Is @val the canonical decimal form of an inline integer? */
 static bool inline_int_of(const shmkv_t *kv, const void *val, size_t vlen,
 			  int64_t *i)
@@ -289,6 +320,12 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		     size_t vlen, struct shmkv_value *old)
 {
+	int64_t i;
+	int r;
+
+	if (inline_int_of(kv, val, vlen, &i) &&
+	    (r = getset_int_fast(kv, ref, i, old)) != FAST_SLOW)
+		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
 }
 

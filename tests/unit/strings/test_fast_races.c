@@ -19,7 +19,7 @@
 TestSuite(pausepoint_fast, .init = tu_setup, .fini = tu_teardown);
 
 /* What a child does on a fresh handle of tu_name. */
-enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7 };
+enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7, GETSET_A_5 };
 
 static int fast_call(void *arg)
 {
@@ -33,7 +33,10 @@ static int fast_call(void *arg)
 		return -1000;
 	switch (call) {
 	case GET_A:
-		rc = shmkv_get(kv, LIT("a"), &v);
+	case GETSET_A_5:
+		rc = call == GET_A
+			     ? shmkv_get(kv, LIT("a"), &v)
+			     : shmkv_getset(kv, LIT("a"), LIT("5"), &v);
 		/* Which value it read (by its first byte), folded into the
 		 * result. */
 		if (rc == 1)
@@ -53,7 +56,8 @@ static int fast_call(void *arg)
 	return rc;
 }
 
-static const enum fast_call calls[] = { GET_A, SET_A_5, INCR_A, SETNX_A_7 };
+static const enum fast_call calls[] = { GET_A, SET_A_5, INCR_A, SETNX_A_7,
+					 GETSET_A_5 };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
 {
@@ -202,4 +206,19 @@ Test(pausepoint_fast, a_setnx_that_loses_to_another_setnx_reports_exists)
 	tu_child_let_go(&c);
 	tu_assert_rc(tu_child_finish(&c), 0);
 	tu_assert_get(tu_kv, LIT("a"), "9", 1);
+}
+
+Test(pausepoint_fast, a_getset_that_loses_its_cas_replies_the_value_it_replaced)
+{
+	struct tu_child c;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
+	c = start(GETSET_A_5, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("8"), 0, 0, NULL), 1);
+	tu_child_let_go(&c);
+	/* Not the 1 it loaded first: the 8 its CAS replaced. */
+	tu_assert_rc(tu_child_finish(&c), 100 + '8');
+	tu_assert_get_str(tu_kv, "a", "5");
 }

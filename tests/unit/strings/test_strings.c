@@ -435,6 +435,29 @@ Test(getset, returns_one_and_the_old_value)
 	tu_assert_get_str(tu_kv, "k", "new");
 }
 
+Test(getset, of_integers_replies_the_old_one_and_stores_the_new)
+{
+	struct shmkv_value old = tu_value_for(tu_kv);
+
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("-42"), &old), 0);
+	cr_assert_eq(old.len, 0);
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("140737488355327"),
+				  &old),
+		     1);
+	tu_assert_value_str(old, "-42");
+	tu_assert_get_str(tu_kv, "k", "140737488355327");
+}
+
+Test(getset, of_integers_with_a_small_buffer_gives_enobufs_and_does_not_set)
+{
+	struct shmkv_value old = tu_value(2);
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("12345"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("7"), &old), -ENOBUFS);
+	cr_assert_eq(old.len, 5, "len %zu, expected 5", old.len);
+	tu_assert_get_str(tu_kv, "k", "12345");
+}
+
 Test(getset, with_a_small_buffer_gives_enobufs_and_does_not_set)
 {
 	struct shmkv_value old = tu_value(2);
