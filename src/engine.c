@@ -29,7 +29,7 @@ struct run {
 	uint64_t block; /* allocated by us, not yet published; 0: none */
 	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
 	uint32_t stale_still; /* SHMKV_ACT_STALE in a row on an unmoved word */
-	int64_t now;	/* CLOCK_BOOTTIME ms, read at most once */
+	int64_t now;	      /* CLOCK_BOOTTIME ms, read at most once */
 	/* Is op->new_bytes a canonical 48-bit integer? Decided on first
 	 * store only: a SETNX that finds the key set never pays for it. */
 	enum { INLINE_UNKNOWN, INLINE_NO, INLINE_YES } new_inline;

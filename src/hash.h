@@ -41,8 +41,8 @@ static inline uint64_t shmkv__read32(const unsigned char *p)
 
 /* Up to 16 bytes as two words; the reads overlap for lengths 9-15 and
  * 5-7, which is harmless since the length is mixed in too. */
-static inline void shmkv__short_words(const unsigned char *p, size_t len, uint64_t *a,
-			       uint64_t *b)
+static inline void shmkv__short_words(const unsigned char *p, size_t len,
+				      uint64_t *a, uint64_t *b)
 {
 	if (len >= 8) {
 		*a = shmkv__read64(p);
@@ -58,8 +58,7 @@ static inline void shmkv__short_words(const unsigned char *p, size_t len, uint64
 	}
 }
 
-static inline uint64_t shmkv__hash(const void *key, size_t len,
-				   uint64_t seed)
+static inline uint64_t shmkv__hash(const void *key, size_t len, uint64_t seed)
 {
 	const unsigned char *p = key;
 	uint64_t h = seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);
@@ -70,10 +69,12 @@ static inline uint64_t shmkv__hash(const void *key, size_t len,
 		/* Two rounds: one multiply alone maps every key whose first
 		 * word cancels the constant to the same hash. */
 		h = shmkv__mix(a ^ 0xa0761d6478bd642fULL, b ^ h);
-		return shmkv__mix(h ^ 0x8ebc6af09c88c6e3ULL, 0xe7037ed1a0b428dbULL);
+		return shmkv__mix(h ^ 0x8ebc6af09c88c6e3ULL,
+				  0xe7037ed1a0b428dbULL);
 	}
 	while (len > 16) {
-		h = shmkv__mix(shmkv__read64(p) ^ 0xa0761d6478bd642fULL, shmkv__read64(p + 8) ^ h);
+		h = shmkv__mix(shmkv__read64(p) ^ 0xa0761d6478bd642fULL,
+			       shmkv__read64(p + 8) ^ h);
 		p += 16;
 		len -= 16;
 	}

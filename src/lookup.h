@@ -29,8 +29,7 @@ static inline void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
 	k->home = (uint32_t)h & kv->mask;
 }
 
-static inline uint32_t shmkv__probe_bound(const struct shmkv *kv,
-					  uint32_t home)
+static inline uint32_t shmkv__probe_bound(const struct shmkv *kv, uint32_t home)
 {
 	/* Acquire: pairs with the full-barrier CAS that raised the bound; the
 	 * slots we then scan are read after it. */

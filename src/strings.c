@@ -398,6 +398,30 @@ static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return op->result ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
 }
 
+/* DELIFEQ of inline integer @i against an inline integer or NONE (the
+ * safe release of a lock whose value is a number). Return: 1 deleted, 0 not
+ * equal or absent, or FAST_SLOW. */
+static int delifeq_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
+{
+	for (int n = 0; n < FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_load(kv, ref, &w, true))
+			return FAST_SLOW;
+		ver = SLOT_VERSION(shmkv__kref(ref)->state);
+		if (shmkv__word_is_none(w, ver) ||
+		    (shmkv__word_is_int(w, ver) && VAL_INT_VALUE(w) != i))
+			return 0;
+		if (!shmkv__word_is_int(w, ver))
+			return FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_cas(kv, ref, w, VAL_NONE_WORD(ver, 0)))
+			return 1;
+	}
+	return FAST_SLOW;
+}
+
 int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		      size_t vlen)
 {
@@ -406,8 +430,14 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 			       .cmp = val ? val : "",
 			       .cmp_len = vlen };
 
+	int64_t i;
+	int r;
+
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
+	if (inline_int_of(kv, val, vlen, &i) &&
+	    (r = delifeq_int_fast(kv, ref, i)) != FAST_SLOW)
+		return r;
 	return shmkv__run_ref(kv, ref, &op);
 }
 
@@ -493,8 +523,8 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
  * refused the call first (a write on a read-only handle, a NULL buffer with
  * a capacity): then it does, as before.
  */
-static bool answer_absent(int found, const shmkv_t *kv,
-			  struct shmkv_value *out, bool write)
+static bool answer_absent(int found, const shmkv_t *kv, struct shmkv_value *out,
+			  bool write)
 {
 	if (found != SHMKV_KEY_ABSENT || (write && kv->readonly) ||
 	    (out != NULL && out->buf == NULL && out->cap > 0))
@@ -528,7 +558,9 @@ int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 	      struct shmkv_value *out)
 {
 	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, out, false) ? 0 : shmkv_key_get(kv, &ref_, out));
+		 answer_absent(err_, kv, out, false)
+			 ? 0
+			 : shmkv_key_get(kv, &ref_, out));
 }
 
 int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
@@ -543,14 +575,17 @@ int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
 		 struct shmkv_value *old)
 {
 	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, old, true) ? 0 : shmkv_key_getdel(kv, &ref_, old));
+		 answer_absent(err_, kv, old, true)
+			 ? 0
+			 : shmkv_key_getdel(kv, &ref_, old));
 }
 
 int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
 {
 	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, NULL, true) ? 0
-						     : shmkv_key_del(kv, &ref_));
+		 answer_absent(err_, kv, NULL, true)
+			 ? 0
+			 : shmkv_key_del(kv, &ref_));
 }
 
 int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,

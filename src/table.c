@@ -35,7 +35,7 @@
 /* Returned for "no word": state 7 never occurs, while 0 is EMPTY(v0). */
 #define NO_WORD (~(uint64_t)0)
 
-#define LIVE_KEY_STATES	    ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
+#define LIVE_KEY_STATES ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
 
 static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
 {
@@ -93,7 +93,8 @@ static int assist_key(const struct shmkv *kv, const struct shmkv_key *k,
 	uint64_t *state_i;
 again:
 	state_i = &shmkv__slot(kv, i)->state;
-	for (uint32_t d = 0, retries = 0; d < shmkv__probe_bound(kv, k->home); d++) {
+	for (uint32_t d = 0, retries = 0; d < shmkv__probe_bound(kv, k->home);
+	     d++) {
 		uint32_t j = (k->home + d) & kv->mask;
 		uint64_t wj, collided_i, seen;
 		int r;

@@ -270,7 +270,8 @@ static void *release_later(void *arg)
 	return NULL;
 }
 
-Test(pausepoint_lock, a_fork_while_a_thread_holds_the_pool_list_gives_a_usable_child)
+Test(pausepoint_lock,
+     a_fork_while_a_thread_holds_the_pool_list_gives_a_usable_child)
 {
 	pthread_t releaser;
 	int rc = -1, status = 0;
@@ -282,9 +283,8 @@ Test(pausepoint_lock, a_fork_while_a_thread_holds_the_pool_list_gives_a_usable_c
 #ifdef SHMKV_FAULT_INJECTION
 	shmkv__pause_hook = hold_pools;
 #endif
-	cr_assert_eq(pthread_create(&pool_holder, NULL, lock_on_new_handle,
-				    &rc),
-		     0);
+	cr_assert_eq(
+		pthread_create(&pool_holder, NULL, lock_on_new_handle, &rc), 0);
 	cr_assert_eq(read(holder_in[0], &b, 1), 1, "the holder never paused");
 	cr_assert_eq(pthread_create(&releaser, NULL, release_later, NULL), 0);
 	pid = fork();

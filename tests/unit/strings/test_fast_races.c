@@ -19,7 +19,7 @@
 TestSuite(pausepoint_fast, .init = tu_setup, .fini = tu_teardown);
 
 /* What a child does on a fresh handle of tu_name. */
-enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7, GETSET_A_5 };
+enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7, GETSET_A_5, DELIFEQ_A_1 };
 
 static int fast_call(void *arg)
 {
@@ -34,13 +34,13 @@ static int fast_call(void *arg)
 	switch (call) {
 	case GET_A:
 	case GETSET_A_5:
-		rc = call == GET_A
-			     ? shmkv_get(kv, LIT("a"), &v)
-			     : shmkv_getset(kv, LIT("a"), LIT("5"), &v);
+		rc = call == GET_A ? shmkv_get(kv, LIT("a"), &v)
+				   : shmkv_getset(kv, LIT("a"), LIT("5"), &v);
 		/* Which value it read (by its first byte), folded into the
 		 * result. */
 		if (rc == 1)
-			rc = v.len >= 1 ? 100 + ((const char *)v.buf)[0] : -1001;
+			rc = v.len >= 1 ? 100 + ((const char *)v.buf)[0]
+					: -1001;
 		break;
 	case SET_A_5:
 		rc = shmkv_set(kv, LIT("a"), LIT("5"), 0, 0, NULL);
@@ -49,6 +49,9 @@ static int fast_call(void *arg)
 		rc = shmkv_incr(kv, LIT("a"), &n);
 		rc = rc == 0 ? (int)n : rc;
 		break;
+	case DELIFEQ_A_1:
+		rc = shmkv_delifeq(kv, LIT("a"), LIT("1"));
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -56,8 +59,8 @@ static int fast_call(void *arg)
 	return rc;
 }
 
-static const enum fast_call calls[] = { GET_A, SET_A_5, INCR_A, SETNX_A_7,
-					 GETSET_A_5 };
+static const enum fast_call calls[] = { GET_A,	   SET_A_5,    INCR_A,
+					SETNX_A_7, GETSET_A_5, DELIFEQ_A_1 };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
 {
@@ -102,9 +105,9 @@ Test(pausepoint_fast,
 	for (int i = 0;; i++) {
 		const char *k = b[i & 1];
 
-		tu_assert_rc(shmkv_set(tu_kv, k, strlen(k), LIT("2"), 0, 0,
-				       NULL),
-			     1);
+		tu_assert_rc(
+			shmkv_set(tu_kv, k, strlen(k), LIT("2"), 0, 0, NULL),
+			1);
 		w = shmkv__load_acquire(&shmkv__slot(tu_kv, slot)->state);
 		if (SLOT_STATE(w) == SLOT_MEMBER &&
 		    SLOT_VERSION(w) != SLOT_VERSION(a.state) &&
@@ -135,9 +138,9 @@ Test(pausepoint_fast, a_get_whose_block_is_freed_under_it_never_reads_another)
 	 * freed, then "b"'s values go round the page until one lands in it. */
 	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("other"), 0, 0, NULL), 1);
 	for (int i = 0;; i++) {
-		tu_assert_rc(shmkv_set(tu_kv, LIT("b"), LIT("zzzzz"), 0, 0,
-				       NULL),
-			     1);
+		tu_assert_rc(
+			shmkv_set(tu_kv, LIT("b"), LIT("zzzzz"), 0, 0, NULL),
+			1);
 		tag = shmkv__load_acquire(&hello->tag);
 		if (BLK_USED(tag) && BLK_GEN(tag) != VAL_BLOCK_GEN(w))
 			break;
@@ -221,4 +224,20 @@ Test(pausepoint_fast, a_getset_that_loses_its_cas_replies_the_value_it_replaced)
 	/* Not the 1 it loaded first: the 8 its CAS replaced. */
 	tu_assert_rc(tu_child_finish(&c), 100 + '8');
 	tu_assert_get_str(tu_kv, "a", "5");
+}
+
+Test(pausepoint_fast,
+     a_delifeq_whose_value_changed_before_its_cas_keeps_the_key)
+{
+	struct tu_child c;
+
+	NEED_PAUSE_POINTS();
+	/* A lock released by its holder (1) after it was taken over (2). */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
+	c = start(DELIFEQ_A_1, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("2"), 0, 0, NULL), 1);
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 0);
+	tu_assert_get_str(tu_kv, "a", "2");
 }

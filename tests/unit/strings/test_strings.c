@@ -441,9 +441,8 @@ Test(getset, of_integers_replies_the_old_one_and_stores_the_new)
 
 	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("-42"), &old), 0);
 	cr_assert_eq(old.len, 0);
-	tu_assert_rc(shmkv_getset(tu_kv, LIT("k"), LIT("140737488355327"),
-				  &old),
-		     1);
+	tu_assert_rc(
+		shmkv_getset(tu_kv, LIT("k"), LIT("140737488355327"), &old), 1);
 	tu_assert_value_str(old, "-42");
 	tu_assert_get_str(tu_kv, "k", "140737488355327");
 }

@@ -159,3 +159,22 @@ Test(delifeq, matches_integer_and_long_values_byte_for_byte)
 	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("l"), lng, TU_VALUE_MAX), 1);
 	tu_assert_missing(tu_kv, LIT("l"));
 }
+
+Test(delifeq, compares_integers_by_value_whatever_their_storage)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("i"), LIT("-77"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("-78")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("77")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("-77 ")), 0);
+	tu_assert_get_str(tu_kv, "i", "-77");
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("-77")), 1);
+	tu_assert_missing(tu_kv, LIT("i"));
+	/* With a TTL the same integer lives in a block: same answers. */
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("i"), LIT("5"), SHMKV_SET_PX, 60000, NULL),
+		1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("6")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("5")), 1);
+	tu_assert_missing(tu_kv, LIT("i"));
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("i"), LIT("5")), 0);
+}
