@@ -130,7 +130,7 @@ help:
 	@echo '  torture        FAULT=1 build, crash torture for TORTURE_SECONDS (60),'
 	@echo '                 then the lifecycle soak for LIFECYCLE_SECONDS (120)'
 	@echo '  fuzz fuzz-build   libFuzzer harnesses (FUZZ_TIME, FUZZ_ONLY)'
-	@echo '  lint           cppcheck and clang-tidy'
+	@echo '  lint           cppcheck, clang-tidy, atomics only in src/atomic.h'
 	@echo '  sanitize-test  unit suite and stress programs under ASan+UBSan'
 	@echo '  tsan           tsan_stress under ThreadSanitizer (clang)'
 	@echo '  valgrind       every shmctl command under memcheck'

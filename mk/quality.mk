@@ -2,7 +2,7 @@
 # that installs what it needs first (deps) and then builds in a sub-make:
 #   torture        crash torture and the long lifecycle soak (FAULT=1)
 #   fuzz           libFuzzer harnesses (tests/fuzz/), clang, ASan+UBSan
-#   lint           cppcheck and clang-tidy
+#   lint           cppcheck, clang-tidy, no atomics outside src/atomic.h
 #   sanitize-test  unit suite and stress programs under ASan+UBSan
 #   tsan           tests/programs/tsan_stress under ThreadSanitizer
 #   valgrind       every shmctl command under memcheck
@@ -94,8 +94,8 @@ fuzz: deps
 # Sanitizers and static analysis. Configuration: .clang-tidy,
 # tests/cppcheck.supp, tests/tsan.supp; programs: tests/programs/tsan_stress.c,
 # tests/valgrind-shmctl.sh.
-#   make lint            cppcheck and clang-tidy on src/ tools/ include/;
-#                        any finding fails
+#   make lint            cppcheck and clang-tidy on src/ tools/ include/,
+#                        and lint-atomics (below); any finding fails
 #   make sanitize-test   unit suite, tsan_stress and diff_redis under
 #                        ASan+UBSan (build-address,undefined/)
 #   make tsan            tests/programs/tsan_stress under ThreadSanitizer, built
@@ -109,12 +109,40 @@ LINT_SRCS = $(sort $(wildcard src/*.c tools/*.c))
 LINT_CFLAGS = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(URCU_CFLAGS) \
 	$(SHMCTL_CFLAGS)
 
-.PHONY: lint lint-run lint-cppcheck lint-tidy
+.PHONY: lint lint-run lint-cppcheck lint-tidy lint-atomics
 lint: deps
 	$(Q)$(SUBMAKE) lint-run
-# -k: both tools report even when the first finds something.
+# -k: every check reports even when the first finds something.
 lint-run:
-	$(Q)$(SUBMAKE) -k lint-cppcheck lint-tidy
+	$(Q)$(SUBMAKE) -k lint-atomics lint-cppcheck lint-tidy
+
+# One atomics layer: src/atomic.h's wrappers, named by their ordering, are
+# the only way to an atomic. src/, tools/, include/ and examples/ may not
+# call liburcu's uatomic_* or cmm_* fences, the compiler's __atomic_* or
+# __sync_* builtins, C11's <stdatomic.h>, or atomic.h's private macros.
+# tests/ may keep <stdatomic.h> for words of their own (report pages,
+# counters) but may not call those primitives nor cast to an _Atomic
+# pointer (the way a plain segment word would be reached): segment words
+# go through the wrappers there too. bench/ is left out: its floors time
+# the bare primitives on private memory, never the segment.
+ATOMICS_CALLS = \b(uatomic_[a-z_]+|cmm_[a-z_]+|__atomic_[a-z_]+|__sync_[a-z_]+)\b|\bSHMKV_(LOAD_ACQ|STORE_REL|ACQUIRE_FENCE|RELEASE_FENCE)\b
+ATOMICS_C11 = stdatomic\.h|\b_Atomic\b|\batomic_[a-z_]+[[:space:]]*\(
+ATOMICS_CAST = \([[:space:]]*(const[[:space:]]+)?_Atomic\b[^)]*\*[[:space:]]*\)
+lint-atomics:
+	$(call quiet,ATOMICS,'src tools include examples tests')found=$$( \
+		{ grep -rnE --include='*.[ch]' \
+			'$(ATOMICS_CALLS)|$(ATOMICS_C11)' \
+			src tools include examples; \
+		  grep -rnE --include='*.[ch]' \
+			'$(ATOMICS_CALLS)|$(ATOMICS_CAST)' tests; } | \
+		grep -v '^src/atomic\.h:'); \
+	if [ -n "$$found" ]; then \
+		printf '%s\n' "$$found" >&2; \
+		echo 'lint: atomics outside src/atomic.h (above): use its' \
+			'wrappers (shmkv__load_acquire, shmkv__cas_full, ...),' \
+			'adding one there if the ordering you need is missing' >&2; \
+		exit 1; \
+	fi
 
 lint-cppcheck:
 	$(call quiet,CPPCHECK,'src tools include')$(CPPCHECK) --quiet \

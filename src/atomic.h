@@ -11,10 +11,21 @@
  * to build on a target where those are not lock-free: an atomic that falls
  * back to a process-local lock (libatomic's 16-byte path, say) would not be
  * atomic for the other processes mapping the segment.
+ *
+ * Process-local words that threads share (the pid cache, a handle's
+ * allocation hints, serial, extension and reaped flag, the lock layer's
+ * cell pool) use these same wrappers, not the __atomic builtins: one layer
+ * to audit, one set of orderings to name, and TSan sees them as atomics
+ * through the redefinitions below. The bool and pointer forms are for such
+ * words only: the segment holds neither.
+ *
+ * No file but this one calls uatomic_*, cmm_* or the compiler's __atomic_*
+ * and __sync_* builtins: `make lint` fails if one does (mk/quality.mk).
  */
 #ifndef SHMKV_ATOMIC_H
 #define SHMKV_ATOMIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <urcu/arch.h>
 #include <urcu/uatomic.h>
@@ -37,6 +48,9 @@ _Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
 	       "64-bit atomics must be lock-free to work across processes");
 _Static_assert(__atomic_always_lock_free(sizeof(uint32_t), 0),
 	       "32-bit atomics must be lock-free to work across processes");
+_Static_assert(__atomic_always_lock_free(sizeof(bool), 0) &&
+		       __atomic_always_lock_free(sizeof(void *), 0),
+	       "process-local flags and pointers must be lock-free too");
 
 /*
  * ThreadSanitizer sees neither liburcu's inline-asm CAS nor its volatile
@@ -46,7 +60,7 @@ _Static_assert(__atomic_always_lock_free(sizeof(uint32_t), 0),
  * uatomic_* used here and in the src/ files are redefined as the compiler's
  * __atomic builtins, which it understands, and the acquire and release
  * wrappers use real acquire and release accesses. Builds without TSan are
- * unchanged.
+ * unchanged. Every uatomic_* used below must be redefined here.
  */
 #if defined(__SANITIZE_THREAD__)
 #define SHMKV_TSAN 1
@@ -115,11 +129,40 @@ static inline void shmkv__store_relaxed(uint64_t *p, uint64_t v)
 	uatomic_set(p, v);
 }
 
+static inline void shmkv__store32_relaxed(uint32_t *p, uint32_t v)
+{
+	uatomic_set(p, v);
+}
+
 /* Release store: earlier loads and stores complete before it is seen. */
 static inline void shmkv__store_release(uint64_t *p, uint64_t v)
 {
 	SHMKV_STORE_REL(p, v);
 }
+
+static inline void shmkv__store32_release(uint32_t *p, uint32_t v)
+{
+	SHMKV_STORE_REL(p, v);
+}
+
+/* Relaxed load and store of a process-local flag. */
+static inline bool shmkv__load_bool_relaxed(const bool *p)
+{
+	return uatomic_read(p);
+}
+
+static inline void shmkv__store_bool_relaxed(bool *p, bool v)
+{
+	uatomic_set(p, v);
+}
+
+/*
+ * A process-local pointer: an acquire load, and a full-barrier CAS that
+ * returns the pointer found at @pp. Macros, so that the pointee's type is
+ * kept (a cast to void ** would break aliasing).
+ */
+#define shmkv__load_ptr_acquire(pp)	  SHMKV_LOAD_ACQ(pp)
+#define shmkv__cas_ptr_full(pp, old, new) uatomic_cmpxchg((pp), (old), (new))
 
 /* Full-barrier compare-and-swap; returns the value found at @p. */
 static inline uint64_t shmkv__cas_full(uint64_t *p, uint64_t old, uint64_t new)
@@ -133,7 +176,16 @@ static inline uint32_t shmkv__cas32_full(uint32_t *p, uint32_t old,
 	return uatomic_cmpxchg(p, old, new);
 }
 
-/* Full-barrier fetch-and-add on a 32-bit word; returns the new value. */
+/*
+ * Full-barrier fetch-and-add; returns the new value. liburcu 0.13 has no
+ * weaker one that returns a value, so a site that needs only atomicity
+ * pays the barrier too (and says so).
+ */
+static inline uint64_t shmkv__add_full(uint64_t *p, uint64_t d)
+{
+	return uatomic_add_return(p, d);
+}
+
 static inline uint32_t shmkv__add32_full(uint32_t *p, uint32_t d)
 {
 	return uatomic_add_return(p, d);

@@ -79,9 +79,12 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 	uint32_t count = kv->class_blocks[cls];
 	/* Start where this process last allocated or freed in this page: a
 	 * class runs nearly full, and a scan from block 0 would walk past
-	 * every used block to find the one just freed. Relaxed: hints. */
-	uint32_t start = uatomic_read(&kv->alloc_page[cls]) == page + 1
-				 ? uatomic_read(&kv->alloc_index[cls]) % count
+	 * every used block to find the one just freed. Relaxed: process-local
+	 * hints (threads share the handle); any value only moves the scan. */
+	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]) == page + 1
+				 ? shmkv__load32_relaxed(
+					   &kv->alloc_index[cls]) %
+					   count
 				 : 0;
 
 	for (uint32_t n = 0; n < count; n++) {
@@ -99,9 +102,10 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 		if (shmkv__cas_full(&b->tag, tag,
 				    BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
 			continue;
-		/* Relaxed: process-local hints, maybe shared by threads. */
-		uatomic_set(&kv->alloc_page[cls], page + 1);
-		uatomic_set(&kv->alloc_index[cls], i + 1);
+		/* Relaxed: process-local hints, maybe shared by threads; the
+		 * block is ours by the CAS, the hints publish nothing. */
+		shmkv__store32_relaxed(&kv->alloc_page[cls], page + 1);
+		shmkv__store32_relaxed(&kv->alloc_index[cls], i + 1);
 		*ref = VAL_BLOCK_WORD(page * kv->geo.units_per_page + i,
 				      BLK_GEN(tag));
 		return 0;
@@ -139,8 +143,8 @@ static bool may_claim(const struct shmkv *kv, uint32_t cls)
 /* Claims a free page for @cls. Return: the page, or UINT32_MAX. */
 static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 {
-	/* Relaxed: a hint, as above. */
-	uint32_t start = uatomic_read(&kv->claim_hint);
+	/* Relaxed: a process-local hint, as above. */
+	uint32_t start = shmkv__load32_relaxed(&kv->claim_hint);
 
 	if (!may_claim(kv, cls))
 		return UINT32_MAX;
@@ -152,7 +156,8 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 		if (shmkv__load32_relaxed(&kv->page_table[page]) != 0 ||
 		    shmkv__cas32_full(&kv->page_table[page], 0, cls + 1) != 0)
 			continue;
-		uatomic_set(&kv->claim_hint, page + 1);
+		/* Relaxed: a hint; the CAS above made the page ours. */
+		shmkv__store32_relaxed(&kv->claim_hint, page + 1);
 		return page;
 	}
 	return UINT32_MAX;
@@ -163,7 +168,7 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 			  uint64_t *ref)
 {
 	/* Relaxed: a hint; a stale one only starts the search elsewhere. */
-	uint32_t hint = uatomic_read(&kv->alloc_page[cls]), page;
+	uint32_t hint = shmkv__load32_relaxed(&kv->alloc_page[cls]), page;
 
 	if (hint != 0 && shmkv__page_class(kv, hint - 1) == cls &&
 	    alloc_in_page(kv, hint - 1, cls, pid, ref) == 0)
@@ -227,10 +232,11 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 		if (seen == tag) {
 			/* Relaxed hints: our next allocation of this class
 			 * starts at the block we just freed. */
-			uatomic_set(&kv->alloc_page[cls],
-				    unit / kv->geo.units_per_page + 1);
-			uatomic_set(&kv->alloc_index[cls],
-				    unit % kv->geo.units_per_page);
+			shmkv__store32_relaxed(&kv->alloc_page[cls],
+					       unit / kv->geo.units_per_page +
+						       1);
+			shmkv__store32_relaxed(&kv->alloc_index[cls],
+					       unit % kv->geo.units_per_page);
 			return;
 		}
 		tag = seen;
@@ -284,8 +290,11 @@ int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 	if (!tag_matches(b, gen))
 		return SHMKV__STALE;
 	room = shmkv__block_capacity(kv, ref);
-	view->deadline_ms = (int64_t)uatomic_read((uint64_t *)&b->deadline_ms);
-	view->len = uatomic_read(&b->len);
+	/* Relaxed: ordered after tag_matches()'s acquire (which pairs with
+	 * the value word's CAS); a torn read is caught by the re-check. */
+	view->deadline_ms = (int64_t)shmkv__load_relaxed(
+		(uint64_t *)&b->deadline_ms);
+	view->len = shmkv__load32_relaxed(&b->len);
 	n = view->len < cap ? view->len : cap;
 	if (n > room)
 		n = room; /* a torn or corrupt length never reads past the block */
@@ -312,7 +321,8 @@ int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
 		return -EBADMSG;
 	if (!tag_matches(b, gen))
 		return SHMKV__STALE;
-	len = uatomic_read(&b->len);
+	/* Relaxed: after tag_matches()'s acquire; re-checked below. */
+	len = shmkv__load32_relaxed(&b->len);
 	*equal = len == vlen && len <= room &&
 		 (vlen == 0 || memcmp(b->data, val, vlen) == 0);
 	shmkv__fence_acquire();

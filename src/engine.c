@@ -146,10 +146,11 @@ static uint64_t seal_block(struct run *r, size_t len, int64_t deadline)
 	struct shmkv_block_shm *b = shmkv__block(r->kv, r->block);
 
 	/* Relaxed stores: published by the full-barrier CAS of the value
-	 * word, and nobody reads an unpublished block. */
-	uatomic_set(&b->len, (uint32_t)len);
-	uatomic_set((uint64_t *)&b->deadline_ms, (uint64_t)deadline);
-	uatomic_set(&b->slot, r->ref.index);
+	 * word (paired with readers' acquire load of it), and nobody reads
+	 * an unpublished block, so release would order nothing more. */
+	shmkv__store32_relaxed(&b->len, (uint32_t)len);
+	shmkv__store_relaxed((uint64_t *)&b->deadline_ms, (uint64_t)deadline);
+	shmkv__store32_relaxed(&b->slot, r->ref.index);
 	return r->block;
 }
 

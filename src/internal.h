@@ -135,7 +135,7 @@ uint32_t shmkv__self_pid_slow(void);
 static inline uint32_t shmkv__self_pid(void)
 {
 	/* Relaxed: a process-local word written only by this process. */
-	uint32_t pid = uatomic_read(&shmkv__pid_cache);
+	uint32_t pid = shmkv__load32_relaxed(&shmkv__pid_cache);
 
 	return pid != 0 ? pid : shmkv__self_pid_slow();
 }
@@ -201,7 +201,8 @@ int64_t shmkv__coarse_margin_slow(void);
 static inline int64_t shmkv__upper_ms(clockid_t coarse)
 {
 	/* Relaxed: every thread computes the same value. */
-	int64_t m = uatomic_read(&shmkv__coarse_margin);
+	int64_t m = (int64_t)shmkv__load_relaxed(
+		(uint64_t *)&shmkv__coarse_margin);
 	struct timespec ts;
 
 	if (m == 0)

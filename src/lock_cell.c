@@ -207,7 +207,7 @@ static void pool_drain(struct shmkv *kv, struct cell_pool *p)
 {
 	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++) {
 		/* Relaxed: the handle is being closed; no thread uses it. */
-		uint64_t ref = uatomic_read(&p->ref[i]);
+		uint64_t ref = shmkv__load_relaxed(&p->ref[i]);
 
 		struct shmkv_lock_cell_shm *cell =
 			ref != 0 ? cell_of(kv, ref) : NULL;
@@ -240,9 +240,11 @@ static void pool_close(struct shmkv *kv, struct shmkv_ext *ext)
 /* The handle's pool, made on first use. NULL: no memory (use records). */
 static struct cell_pool *pool_get(struct shmkv *kv)
 {
-	/* Acquire: pairs with the CAS that attached it (process-local). */
-	struct cell_pool *p = (struct cell_pool *)SHMKV_LOAD_ACQ(&kv->ext);
-	struct shmkv_ext *none = NULL;
+	/* Acquire: pairs with the CAS that attached it (process-local), so
+	 * the pool's fields are seen as its maker wrote them. */
+	struct cell_pool *p = (struct cell_pool *)shmkv__load_ptr_acquire(
+		&kv->ext);
+	struct shmkv_ext *seen;
 
 	if (p != NULL)
 		return p;
@@ -253,11 +255,12 @@ static struct cell_pool *pool_get(struct shmkv *kv)
 	p->ext.close = pool_close;
 	p->pid = shmkv__self_pid();
 	p->kv = kv;
-	/* Full barrier (process-local CAS): another thread may attach first. */
-	if (!__atomic_compare_exchange_n(&kv->ext, &none, &p->ext, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	/* Full barrier (process-local CAS): releases our pool's fields, or
+	 * acquires those of the one another thread attached first. */
+	seen = shmkv__cas_ptr_full(&kv->ext, NULL, &p->ext);
+	if (seen != NULL) {
 		free(p);
-		return (struct cell_pool *)none;
+		return (struct cell_pool *)seen;
 	}
 	pthread_mutex_lock(&open_lock);
 	SHMKV_PAUSE_POINT("lock_pools_locked");
@@ -288,8 +291,9 @@ static int add_cell(struct shmkv *kv, struct cell_pool *p,
 	c->ref = ref;
 	shmkv__store_relaxed(&c->cell->ctl, c->ctl);
 	for (uint32_t i = 0; i < SHMKV_CELL_POOL; i++)
-		/* Full barrier (process-local CAS): threads share the pool. */
-		if (uatomic_cmpxchg(&p->ref[i], 0, ref) == 0)
+		/* Full barrier (process-local CAS): threads share the pool;
+		 * it publishes the cell's ctl (pairs with pool_claim()). */
+		if (shmkv__cas_full(&p->ref[i], 0, ref) == 0)
 			return epoch_clear(kv, c, 0) ? 0 : -EAGAIN;
 	shmkv__owned_free(kv, ref);
 	c->cell = NULL;
@@ -312,7 +316,7 @@ static int pool_claim(struct shmkv *kv, struct lock_claim *c,
 		/* Acquire: pairs with the CAS that added the entry, so the
 		 * cell's initialisation (and the block's past lives before
 		 * its allocation) happen before our reads of it. */
-		uint64_t ref = SHMKV_LOAD_ACQ(&p->ref[i]);
+		uint64_t ref = shmkv__load_acquire(&p->ref[i]);
 
 		if (ref == 0)
 			empty = true;

@@ -31,9 +31,12 @@ static inline void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
 
 static inline uint32_t shmkv__probe_bound(const struct shmkv *kv, uint32_t home)
 {
-	/* Acquire: pairs with the full-barrier CAS that raised the bound; the
-	 * slots we then scan are read after it. */
-	uint32_t b = shmkv__load32_acquire(&shmkv__slot(kv, home)->probe_bound);
+	/* Relaxed: the bound publishes nothing. Its raise (a full-barrier CAS)
+	 * precedes the INSERTING CAS, so a key present when we start is under
+	 * the bound we read, and each slot scanned is validated by its own
+	 * acquire of the state. Acquire here would only keep the scan after
+	 * this load, which no argument uses (and costs a dmb on aarch64). */
+	uint32_t b = shmkv__load32_relaxed(&shmkv__slot(kv, home)->probe_bound);
 
 	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
 }

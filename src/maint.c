@@ -220,7 +220,8 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	if (member_value(kv, i, w, &deadline) == 0 ||
 	    shmkv__expired(deadline, now))
 		return -1;
-	len = uatomic_read(&s->key_len);
+	/* Relaxed: after the state's acquire; re-checked after the copy. */
+	len = shmkv__load32_relaxed(&s->key_len);
 	if (len > kv->geo.key_max)
 		return -1;
 	memcpy(key, s->key, len);

@@ -39,9 +39,10 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	/* A handle that starts owning blocks (what a process that dies
 	 * without closing leaves behind) first reclaims a step's worth of
 	 * what dead processes left: each such process frees more than it
-	 * can leak. Process-local flag; a race only runs two steps. */
-	if (!uatomic_read(&kv->reaped)) {
-		uatomic_set(&kv->reaped, true);
+	 * can leak. Process-local flag; a race only runs two steps. Relaxed:
+	 * it guards no data, only whether a step has run. */
+	if (!shmkv__load_bool_relaxed(&kv->reaped)) {
+		shmkv__store_bool_relaxed(&kv->reaped, true);
 		shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS,
 				 SHMKV_REAP_STEP_SLOTS, NULL);
 	}
@@ -52,8 +53,8 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	b = shmkv__block(kv, *ref);
 	/* Relaxed: nobody reads an owned block before a pin names it, and
 	 * the CAS that publishes the pin orders these stores before it. */
-	uatomic_set(&b->len, (uint32_t)len);
-	uatomic_set(&b->slot, UINT32_MAX);
+	shmkv__store32_relaxed(&b->len, (uint32_t)len);
+	shmkv__store32_relaxed(&b->slot, UINT32_MAX);
 	shmkv__store_relaxed((uint64_t *)&b->deadline_ms, 0);
 	return 0;
 }
@@ -199,7 +200,7 @@ static int named_by_slot(const struct shmkv *kv,
 {
 	/* Relaxed: the back-pointer and the value are compared once; a race
 	 * with a replace only means the replacer frees the block itself. */
-	uint32_t slot = uatomic_read(&b->slot), unit, tag;
+	uint32_t slot = shmkv__load32_relaxed(&b->slot), unit, tag;
 	uint64_t v;
 
 	if (slot > kv->mask)
@@ -266,7 +267,7 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 		return 0;
 	/* Relaxed: the back-pointer of a published block no longer moves. */
 	if (pid == 0 && region != ALL_REGIONS &&
-	    slot_region(kv, uatomic_read(&b->slot)) != region)
+	    slot_region(kv, shmkv__load32_relaxed(&b->slot)) != region)
 		return 0;
 	if (tag & BLK_DOOM)
 		return reclaim_doomed(kv, b, unit, tag);
@@ -384,12 +385,14 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 	if (kv->readonly)
 		return;
 	/* Full barrier (fetch-and-add): only spreads the work, so that
-	 * processes opening at once take different ranges. */
-	at = uatomic_add_return(&header(kv)->reap_unit, units) - units;
+	 * processes opening at once take different ranges. Relaxed would
+	 * do (it orders nothing), but liburcu 0.13's is full; once a step. */
+	at = shmkv__add_full(&header(kv)->reap_unit, units) - units;
 	for (uint32_t n = 0; n < units && total > 0; n++)
 		count(report, reclaim_unit(kv, (uint32_t)((at + n) % total), &m,
 					   step_region(at + n, total)));
-	at = uatomic_add_return(&header(kv)->reap_slot, slots) - slots;
+	/* Full barrier, as above: only atomicity is needed. */
+	at = shmkv__add_full(&header(kv)->reap_slot, slots) - slots;
 	for (uint32_t n = 0; n < slots; n++)
 		reap_slot(kv, (uint32_t)(at + n) & kv->mask);
 }

@@ -46,8 +46,8 @@ static inline void shmkv__owned_pin(struct shmkv_block_shm *b, uint32_t slot)
 {
 	/* Relaxed: ordered before the pin by the CAS that publishes it;
 	 * skipped when unchanged, so a hot lock does not dirty the word. */
-	if (uatomic_read(&b->slot) != slot)
-		uatomic_set(&b->slot, slot);
+	if (shmkv__load32_relaxed(&b->slot) != slot)
+		shmkv__store32_relaxed(&b->slot, slot);
 }
 
 /* Is @b still owned block @ref, owned by @pid, not being freed? One

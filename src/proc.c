@@ -32,7 +32,9 @@ static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
 static void refresh_pid(void)
 {
-	uatomic_set(&shmkv__pid_cache, (uint32_t)getpid());
+	/* Relaxed: the word publishes nothing but itself (see
+	 * shmkv__self_pid()); pthread_once and fork order the first store. */
+	shmkv__store32_relaxed(&shmkv__pid_cache, (uint32_t)getpid());
 }
 
 static void init_pid(void)
@@ -45,7 +47,7 @@ uint32_t shmkv__self_pid_slow(void)
 {
 	pthread_once(&self_once, init_pid);
 	/* Relaxed: see shmkv__self_pid(). */
-	return uatomic_read(&shmkv__pid_cache);
+	return shmkv__load32_relaxed(&shmkv__pid_cache);
 }
 
 /* What /proc/<pid>/stat says of a process. */
@@ -173,7 +175,8 @@ int64_t shmkv__fake_now_ms, shmkv__fake_unix_ms;
 int64_t shmkv__now_ms(void)
 {
 	/* Relaxed: a test sets it before the calls it means to steer. */
-	int64_t fake = uatomic_read(&shmkv__fake_now_ms);
+	int64_t fake = (int64_t)shmkv__load_relaxed(
+		(uint64_t *)&shmkv__fake_now_ms);
 
 	return fake != 0 ? fake : clock_ms(CLOCK_BOOTTIME);
 }
@@ -181,7 +184,8 @@ int64_t shmkv__now_ms(void)
 int64_t shmkv__unix_ms(void)
 {
 	/* Relaxed: as above. */
-	int64_t fake = uatomic_read(&shmkv__fake_unix_ms);
+	int64_t fake = (int64_t)shmkv__load_relaxed(
+		(uint64_t *)&shmkv__fake_unix_ms);
 
 	return fake != 0 ? fake : clock_ms(CLOCK_REALTIME);
 }
@@ -210,7 +214,7 @@ int64_t shmkv__coarse_margin_slow(void)
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0)
 		m = 2 * ((res.tv_nsec + 999999) / 1000000) + 1;
 	/* Relaxed: a race only makes two threads store the same value. */
-	uatomic_set(&shmkv__coarse_margin, m);
+	shmkv__store_relaxed((uint64_t *)&shmkv__coarse_margin, (uint64_t)m);
 	return m;
 }
 

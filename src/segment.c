@@ -60,8 +60,9 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->readonly = readonly;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
-	/* Full barrier (process-local counter): unique per handle. */
-	kv->serial = uatomic_add_return(&last_serial, 1);
+	/* Full barrier (process-local counter): only uniqueness is needed,
+	 * relaxed would do; liburcu 0.13's fetch-and-add is full. */
+	kv->serial = shmkv__add_full(&last_serial, 1);
 	for (uint32_t c = 0; c < g->class_count; c++)
 		kv->class_blocks[c] = g->page_size / g->class_size[c];
 	/* Spread processes over the pages so they rarely collide. */

@@ -144,7 +144,9 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 	struct shmkv_key k;
-	uint32_t len = uatomic_read(&s->key_len);
+	/* Relaxed: after the caller's acquire of @w; the state re-check
+	 * after the copy validates it. */
+	uint32_t len = shmkv__load32_relaxed(&s->key_len);
 
 	if (len > kv->geo.key_max)
 		return; /* corrupt: recovery reports it, nobody can match it */
@@ -240,8 +242,8 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 
 	SHMKV_CRASH_POINT("slot_claimed");
 	/* Relaxed stores: published by the full-barrier CAS to INSERTING. */
-	uatomic_set(&s->hash, k->hash32);
-	uatomic_set(&s->key_len, k->len);
+	shmkv__store32_relaxed(&s->hash, k->hash32);
+	shmkv__store32_relaxed(&s->key_len, k->len);
 	if (k->len > 0)
 		memcpy(s->key, k->bytes, k->len);
 	shmkv__store_relaxed(&s->value, VAL_FRESH_WORD(ver, SLOT_PID(busy)));
