@@ -60,19 +60,37 @@ int shmkv__map_populate(void *p, uint64_t len, bool write)
  * shared file mapping; the first is tmpfs's. Return: the bytes, or 0. */
 static uint64_t pmd_line_bytes(const char *line)
 {
-	unsigned long long kb;
+	static const char *const names[] = { "ShmemPmdMapped:",
+					     "FilePmdMapped:" };
 
-	if (sscanf(line, "ShmemPmdMapped: %llu kB", &kb) == 1 ||
-	    sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1)
-		return (uint64_t)kb << 10;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (strncmp(line, names[i], n) == 0)
+			return (uint64_t)strtoull(line + n, NULL, 10) << 10;
+	}
 	return 0;
+}
+
+/* A mapping's first line, "start-end perms offset ...", gives its start;
+ * field lines ("Rss:   4 kB") are not. Return: true for a first line. */
+static bool mapping_start(const char *line, unsigned long *start)
+{
+	char *end;
+
+	*start = strtoul(line, &end, 16);
+	if (end == line || *end != '-')
+		return false;
+	line = end + 1;
+	(void)strtoul(line, &end, 16);
+	return end != line && *end == ' ';
 }
 
 int shmkv__map_huge_bytes(const void *base, uint64_t *bytes)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");
-	unsigned long start, end;
-	char *line = NULL, perms[8];
+	unsigned long start;
+	char *line = NULL;
 	size_t cap = 0;
 	int inside = -1; /* -1: not met yet, 1: in it, 0: past it */
 
@@ -80,9 +98,7 @@ int shmkv__map_huge_bytes(const void *base, uint64_t *bytes)
 		return shmkv__errno();
 	*bytes = 0;
 	while (inside != 0 && getline(&line, &cap, f) > 0) {
-		/* A mapping's first line: "start-end perms offset ..."; field
-		 * lines start with a capitalised name and a colon. */
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
+		if (mapping_start(line, &start)) {
 			if (inside == 1)
 				inside = 0;
 			else if (start == (unsigned long)(uintptr_t)base)
