@@ -382,8 +382,8 @@ as a multiple of its own pages' floor (goals: a 16-byte GET <= 1.2x at
 2^16-2^22 slots, a dependent GET <= 1.15x at 2^20-2^24). Every figure, with
 min and max over runs, is in [\`misses.csv\`]($links/misses.csv).
 
-$(sed -n 's/^# transparent huge pages: /Transparent huge pages in this run: /p
-	s/^# private \/dev\/shm: /Private \/dev\/shm: /p' "$dir/misses.txt" 2>/dev/null)
+$(sed -n 's/^# transparent huge pages: /- Transparent huge pages in this run: /p
+	s/^# private \/dev\/shm: /- Private \/dev\/shm: /p' "$dir/misses.txt" 2>/dev/null)
 
 $(misses_table)
 
@@ -436,13 +436,13 @@ footer() {
 ### Reproducing
 
 \`make bench\` installs what is missing (gnuplot-nox among it), builds, and
-runs \`bench/run.sh\`: about 5 minutes on 2 cores. It rewrites
+runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`$links/*.csv\`, the logs \`$links/*.txt\`, the plots
 \`$links/*.png\` and this section (\`bench/README.md\`).
 \`make bench-quick\` is a smoke run of under a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
-\`bench_lock\`).
+\`bench_lock\`, \`bench_misses\`, \`bench_memory\`).
 EOF
 }
 

@@ -3,7 +3,7 @@
 # under the results directory, PNG plots (when gnuplot is installed) and
 # the README's Performance section (bench/README.md) regenerated from them.
 #
-#   bench/run.sh            full run (~5 minutes on 2 cores); results to
+#   bench/run.sh            full run (~10 minutes on 2 cores); results to
 #                           bench/results/, the section to bench/README.md
 #   QUICK=1 bench/run.sh    smoke run (seconds); everything goes under
 #                           $BUILD/bench/quick/, so the committed results
