@@ -430,8 +430,6 @@ out_close:
 static int open_or_create_shm(const char *name,
 			      const struct shmkv_config *cfg, shmkv_t **out)
 {
-	/* Bounded: each failed round means the name appeared or vanished
-	 * between our two calls, i.e. another process made progress. */
 	unsigned flags = cfg && (cfg->flags & SHMKV_CONFIG_POPULATE)
 				 ? SHMKV_OPEN_POPULATE
 				 : 0;
@@ -439,6 +437,8 @@ static int open_or_create_shm(const char *name,
 	/* Refused even when the store exists and @cfg would go unused. */
 	if (cfg != NULL && !options_known(cfg))
 		return -EINVAL;
+	/* Bounded: each failed round means the name appeared or vanished
+	 * between our two calls, i.e. another process made progress. */
 	for (int round = 0; round < 64; round++) {
 		int err = open_shm(name, flags, out);
 
