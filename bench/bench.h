@@ -301,6 +301,21 @@ void bench_cleanup_csv(struct bench_csv *csv);
 void *bench_shm_alloc(size_t len);
 void bench_shm_free(void *p, size_t len);
 
+/*
+ * Huge pages (lib/hugemem.c). bench_huge_alloc: anonymous memory aligned to
+ * 2 MiB and advised MADV_HUGEPAGE, so that where transparent huge pages are
+ * "madvise" or "always" it is backed by 2 MiB pages as it is touched;
+ * freed with bench_shm_free (munmap). NULL on failure (errno).
+ * bench_huge_bytes: the bytes of the mapping that starts at @base that are
+ * in huge pages now (AnonHugePages, ShmemPmdMapped and FilePmdMapped of
+ * /proc/self/smaps); 0 if unknown. bench_thp_setting: the bracketed word
+ * of /sys/kernel/mm/transparent_hugepage/@file ("enabled",
+ * "shmem_enabled") into @buf, or "?".
+ */
+void *bench_huge_alloc(size_t len);
+uint64_t bench_huge_bytes(const void *base);
+void bench_thp_setting(const char *file, char *buf, size_t cap);
+
 /* A process-shared robust mutex. Return: 0 or a negative errno. */
 int bench_robust_mutex_init(pthread_mutex_t *m);
 
@@ -375,6 +390,11 @@ struct bench_chase {
 };
 int bench_chase_init(struct bench_chase *c, size_t bytes, size_t nodes,
 		     uint64_t seed);
+/* The same on other memory: BENCH_PAGES_SHM is bench_shm_alloc()'s (what
+ * bench_chase_init uses), BENCH_PAGES_HUGE bench_huge_alloc()'s. */
+enum bench_pages { BENCH_PAGES_SHM, BENCH_PAGES_HUGE };
+int bench_chase_init_on(struct bench_chase *c, size_t bytes, size_t nodes,
+			uint64_t seed, enum bench_pages pages);
 void bench_chase_free(struct bench_chase *c);
 
 /* @ops dependent loads. Return: the thread's CPU time, ns. */

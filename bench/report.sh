@@ -4,9 +4,10 @@
 #
 #   sh bench/report.sh DIR > bench/README.md
 #
-# DIR holds core.csv, table.csv, scale.csv, lock.csv, instr.csv (a missing
-# one drops its part), the programs' logs (*.txt: the machine is read from their
-# headers) and run.txt (load averages). Links point at bench/results/,
+# DIR holds core.csv, table.csv, scale.csv, lock.csv, misses.csv,
+# memory.csv, instr.csv (a missing one drops its part), the programs' logs
+# (*.txt: the machine is read from their headers) and run.txt (load
+# averages). Links point at bench/results/,
 # relative to the repository root, where the section is meant to live.
 set -eu
 
@@ -420,21 +421,121 @@ Table and CSV: [\`instr.txt\`]($links/instr.txt),
 EOF
 }
 
+# --- Misses and memory (bench_misses, bench_memory) -------------------
+# A section of its own, so that edits elsewhere in this file merge apart.
+
+# misses.csv: per size, the floors on 4 KiB and huge pages and each
+# dependent GET as a multiple of the floor of its own pages.
+misses_table() {
+	awk -F, '
+	function cell(l, p, op) {
+		if (!((l, p, op) in v))
+			return "-"
+		return sprintf("%.0f (%.2fx)", v[l, p, op], v[l, p, op] / v[l, p, "floor"])
+	}
+	NR > 1 {
+		v[$1, $2, $7] = $8; mib[$1] = $4; s[$1] = 1
+		if ($7 == "floor") fh[$1, $2] = $5
+	}
+	END {
+		print "| slots | table MiB | floor 4K | floor huge | GET int, 4K | GET 16B, 4K | GET int, huge | GET 16B, huge |"
+		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+		for (l = 10; l <= 30; l++) {
+			if (!(l in s))
+				continue
+			h = ((l, "huge", "floor") in v) ? sprintf("%.0f", v[l, "huge", "floor"]) : "-"
+			if (h != "-" && fh[l, "huge"] < 90)
+				h = h sprintf(" (%.0f%% huge)", fh[l, "huge"])
+			printf("| 2^%d | %.1f | %.0f | %s | %s | %s | %s | %s |\n", l,
+			       mib[l], v[l, "4k", "floor"], h, cell(l, "4k", "get_int"),
+			       cell(l, "4k", "get_16b"), cell(l, "huge", "get_int"),
+			       cell(l, "huge", "get_16b"))
+		}
+	}' "$dir/misses.csv"
+}
+
+misses_part() {
+	[ -s "$dir/misses.csv" ] || return 0
+	cat <<EOF
+### Misses: dependent GET against the floor
+
+ns of CPU time per GET whose next key depends on its result (uniform keys,
+12-byte keys, half inline integers and half 16-byte strings, 50% load),
+beside the floor: a dependent random load through as many lines of a buffer
+the size of the table. On 4 KiB pages (the store as \`/dev/shm\` gives it,
+the floor in POSIX shm) and on 2 MiB pages (a store created with
+\`SHMKV_CONFIG_HUGE_PAGES\`, the floor in anonymous memory advised
+\`MADV_HUGEPAGE\`); a huge-page figure is shown only where
+\`/proc/self/smaps\` says the kernel gave huge pages. In brackets: the GET
+as a multiple of its own pages' floor (goals: a 16-byte GET <= 1.2x at
+2^16-2^22 slots, a dependent GET <= 1.15x at 2^20-2^24). Every figure, with
+min and max over runs, is in [\`misses.csv\`]($links/misses.csv).
+
+$(sed -n 's/^# transparent huge pages: /- Transparent huge pages in this run: /p
+	s/^# private \/dev\/shm: /- Private \/dev\/shm: /p' "$dir/misses.txt" 2>/dev/null)
+
+$(misses_table)
+
+EOF
+}
+
+# memory.csv: bytes per key in shmkv stores and in redis-server.
+memory_table() {
+	awk -F, '
+	NR > 1 {
+		name[NR] = $1; seg[NR] = $6; use[NR] = $7; keys[NR] = $2
+		if ($1 == "redis") redis = $6
+	}
+	END {
+		print "| store | keys | segment B/key | in use B/key | in use / Redis |"
+		print "| --- | ---: | ---: | ---: | ---: |"
+		for (i = 2; i <= NR; i++) {
+			r = redis > 0 ? sprintf("%.2fx", use[i] / redis) : "-"
+			if (name[i] == "redis")
+				printf("| Redis (used_memory) | %d | %.1f | %.1f | 1 |\n",
+				       keys[i], seg[i], use[i])
+			else
+				printf("| %s | %d | %.1f | %.1f | %s |\n", name[i],
+				       keys[i], seg[i], use[i], r)
+		}
+	}' "$dir/memory.csv"
+}
+
+memory_part() {
+	[ -s "$dir/memory.csv" ] || return 0
+	cat <<EOF
+### Memory per key
+
+Bytes of memory per key for 12-byte keys with 16-byte values: shmkv stores
+at 75% load (the most \`shmctl info\` takes without a warning), "fitted"
+(key_max 16, value_max 16) and with the default geometry, beside
+redis-server's \`used_memory\` growth for the same keys and values (goal:
+<= 90 B a key). *Segment*: the whole segment, all of it reserved at
+creation; *in use*: header, slots, page table and the value pages given to
+size classes (the segment of a store whose value storage is sized exactly).
+From [\`memory.csv\`]($links/memory.csv).
+
+$(memory_table)
+
+EOF
+}
+
 footer() {
 	cat <<EOF
 ### Reproducing
 
 \`make bench\` installs what is missing (gnuplot-nox among it), builds, and
-runs \`bench/run.sh\`: about 5 minutes on 2 cores. It rewrites
+runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`$links/*.csv\`, the logs \`$links/*.txt\`, the plots
 \`$links/*.png\` and this section (\`bench/README.md\`).
 \`make bench-quick\` is a smoke run of about a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
-\`bench_lock\`). The instruction counts alone: \`make bench-instr\` (about
-2 minutes; \`bench/instr.sh\`, which needs valgrind) rewrites
-\`$links/instr.csv\` and \`$links/instr.txt\`, and names the commit
-it measured, and regenerates this section.
+\`bench_lock\`, \`bench_misses\`, \`bench_memory\`). The instruction
+counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
+which needs valgrind) rewrites \`$links/instr.csv\` and
+\`$links/instr.txt\`, names the commit it measured, and regenerates this
+section.
 EOF
 }
 
@@ -472,4 +573,6 @@ core_part
 table_part
 scale_part
 lock_part
+misses_part
+memory_part
 footer

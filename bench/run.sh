@@ -3,7 +3,7 @@
 # under the results directory, PNG plots (when gnuplot is installed) and
 # the README's Performance section (bench/README.md) regenerated from them.
 #
-#   bench/run.sh            full run (~5 minutes on 2 cores); results to
+#   bench/run.sh            full run (~10 minutes on 2 cores); results to
 #                           bench/results/, the section to bench/README.md
 #   QUICK=1 bench/run.sh    smoke run (seconds); everything goes under
 #                           $BUILD/bench/quick/, so the committed results
@@ -12,9 +12,14 @@
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock instr ("instr" is
-#                           bench/instr.sh: instructions per call counted
-#                           by callgrind; not under SANITIZE)
+#                           core table scale lock misses memory instr
+#                           ("instr" is bench/instr.sh: instructions per
+#                           call counted by callgrind; not under SANITIZE)
+#
+# bench_misses gets --private-shm 1 when run as root: it mounts a tmpfs
+# with huge=advise on /dev/shm in a mount namespace of its own, so that a
+# store can be measured on huge pages without reconfiguring the system's
+# /dev/shm (nothing outside that process sees the mount).
 #   RUNS=N                  timed runs per figure (each program's default)
 #
 # Every bench program takes --quick, --runs N and --csv PATH (bench.h).
@@ -46,7 +51,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock instr}
+benches=${BENCHES:-core table scale lock misses memory instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
@@ -78,15 +83,19 @@ for name in $benches; do
 		status=1
 		continue
 	fi
-	echo "== bench_$name${flags:+ $flags}"
+	own=
+	if [ "$name" = misses ] && [ "$(id -u)" = 0 ]; then
+		own="--private-shm 1"
+	fi
+	echo "== bench_$name${flags:+ $flags}${own:+ $own}"
 	t0=$(date +%s)
 	# The table goes to the terminal and to a log beside the CSV; the
 	# program's exit status comes back through a file (POSIX sh has no
 	# pipefail).
-	# shellcheck disable=SC2086 # $flags: options without blanks inside
+	# shellcheck disable=SC2086 # $flags, $own: options without blanks inside
 	{
 		rc=0
-		"$prog" $flags --csv "$outdir/$name.csv" || rc=$?
+		"$prog" $flags $own --csv "$outdir/$name.csv" || rc=$?
 		echo $rc >"$outdir/.rc"
 	} | tee "$outdir/$name.txt"
 	if [ "$(cat "$outdir/.rc")" != 0 ]; then

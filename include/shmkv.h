@@ -110,10 +110,39 @@ struct shmkv_config {
 				    at least 8 blocks per class */
 	uint32_t mode;	       /**< permission bits; 0: 0600 (so 0000
 				    cannot be asked for: chmod afterwards) */
+	uint32_t flags;	       /**< SHMKV_CONFIG_* options; 0: none. A bit
+				    this library does not know: -EINVAL */
 	/** Room for options of later versions; must be zero. A library
 	 * that does not know an option refuses a non-zero word here with
 	 * -EINVAL, so a program asking for it gets an error, not silence. */
-	uint32_t reserved[9];
+	uint32_t reserved[8];
+};
+
+/*
+ * Flags for struct shmkv_config.flags.
+ *
+ * SHMKV_CONFIG_HUGE_PAGES asks for transparent huge pages (2 MiB on x86-64)
+ * under the whole segment, so that a random GET pays a cache miss but no
+ * TLB miss walking 4 KiB page tables. It is recorded in the store's header:
+ * the segment is sized to a whole number of 2 MiB pages, the creator maps
+ * it with madvise(MADV_HUGEPAGE) and faults it in through that mapping
+ * (before reserving it, so the pages it gets are huge ones), and every
+ * process that opens the store later advises its own mapping the same way.
+ * It is a request the kernel may refuse: POSIX shared memory lives in the
+ * tmpfs mounted at /dev/shm, which gives huge pages only if it is mounted
+ * with huge=advise (or huge=within_size, huge=always), or if
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled says "force"; a kernel
+ * without transparent huge pages never does. A refused store works exactly
+ * as one on 4 KiB pages; shmkv_huge_mapped() tells which one you got.
+ *
+ * SHMKV_CONFIG_POPULATE pre-faults the whole segment into the creating
+ * process's page tables (as SHMKV_OPEN_POPULATE does on open; with
+ * shmkv_open_or_create() it applies to whichever of the two happens), so
+ * that its first commands take no page faults. Not recorded in the store.
+ */
+enum shmkv_config_flags {
+	SHMKV_CONFIG_HUGE_PAGES = 1 << 0,
+	SHMKV_CONFIG_POPULATE = 1 << 1,
 };
 
 /** Fills @cfg with the defaults (every field 0 means "default"), reserved
@@ -123,6 +152,12 @@ SHMKV_API void shmkv_config_init(struct shmkv_config *cfg);
 /* Flags for shmkv_open(). */
 enum shmkv_open_flags {
 	SHMKV_OPEN_READONLY = 1 << 0, /**< map read-only; writes give -EROFS */
+	/** pre-fault the whole mapping now (MAP_POPULATE), so that the first
+	 * commands take no page faults; costs page tables for the whole
+	 * segment at once (little with huge pages, where one entry maps 2
+	 * MiB). Best effort: a mapping the kernel cannot pre-fault is used
+	 * as it is. */
+	SHMKV_OPEN_POPULATE = 1 << 1,
 };
 
 /**
@@ -145,7 +180,8 @@ enum shmkv_open_flags {
  * Return: 0, or -EINVAL (bad name or geometry: slots not a power of two or out
  * of [SHMKV_SLOTS_MIN, SHMKV_SLOTS_MAX], key_max or value_max out of range,
  * value_memory too small to hold one value of value_max, mode with bits
- * outside 0777, a non-zero reserved word: an option this library lacks),
+ * outside 0777, a flag bit or a non-zero reserved word this library does not
+ * know: an option it lacks),
  * -EEXIST (a segment with that name exists), -EACCES, -ENOMEM or -ENOSPC
  * (the system could not provide the memory), -EAFNOSUPPORT (a URI whose
  * scheme this build has no backend for), or another negative errno from
@@ -159,15 +195,19 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
 /**
  * shmkv_open - attach to an existing store.
  * @name:  as for shmkv_create().
- * @flags: 0 or SHMKV_OPEN_READONLY.
+ * @flags: 0, or SHMKV_OPEN_READONLY and/or SHMKV_OPEN_POPULATE.
  * @out:   receives the handle on success.
+ *
+ * A store created with SHMKV_CONFIG_HUGE_PAGES is mapped with
+ * madvise(MADV_HUGEPAGE) here too, whatever @flags say.
  *
  * The header is validated before the store is used: magic, layout version,
  * geometry within bounds and consistent with the file size. A read-write
  * open also removes the working files that killed creators left (see
  * shmkv_create()); a read-only one changes nothing.
  *
- * Return: 0, or -EINVAL (bad name or flags), -ENOENT (no such segment),
+ * Return: 0, or -EINVAL (bad name, or a flag bit this library does not
+ * know), -ENOENT (no such segment),
  * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
  * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
  * version or build), -EBADMSG (header corrupted or segment truncated),
@@ -182,7 +222,8 @@ SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
  * shmkv_open_or_create - attach to @name, creating it with @cfg if missing.
  *
  * Return: as shmkv_create() and shmkv_open(); never -EEXIST. The geometry
- * of an existing store wins over @cfg.
+ * of an existing store wins over @cfg, and so does its huge-page choice;
+ * SHMKV_CONFIG_POPULATE in @cfg pre-faults the store either way.
  */
 SHMKV_API int shmkv_open_or_create(const char *name,
 				   const struct shmkv_config *cfg,
@@ -203,9 +244,31 @@ SHMKV_API int shmkv_unlink(const char *name);
 SHMKV_API const char *shmkv_strerror(int err);
 
 /** Geometry of an open store, as fixed at creation, and its current mode
- * (read from the open segment, so right even after shmkv_unlink); the
+ * (read from the open segment, so right even after shmkv_unlink); flags
+ * holds SHMKV_CONFIG_HUGE_PAGES if the store asked for huge pages (whether
+ * the kernel gave them or not: see shmkv_huge_mapped()), never
+ * SHMKV_CONFIG_POPULATE (a choice of each opener, not of the store); the
  * reserved words are zeroed, so @cfg can create a store like it. */
 SHMKV_API int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
+
+/**
+ * shmkv_huge_mapped - how much of this handle's mapping is in huge pages.
+ * @kv:    an open store.
+ * @bytes: receives the bytes of @kv's mapping that the kernel maps with
+ *         huge (PMD) pages right now: ShmemPmdMapped plus FilePmdMapped of
+ *         the mapping in /proc/self/smaps. Only pages this process has
+ *         touched are mapped at all: open with SHMKV_OPEN_POPULATE first to
+ *         learn what the whole store got.
+ *
+ * The one honest answer to "did SHMKV_CONFIG_HUGE_PAGES take effect?": the
+ * kernel may refuse huge pages silently (see SHMKV_CONFIG_HUGE_PAGES).
+ * Return: 0, -EINVAL (@kv or @bytes NULL), -ENOTSUP (a handle of a backend,
+ * not of shared memory), -ENOENT (no /proc, or the mapping is not in it),
+ * or another negative errno from reading /proc/self/smaps.
+ * Thread safety: safe. Cost: one read of /proc/self/smaps (a system call
+ * per mapping of the process): not for hot paths.
+ */
+SHMKV_API int shmkv_huge_mapped(const shmkv_t *kv, uint64_t *bytes);
 
 /*
  * Values returned to the caller.

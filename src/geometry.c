@@ -2,7 +2,8 @@
  * geometry.c - from a config to a layout, and back: validating a header.
  *
  * The layout is a pure function of five numbers (slots, key_max, value_max,
- * probe_limit, value_memory). Create computes it; attach recomputes it from
+ * probe_limit, value_memory) and the huge-page flag, which rounds the
+ * segment up to whole huge pages. Create computes it; attach recomputes it from
  * the header's copy of those numbers and refuses the segment unless every
  * derived field and the file size agree. That catches truncation, a foreign
  * build and most corruption of the header without trusting any of it.
@@ -136,6 +137,13 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));
 	if (err)
 		return err;
+	/* Transparent huge pages of tmpfs are file-aligned, and huge=
+	 * within_size gives one only below the file's end: a partial last
+	 * one would be 4 KiB pages. The tail is never used. */
+	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES) {
+		g->flags |= SHMKV_HDR_HUGE_PAGES;
+		g->segment_size = round_up(g->segment_size, SHMKV_HUGE_PAGE);
+	}
 	return g->segment_size > SEGMENT_SIZE_MAX ? -EINVAL : 0;
 }
 
@@ -156,6 +164,7 @@ void shmkv__geometry_to_header(const struct shmkv_geometry *g,
 	h->units_per_page = g->units_per_page;
 	h->page_table_offset = g->page_table_offset;
 	h->pages_offset = g->pages_offset;
+	h->flags = g->flags;
 	memcpy(h->class_size, g->class_size, sizeof(g->class_size));
 }
 
@@ -192,6 +201,11 @@ int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 	cfg.value_max = h->value_max;
 	cfg.probe_limit = h->probe_limit;
 	cfg.value_memory = h->value_memory;
+	/* A choice of a later version, which this library cannot follow. */
+	if (h->flags & ~SHMKV_HDR_FLAGS)
+		return -EBADMSG;
+	if (h->flags & SHMKV_HDR_HUGE_PAGES)
+		cfg.flags |= SHMKV_CONFIG_HUGE_PAGES;
 	/* Zeros would silently become defaults: a header never holds them. */
 	if (h->slot_count == 0 || h->key_max == 0 || h->value_max == 0 ||
 	    h->probe_limit == 0 || h->value_memory == 0)

@@ -44,6 +44,7 @@ struct shmkv_geometry {
 	uint64_t page_table_offset;
 	uint64_t pages_offset;
 	uint64_t segment_size; /* the mapping's length too */
+	uint32_t flags;	       /* SHMKV_HDR_* (layout.h) */
 	uint32_t class_size[SHMKV_CLASSES_MAX];
 };
 

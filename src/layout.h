@@ -19,8 +19,12 @@
  * file reads something else and is refused as not-a-store. */
 #define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
 /* Bumped on any change to the structs or encodings below. 2: owned-block
- * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit. */
-#define SHMKV_LAYOUT_VERSION 2u
+ * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit.
+ * 3: the header's flags word (huge pages). */
+#define SHMKV_LAYOUT_VERSION 3u
+/* Huge pages: the segment is a whole number of these (the PMD size of
+ * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
+#define SHMKV_HUGE_PAGE	     (2u << 20)
 #define SHMKV_HEADER_SIZE    4096u
 #define SHMKV_CLASSES_MAX    24u
 /* Smallest value block; each class doubles it, the last fits value_max. */
@@ -59,7 +63,9 @@ struct shmkv_header_shm {
 	uint32_t page_size;
 	uint32_t page_count;
 	uint32_t units_per_page; /* page_size / SHMKV_BLOCK_MIN */
-	uint32_t reserved0;
+	/* SHMKV_HDR_* choices every process that maps the store must follow
+	 * (geometry.c refuses bits it does not know). */
+	uint32_t flags;
 	uint64_t page_table_offset; /* page_count words: 0 free, else class+1 */
 	uint64_t pages_offset;
 	uint64_t created_unix_ms;
@@ -101,6 +107,7 @@ _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, hash_seed) == 40 &&
 		       offsetof(struct shmkv_header_shm, slot_count) == 48 &&
+		       offsetof(struct shmkv_header_shm, flags) == 84 &&
 		       offsetof(struct shmkv_header_shm, page_table_offset) ==
 			       88 &&
 		       offsetof(struct shmkv_header_shm, created_unix_ms) ==
@@ -109,7 +116,12 @@ _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
 		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
 		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
-	       "header layout (version 2)");
+	       "header layout (version 3)");
+/* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
+ * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
+#define SHMKV_HDR_HUGE_PAGES 1u
+#define SHMKV_HDR_FLAGS	     SHMKV_HDR_HUGE_PAGES /* every bit known */
+
 _Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");
 _Static_assert(offsetof(struct shmkv_header_shm, visits) % 8 == 0,

@@ -30,6 +30,7 @@
 #include "backend.h"
 #include "fault.h"
 #include "internal.h"
+#include "mapping.h"
 #include "segment.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
@@ -89,11 +90,21 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	shmkv__store_release(&h->magic, SHMKV_MAGIC);
 }
 
+/* How a store's mappings are made: its huge-page choice (the header's,
+ * the same for every process) and this opener's pre-faulting. */
+static unsigned map_how(const struct shmkv_geometry *g, bool rw, bool populate)
+{
+	return (rw ? SHMKV_MAP_WRITE : 0u) |
+	       (g->flags & SHMKV_HDR_HUGE_PAGES ? SHMKV_MAP_HUGE : 0u) |
+	       (populate ? SHMKV_MAP_POPULATE : 0u);
+}
+
 /* Sizes, reserves and maps a new segment. Return: its base, or NULL with
  * *@err set. */
 static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
-			      uint32_t mode, int *err)
+			      uint32_t mode, bool populate, int *err)
 {
+	bool huge = g->flags & SHMKV_HDR_HUGE_PAGES;
 	void *p;
 
 	if (fchmod(fd, mode) != 0 ||
@@ -101,18 +112,39 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
 		*err = shmkv__errno();
 		return NULL;
 	}
-	/* tmpfs allocates pages lazily: reserve them now so that running out
-	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
-	*err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
-	if (*err != 0)
-		return NULL;
-	p = mmap(NULL, g->segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 0);
-	if (p == MAP_FAILED) {
+	/* Huge pages: under huge=advise only faults through an advised
+	 * mapping get them, and posix_fallocate below would take 4 KiB
+	 * pages; so fault the whole segment in first (a full tmpfs stops
+	 * it early, and posix_fallocate then says -ENOSPC). */
+	p = shmkv__map(fd, g->segment_size, map_how(g, true, huge));
+	if (p == NULL) {
 		*err = shmkv__errno();
 		return NULL;
 	}
+	/* tmpfs allocates pages lazily: reserve them now so that running out
+	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
+	*err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
+	if (*err == 0 && populate && !huge)
+		(void)shmkv__map_populate(p, g->segment_size, true);
+	if (*err != 0) {
+		munmap(p, g->segment_size);
+		return NULL;
+	}
 	return p;
+}
+
+/* Does this library know every option @cfg asks for? An option of a later
+ * version (a flag bit, a reserved word) cannot be honoured: -EINVAL. */
+static bool options_known(const struct shmkv_config *cfg)
+{
+	if (cfg->flags &
+	    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES | SHMKV_CONFIG_POPULATE))
+		return false;
+	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
+	     i++)
+		if (cfg->reserved[i] != 0)
+			return false;
+	return true;
 }
 
 static int check_create_args(const char *name, const struct shmkv_config *cfg,
@@ -129,13 +161,8 @@ static int check_create_args(const char *name, const struct shmkv_config *cfg,
 		shmkv_config_init(&defaults);
 		cfg = &defaults;
 	}
-	if (cfg->mode & ~0777u)
+	if (cfg->mode & ~0777u || !options_known(cfg))
 		return -EINVAL;
-	/* An option of a later version, which this library cannot honour. */
-	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
-	     i++)
-		if (cfg->reserved[i] != 0)
-			return -EINVAL;
 	return shmkv__geometry_from_config(cfg, g);
 }
 
@@ -216,14 +243,16 @@ static void new_file_discard(const struct new_file *nf)
  * failure.
  */
 static int build(struct new_file *nf, bool named, const char *path,
-		 const struct shmkv_geometry *g, uint32_t mode, uint64_t seed,
-		 unsigned char **base)
+		 const struct shmkv_geometry *g, const struct shmkv_config *cfg,
+		 uint64_t seed, unsigned char **base)
 {
+	uint32_t mode = cfg && cfg->mode ? cfg->mode : SHMKV_MODE_DEFAULT;
+	bool populate = cfg && (cfg->flags & SHMKV_CONFIG_POPULATE);
 	int err = new_file_open(nf, named);
 
 	if (err)
 		return err;
-	*base = map_new(nf->fd, g, mode, &err);
+	*base = map_new(nf->fd, g, mode, populate, &err);
 	if (*base == NULL)
 		goto out_discard;
 	header_write(*base, g, seed);
@@ -250,13 +279,11 @@ static int create_shm(const char *name, const struct shmkv_config *cfg,
 	unsigned char *base = NULL;
 	struct shmkv *kv;
 	uint64_t seed = 0;
-	uint32_t mode;
 	int err;
 
 	err = check_create_args(name, cfg, out, &g);
 	if (err)
 		return err;
-	mode = cfg && cfg->mode ? cfg->mode : SHMKV_MODE_DEFAULT;
 	kv = malloc(sizeof(*kv));
 	if (kv == NULL)
 		return -ENOMEM;
@@ -264,9 +291,9 @@ static int create_shm(const char *name, const struct shmkv_config *cfg,
 		seed = (uint64_t)shmkv__unix_ms() ^ shmkv__self_pid();
 	shm_path(path, sizeof(path), name);
 	shmkv__new_files_sweep();
-	err = build(&nf, false, path, &g, mode, seed, &base);
+	err = build(&nf, false, path, &g, cfg, seed, &base);
 	if (err == 1)
-		err = build(&nf, true, path, &g, mode, seed, &base);
+		err = build(&nf, true, path, &g, cfg, seed, &base);
 	if (err) {
 		free(kv);
 		return err;
@@ -369,7 +396,8 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 
 	if (err)
 		return err;
-	if (out == NULL || (flags & ~(unsigned)SHMKV_OPEN_READONLY))
+	if (out == NULL ||
+	    (flags & ~(unsigned)(SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE)))
 		return -EINVAL;
 	if (!ro) /* a read-only open changes nothing, not even debris */
 		shmkv__new_files_sweep();
@@ -380,9 +408,9 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 	err = header_check(fd, ro, &g, &seed);
 	if (err)
 		goto out_close;
-	base = mmap(NULL, g.segment_size,
-		    ro ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED) {
+	base = shmkv__map(fd, g.segment_size,
+			  map_how(&g, !ro, flags & SHMKV_OPEN_POPULATE));
+	if (base == NULL) {
 		err = shmkv__errno();
 		goto out_close;
 	}
@@ -403,10 +431,17 @@ out_close:
 static int open_or_create_shm(const char *name,
 			      const struct shmkv_config *cfg, shmkv_t **out)
 {
+	unsigned flags = cfg && (cfg->flags & SHMKV_CONFIG_POPULATE)
+				 ? SHMKV_OPEN_POPULATE
+				 : 0;
+
+	/* Refused even when the store exists and @cfg would go unused. */
+	if (cfg != NULL && !options_known(cfg))
+		return -EINVAL;
 	/* Bounded: each failed round means the name appeared or vanished
 	 * between our two calls, i.e. another process made progress. */
 	for (int round = 0; round < 64; round++) {
-		int err = open_shm(name, 0, out);
+		int err = open_shm(name, flags, out);
 
 		if (err != -ENOENT)
 			return err;
@@ -512,5 +547,16 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 	cfg->probe_limit = kv->geo.probe_limit;
 	cfg->value_memory = kv->geo.value_memory;
 	cfg->mode = fstat(kv->fd, &st) == 0 ? (st.st_mode & 0777) : 0;
+	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES)
+		cfg->flags |= SHMKV_CONFIG_HUGE_PAGES;
 	return 0;
+}
+
+int shmkv_huge_mapped(const shmkv_t *kv, uint64_t *bytes)
+{
+	if (kv == NULL || bytes == NULL)
+		return -EINVAL;
+	if (kv->backend != NULL)
+		return -ENOTSUP;
+	return shmkv__map_huge_bytes(kv->base, bytes);
 }

@@ -20,6 +20,7 @@ runs=0
 
 cleanup() {
 	"$SHMCTL" destroy "$store" --force >/dev/null 2>&1 || true
+	"$SHMCTL" destroy "$store-huge" --force >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,6 +58,12 @@ vg 0 --version
 vg 2 create # usage error: no name
 vg 0 create "$store" --slots 64 --value-max 512 --mode 600
 vg 3 create "$store" # exists
+# A huge-page store: create measures what it got, info in a pre-faulted
+# mapping (both read /proc/self/smaps).
+vg 0 create "$store-huge" --slots 64 --huge-pages
+vg 0 info "$store-huge"
+vg 0 info --json "$store-huge"
+vg 0 destroy --force "$store-huge"
 vg 0 "$store" set greeting hello
 vg 0 "$store" set n 41
 vg 0 "$store" incr n

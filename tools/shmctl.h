@@ -181,9 +181,19 @@ void cj_null(struct ctl_json *j, const char *key);
 struct ctl_info {
 	struct shmkv_config cfg;
 	struct shmkv_stats st;
+	bool huge_known;     /* ctl_info_huge() measured huge_bytes */
+	uint64_t huge_bytes; /* of the segment, in huge pages */
 };
 /* Return: 0 or a negative errno. */
 int ctl_info_take(shmkv_t *kv, struct ctl_info *in);
+/* For a store that asked for huge pages: how much of it the kernel gave
+ * them to, measured in a mapping of @name pre-faulted for the purpose (one
+ * page-table entry per 2 MiB when they were given). Return: 0 or a
+ * negative errno. */
+int ctl_info_huge(const char *name, struct ctl_info *in);
+/* One line on the store's pages: "4 KiB pages", or what of the huge pages
+ * it asked for the kernel gave (as ctl_info_huge() measured). */
+void ctl_info_pages_line(const struct ctl_info *in, char *buf, size_t cap);
 /* Share of slots holding a live key or an insert in progress. */
 double ctl_info_load(const struct shmkv_stats *st);
 /* Value storage in use, in bytes of blocks. */

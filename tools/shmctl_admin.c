@@ -87,9 +87,35 @@ static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
 				  &cfg->value_memory);
 	case 'M':
 		return opt_mode(cmd, arg, &cfg->mode);
+	case 'H':
+		cfg->flags |= SHMKV_CONFIG_HUGE_PAGES;
+		return CTL_OK;
 	default:
 		return CTL_USAGE;
 	}
+}
+
+/* The creator of a huge-page store has faulted all of it in: what its
+ * mapping got is what the store got. A refusal is not an error (the store
+ * works on 4 KiB pages), but it is said, with the cure. */
+static void print_huge(const char *name, shmkv_t *kv)
+{
+	struct ctl_info in;
+	char line[96];
+
+	if (ctl_info_take(kv, &in) != 0 ||
+	    shmkv_huge_mapped(kv, &in.huge_bytes) != 0)
+		return;
+	in.huge_known = true;
+	ctl_info_pages_line(&in, line, sizeof(line));
+	printf("%s: %s\n", name, line);
+	if (in.huge_bytes < in.st.segment_bytes)
+		ctl_err(name,
+			"the kernel gave %s: mount /dev/shm with "
+			"huge=advise (see README, Huge pages); the store "
+			"works on 4 KiB pages",
+			in.huge_bytes ? "huge pages to part of it only"
+				      : "it no huge pages");
 }
 
 static void print_created(const char *name, shmkv_t *kv)
@@ -104,6 +130,8 @@ static void print_created(const char *name, shmkv_t *kv)
 	       name, cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
 	       ctl_human_bytes(cfg.value_memory, mem, sizeof(mem)),
 	       (unsigned)cfg.mode);
+	if (cfg.flags & SHMKV_CONFIG_HUGE_PAGES)
+		print_huge(name, kv);
 }
 
 static int do_create(const struct ctl_cmd *cmd, const char *arg,
@@ -141,6 +169,7 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 		{ "probe-limit", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "mode", required_argument, NULL, 'M' },
+		{ "huge-pages", no_argument, NULL, 'H' },
 		CTL_OPT_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -148,7 +177,8 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 	int c, rc;
 
 	shmkv_config_init(&cfg);
-	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:M:", opts)) != -1) {
+	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:M:H", opts)) !=
+	       -1) {
 		if (c >= CTL_GETOPT_EXIT)
 			return c - CTL_GETOPT_EXIT;
 		rc = create_opt(cmd, c, optarg, &cfg);
@@ -164,7 +194,8 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME [--slots N] [--key-max B] [--value-max B] "
-		    "[--memory SIZE] [--probe-limit N] [--mode MODE]",
+		    "[--memory SIZE] [--probe-limit N] [--mode MODE] "
+		    "[--huge-pages]",
 	.summary = "create a store (exclusively: an existing NAME is an error)",
 	.help = "Options (sizes take k, m, g suffixes, powers of 1024):\n"
 		"  -s, --slots N        hash slots, a power of two "
@@ -178,7 +209,12 @@ const struct ctl_cmd ctl_cmd_create = {
 		"  -p, --probe-limit N  longest probe run (default 128)\n"
 		"  -M, --mode MODE      octal permission bits (default 0600); "
 		"the umask\n"
-		"                       does not apply\n",
+		"                       does not apply\n"
+		"  -H, --huge-pages     ask for 2 MiB pages (recorded: every\n"
+		"                       process maps the store so); needs\n"
+		"                       /dev/shm mounted huge=advise, else\n"
+		"                       the store works on 4 KiB pages, and\n"
+		"                       create says so\n",
 	.run = run_create,
 };
 

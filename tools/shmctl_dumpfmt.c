@@ -35,9 +35,13 @@ int dump_write_header(FILE *f, const struct shmkv_config *cfg)
 	fprintf(f,
 		MAGIC " " VERSION " slots=%" PRIu32 " key_max=%" PRIu32
 		      " value_max=%" PRIu32 " probe_limit=%" PRIu32
-		      " value_memory=%" PRIu64 " mode=%04o\n",
+		      " value_memory=%" PRIu64 " mode=%04o",
 		cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit,
 		cfg->value_memory, (unsigned)cfg->mode);
+	/* Only when set: a plain store's dump reads as it always has. */
+	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES)
+		fprintf(f, " huge_pages=1");
+	fputc('\n', f);
 	return write_status(f);
 }
 
@@ -136,6 +140,10 @@ static bool header_field(struct shmkv_config *cfg, const char *tok)
 	if (kl == 12 && strncmp(tok, "value_memory", 12) == 0) {
 		cfg->value_memory = v;
 		return true;
+	}
+	if (kl == 10 && strncmp(tok, "huge_pages", 10) == 0) {
+		cfg->flags = v ? SHMKV_CONFIG_HUGE_PAGES : 0;
+		return v <= 1;
 	}
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (strlen(names[i]) != kl || strncmp(tok, names[i], kl) != 0)

@@ -47,7 +47,7 @@ static void print_human(const char *name, const struct ctl_info *in)
 {
 	const struct shmkv_config *cfg = &in->cfg;
 	const struct shmkv_stats *st = &in->st;
-	char size[32], mem[32], used[32], page[32], who[64] = "?";
+	char size[32], mem[32], used[32], page[96], who[64] = "?";
 	uid_t uid = 0;
 
 	file_owner(name, &uid, who, sizeof(who));
@@ -56,6 +56,8 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       "(uid %u)\n",
 	       ctl_human_bytes(st->segment_bytes, size, sizeof(size)),
 	       st->segment_bytes, (unsigned)cfg->mode, who, (unsigned)uid);
+	ctl_info_pages_line(in, page, sizeof(page));
+	printf("  mapping   %s\n", page);
 	printf("  geometry  %" PRIu32 " slots, key_max %" PRIu32
 	       ", value_max %" PRIu32 ", probe_limit %" PRIu32 "\n",
 	       cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit);
@@ -105,7 +107,10 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_u64(j, "value_max", in->cfg.value_max);
 	cj_u64(j, "probe_limit", in->cfg.probe_limit);
 	cj_u64(j, "value_memory", in->cfg.value_memory);
+	cj_bool(j, "huge_pages", in->cfg.flags & SHMKV_CONFIG_HUGE_PAGES);
 	cj_end(j, '}');
+	if (in->huge_known)
+		cj_u64(j, "huge_page_bytes", in->huge_bytes);
 	cj_obj(j, "keys");
 	cj_u64(j, "live", st->live_keys);
 	cj_u64(j, "volatile", st->volatile_keys);
@@ -176,6 +181,8 @@ static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
 		return c;
 	err = ctl_info_take(kv, &in);
 	shmkv_close(kv);
+	if (!err)
+		err = ctl_info_huge(name, &in);
 	if (err)
 		return ctl_store_err(name, NULL, err);
 	if (json)

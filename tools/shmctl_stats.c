@@ -17,7 +17,42 @@ int ctl_info_take(shmkv_t *kv, struct ctl_info *in)
 {
 	int err = shmkv_get_config(kv, &in->cfg);
 
+	in->huge_known = false;
+	in->huge_bytes = 0;
 	return err ? err : shmkv_stats(kv, &in->st);
+}
+
+int ctl_info_huge(const char *name, struct ctl_info *in)
+{
+	shmkv_t *kv;
+	int err;
+
+	if (!(in->cfg.flags & SHMKV_CONFIG_HUGE_PAGES))
+		return 0;
+	err = shmkv_open(name, SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE, &kv);
+	if (err)
+		return err;
+	err = shmkv_huge_mapped(kv, &in->huge_bytes);
+	in->huge_known = err == 0;
+	shmkv_close(kv);
+	return err;
+}
+
+void ctl_info_pages_line(const struct ctl_info *in, char *buf, size_t cap)
+{
+	char got[32], all[32];
+
+	if (!(in->cfg.flags & SHMKV_CONFIG_HUGE_PAGES))
+		snprintf(buf, cap, "4 KiB pages (huge pages not asked for)");
+	else if (!in->huge_known)
+		snprintf(buf, cap, "huge pages asked for (not measured)");
+	else
+		snprintf(buf, cap,
+			 "huge pages asked for: %s of %s in huge "
+			 "pages",
+			 ctl_human_bytes(in->huge_bytes, got, sizeof(got)),
+			 ctl_human_bytes(in->st.segment_bytes, all,
+					 sizeof(all)));
 }
 
 double ctl_info_load(const struct shmkv_stats *st)
@@ -84,6 +119,12 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 			 "%" PRIu64 " slots pending (claimed or mid-insert): "
 			 "if no writer is running, run shmctl recover",
 			 st->pending);
+	if (n < max && in->huge_known &&
+	    in->huge_bytes + (2u << 20) <= in->st.segment_bytes)
+		snprintf(w[n++], CTL_WARN_LEN,
+			 "huge pages asked for, %s: mount /dev/shm with "
+			 "huge=advise (see README, Huge pages)",
+			 in->huge_bytes ? "not all given" : "none given");
 	if (n < max && in->cfg.probe_limit > 0 &&
 	    st->longest_probe >= in->cfg.probe_limit)
 		snprintf(w[n++], CTL_WARN_LEN,

@@ -185,6 +185,12 @@ static void link_cycle(struct bench_chase *c, const uint32_t *idx, size_t nodes)
 int bench_chase_init(struct bench_chase *c, size_t bytes, size_t nodes,
 		     uint64_t seed)
 {
+	return bench_chase_init_on(c, bytes, nodes, seed, BENCH_PAGES_SHM);
+}
+
+int bench_chase_init_on(struct bench_chase *c, size_t bytes, size_t nodes,
+			uint64_t seed, enum bench_pages pages)
+{
 	size_t n = bytes / NODE;
 	uint32_t *idx;
 	uint64_t rng = seed ? seed : 1;
@@ -193,7 +199,9 @@ int bench_chase_init(struct bench_chase *c, size_t bytes, size_t nodes,
 		nodes = n;
 	c->bytes = n * NODE;
 	c->nodes = nodes;
-	c->mem = n >= 2 ? bench_shm_alloc(c->bytes) : NULL;
+	c->mem = n < 2			     ? NULL
+		 : pages == BENCH_PAGES_HUGE ? bench_huge_alloc(c->bytes)
+					     : bench_shm_alloc(c->bytes);
 	idx = c->mem ? malloc(n * sizeof(*idx)) : NULL;
 	if (!idx) {
 		bench_chase_free(c);

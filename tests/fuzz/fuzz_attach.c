@@ -13,7 +13,8 @@
  *
  * The image is written to /dev/shm under this process's name and opened
  * with shmkv_open(), the path every process takes. A refusal must be one
- * of -EPROTO, -EPROTONOSUPPORT, -EBADMSG; an attached store then runs the
+ * of -EPROTO, -EPROTONOSUPPORT, -EBADMSG (or -EXDEV for a read-write open
+ * of a header that names another pid namespace); an attached store then runs the
  * script, whose results are checked by fz_ops.c. A crash, a hang
  * (libFuzzer -timeout) or an access next to the segment (fz_guard.c) is
  * a failure; errors are not.
@@ -118,8 +119,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_ops_run(&run, &script);
 		shmkv_close(kv);
 	} else {
+		/* -EXDEV: a header naming another pid namespace, refused
+		 * to writers only. */
 		FZ_ASSERT(err == -EPROTO || err == -EPROTONOSUPPORT ||
-				  err == -EBADMSG,
+				  err == -EBADMSG || (err == -EXDEV && !ro),
 			  "open refused the image with %d (%s)", err,
 			  shmkv_strerror(err));
 	}
@@ -227,10 +230,17 @@ static void write_one(const char *dir, const struct seed *sd)
 	fz_buf_free(&script);
 }
 
+static struct shmkv_config with_huge_pages(struct shmkv_config cfg)
+{
+	cfg.flags = SHMKV_CONFIG_HUGE_PAGES;
+	return cfg;
+}
+
 static void write_seeds(const char *dir)
 {
 	const struct shmkv_config tiny = fz_tiny_config(16, 16, 64, 4);
 	const struct shmkv_config other = fz_tiny_config(32, 40, 300, 5);
+	const struct shmkv_config huge = with_huge_pages(tiny);
 	const unsigned all = FZ_FILL_KEYS | FZ_FILL_TTLS | FZ_FILL_LOCKS;
 	const struct seed seeds[] = {
 		{ "empty-raw", CTRL_PAD, 0, false, false, tiny },
@@ -244,6 +254,8 @@ static void write_seeds(const char *dir)
 		{ "readonly", CTRL_SPARSE | CTRL_RDONLY, all, false, true,
 		  tiny },
 		{ "other-geometry", CTRL_SPARSE, all, false, false, other },
+		/* A header flag, and a segment of whole 2 MiB pages. */
+		{ "huge-pages", CTRL_SPARSE, all, false, false, huge },
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)

@@ -4,6 +4,7 @@
  * reserved room of the public structs (zeroed by the library, and refused
  * when a caller sets it).
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "helpers/testutil.h"
@@ -59,6 +60,15 @@ Test(abi, handles_keep_their_fixed_sizes)
 	cr_assert_eq(SHMKV_LOCK_SIZE, 640);
 	cr_assert_eq(SHMKV_PATTERN_SIZE, 512);
 	cr_assert_eq(SHMKV_KEYREF_SIZE, 96);
+}
+
+/* The flags word took a reserved word's place: the config is as big as
+ * before and flags sits where reserved[0] was. */
+Test(abi, the_config_keeps_its_size_with_the_flags_word)
+{
+	cr_assert_eq(sizeof(struct shmkv_config), 64);
+	cr_assert_eq(offsetof(struct shmkv_config, flags), 28);
+	cr_assert_eq(offsetof(struct shmkv_config, reserved), 32);
 }
 
 Test(abi, a_copied_handle_is_the_same_handle)

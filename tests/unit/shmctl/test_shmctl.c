@@ -202,6 +202,52 @@ Test(shmctl_admin, create_makes_the_requested_store_from_a_name_without_slash)
 	assert_has(r.err, "already exists");
 }
 
+/* Whether the kernel gives huge pages is /dev/shm's mount option: the
+ * store is made either way, and create and info tell the same story. */
+Test(shmctl_admin, create_huge_pages_records_the_choice_and_says_what_it_got)
+{
+	char name[TU_NAME_CAP];
+	struct run r, i;
+	uint64_t huge = 0;
+	shmkv_t *pop;
+
+	tu_make_name(name, NULL);
+	r = RUN("create", name, "--slots", "4k", "--huge-pages");
+	assert_code(r, 0);
+	assert_has(r.out, "huge pages asked for: ");
+	tu_kv = tu_open(name, 0);
+	cr_assert_eq(tu_get_config(tu_kv).flags, SHMKV_CONFIG_HUGE_PAGES);
+	pop = tu_open(name, SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE);
+	tu_assert_ok(shmkv_huge_mapped(pop, &huge));
+	shmkv_close(pop);
+	i = RUN("info", name);
+	assert_code(i, 0);
+	assert_has(i.out, "huge pages asked for: ");
+	if (huge == 0) {
+		assert_has(r.err, "it no huge pages: mount /dev/shm with "
+				  "huge=advise");
+		assert_has(i.out, "0 B of ");
+		assert_has(i.out, "huge pages asked for, none given");
+	} else {
+		cr_assert_eq(r.err[0], '\0', "%s", r.err);
+	}
+	i = RUN("info", "--json", name);
+	assert_has(i.out, "\"huge_pages\":true");
+	assert_has(i.out, "\"huge_page_bytes\":");
+}
+
+Test(shmctl_admin, info_of_a_plain_store_says_4k_pages)
+{
+	struct run r;
+
+	tu_setup();
+	r = RUN("info", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "4 KiB pages (huge pages not asked for)");
+	r = RUN("info", "--json", tu_name);
+	assert_has(r.out, "\"huge_pages\":false");
+}
+
 Test(shmctl_admin, destroy_refuses_without_force_when_stdin_is_not_a_terminal)
 {
 	struct run r;

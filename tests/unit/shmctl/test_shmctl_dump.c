@@ -62,6 +62,7 @@ static void assert_same_geometry(shmkv_t *a, shmkv_t *b)
 	cr_assert_eq(x.probe_limit, y.probe_limit);
 	cr_assert_eq(x.value_memory, y.value_memory);
 	cr_assert_eq(x.mode, y.mode);
+	cr_assert_eq(x.flags, y.flags);
 }
 
 static void assert_holds_items(shmkv_t *kv)
@@ -109,6 +110,33 @@ Test(shmctl_dump, round_trips_binary_keys_values_and_ttls_to_a_new_store)
 	assert_same_geometry(tu_kv, kv);
 	assert_holds_items(kv);
 	shmkv_close(kv);
+}
+
+/* The huge-page choice is the store's: a dump carries it to the copy. */
+Test(shmctl_dump, round_trips_the_huge_page_choice)
+{
+	struct shmkv_config cfg = tu_config(256, 32, 64, 1 << 20);
+	char path[64], copy[TU_NAME_CAP];
+	shmkv_t *kv;
+	struct run r;
+
+	cfg.flags = SHMKV_CONFIG_HUGE_PAGES;
+	ctl_recreate(&cfg);
+	SET("a", "1");
+	ctl_temp_path(path, sizeof(path));
+	r = RUN("dump", tu_name, "--output", path);
+	assert_reply(r, 0, "");
+	tu_make_name(copy, "copy");
+	r = RUN("restore", copy, path);
+	unlink(path);
+	assert_code(r, 0);
+	kv = tu_open(copy, 0);
+	assert_same_geometry(tu_kv, kv);
+	cr_assert_eq(tu_get_config(kv).flags, SHMKV_CONFIG_HUGE_PAGES);
+	tu_assert_get_str(kv, "a", "1");
+	shmkv_close(kv);
+	r = RUN("dump", tu_name);
+	assert_has(r.out, " mode=0600 huge_pages=1\n");
 }
 
 Test(shmctl_dump, writes_the_documented_format_to_stdout)
@@ -182,6 +210,8 @@ Test(shmctl_dump, restore_refuses_a_malformed_file_by_line_and_changes_nothing)
 		{ "hello\n", ":1: not a shmkv dump" },
 		{ "SHMKV-DUMP 2 slots=64\n", ":1: unsupported dump format" },
 		{ "SHMKV-DUMP 1 slots=64 colour=red\n",
+		  ":1: malformed header" },
+		{ "SHMKV-DUMP 1 slots=64 huge_pages=2\n",
 		  ":1: malformed header" },
 		{ HEADER "\"a\" \"b\"\nEND 1\n", ":2: expected" },
 		{ HEADER "\"a\" \"b\" -1\n\"c\" \"d -1\nEND 2\n",

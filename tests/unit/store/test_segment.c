@@ -306,7 +306,7 @@ Test(segment, open_with_unknown_flags_is_einval)
 	shmkv_t *kv = NULL;
 
 	tu_kv = tu_create(NULL, tu_name);
-	tu_assert_rc(shmkv_open(tu_name, 1u << 1, &kv), -EINVAL);
+	tu_assert_rc(shmkv_open(tu_name, 1u << 2, &kv), -EINVAL);
 	tu_assert_rc(shmkv_open(tu_name, ~0u, &kv), -EINVAL);
 	cr_assert_null(kv);
 }
