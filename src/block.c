@@ -37,13 +37,16 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 /*
  * The block numbered @unit, and its class in *@cls. Unit numbers come from
  * value words in shared memory: they are checked here, once, so no caller
- * can form a pointer outside the page. Return: NULL if out of range.
+ * can form a pointer outside the page. No division: units_per_page is a
+ * power of two (geometry.c), so the page is a shift and the index a mask;
+ * the offsets of the page and of the block in it are multiplies.
+ * Return: NULL if out of range.
  */
-struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
-					uint32_t *cls)
+static inline struct shmkv_block_shm *block_locate(const struct shmkv *kv,
+						   uint32_t unit, uint32_t *cls)
 {
-	uint32_t page = unit / kv->geo.units_per_page;
-	uint32_t idx = unit % kv->geo.units_per_page;
+	uint32_t page = unit >> kv->geo.unit_shift;
+	uint32_t idx = unit & (kv->geo.units_per_page - 1);
 	uint32_t c = shmkv__page_class(kv, page);
 
 	if (c == SHMKV__NO_CLASS || idx >= kv->class_blocks[c])
@@ -54,20 +57,41 @@ struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					  (size_t)idx * kv->geo.class_size[c]);
 }
 
+struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
+					uint32_t *cls)
+{
+	return block_locate(kv, unit, cls);
+}
+
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
 {
 	uint32_t cls;
 
-	return shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
+	return block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+}
+
+/* Data bytes a block of class @cls holds. */
+static size_t class_room(const struct shmkv *kv, uint32_t cls)
+{
+	return kv->geo.class_size[cls] - sizeof(struct shmkv_block_shm);
+}
+
+struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,
+					  size_t *room)
+{
+	uint32_t cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+
+	*room = b != NULL ? class_room(kv, cls) : 0;
+	return b;
 }
 
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 {
-	uint32_t cls;
+	size_t room;
 
-	if (shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls) == NULL)
-		return 0;
-	return kv->geo.class_size[cls] - sizeof(struct shmkv_block_shm);
+	shmkv__block_room(kv, ref, &room);
+	return room;
 }
 
 /* Scans page @page of class @cls for a FREE block; at most one page of
@@ -80,18 +104,23 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 	/* Start where this process last allocated or freed in this page: a
 	 * class runs nearly full, and a scan from block 0 would walk past
 	 * every used block to find the one just freed. Relaxed: hints. */
-	uint32_t start = uatomic_read(&kv->alloc_page[cls]) == page + 1
-				 ? uatomic_read(&kv->alloc_index[cls]) % count
-				 : 0;
+	uint32_t i = uatomic_read(&kv->alloc_page[cls]) == page + 1
+			     ? uatomic_read(&kv->alloc_index[cls])
+			     : 0;
 
-	for (uint32_t n = 0; n < count; n++) {
-		uint32_t i = (start + n) % count;
-		struct shmkv_block_shm *b =
-			(struct shmkv_block_shm
-				 *)(base + (size_t)i * kv->geo.class_size[cls]);
+	/* A wrap by compare, not `% count`: count (blocks of a class in a
+	 * page) is no power of two, and this runs on every allocation. */
+	for (uint32_t n = 0; n < count; n++, i++) {
+		struct shmkv_block_shm *b;
+		uint64_t tag;
+
+		if (i >= count)
+			i = 0;
+		b = (struct shmkv_block_shm *)(base +
+					       (size_t)i *
+						       kv->geo.class_size[cls]);
 		/* Relaxed: only a filter; the CAS below decides. */
-		uint64_t tag = shmkv__load_relaxed(&b->tag);
-
+		tag = shmkv__load_relaxed(&b->tag);
 		if (BLK_USED(tag))
 			continue;
 		/* Full barrier: the block's previous content (written before
@@ -102,7 +131,7 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 		/* Relaxed: process-local hints, maybe shared by threads. */
 		uatomic_set(&kv->alloc_page[cls], page + 1);
 		uatomic_set(&kv->alloc_index[cls], i + 1);
-		*ref = VAL_BLOCK_WORD(page * kv->geo.units_per_page + i,
+		*ref = VAL_BLOCK_WORD((page << kv->geo.unit_shift) | i,
 				      BLK_GEN(tag));
 		return 0;
 	}
@@ -209,7 +238,7 @@ int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 {
 	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
+	struct shmkv_block_shm *b = block_locate(kv, unit, &cls);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	uint64_t tag;
 
@@ -228,9 +257,9 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 			/* Relaxed hints: our next allocation of this class
 			 * starts at the block we just freed. */
 			uatomic_set(&kv->alloc_page[cls],
-				    unit / kv->geo.units_per_page + 1);
+				    (unit >> kv->geo.unit_shift) + 1);
 			uatomic_set(&kv->alloc_index[cls],
-				    unit % kv->geo.units_per_page);
+				    unit & (kv->geo.units_per_page - 1));
 			return;
 		}
 		tag = seen;
@@ -265,17 +294,21 @@ static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
 }
 
 /*
- * Copies the block named by @ref into @dst (at most @cap bytes) and
- * describes it in @view. The copy may race with a free and reuse; it is
- * only returned if the generation is unchanged after it.
+ * Copies the block named by @ref into @dst (at most @cap bytes), compares
+ * it with @cmp (@cmp_len bytes) if @cmp is not NULL, and describes it in
+ * @view: one resolution of the unit and one seqlock-style pass for both.
+ * The copy and the compare may race with a free and reuse; they are only
+ * returned if the generation is unchanged after them.
  * Return: 0 (consistent; view->len may exceed @cap: then only the length is
  * meaningful), SHMKV__STALE (the block was freed: reload the value word),
  * -EBADMSG (the reference or the length is out of bounds).
  */
-int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
-		      size_t cap, struct shmkv_block_view *view)
+int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
+			  size_t cap, const void *cmp, size_t cmp_len,
+			  struct shmkv_block_view *view)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+	uint32_t cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	size_t room, n;
 
@@ -283,40 +316,21 @@ int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
 		return -EBADMSG;
 	if (!tag_matches(b, gen))
 		return SHMKV__STALE;
-	room = shmkv__block_capacity(kv, ref);
+	room = class_room(kv, cls);
 	view->deadline_ms = (int64_t)uatomic_read((uint64_t *)&b->deadline_ms);
 	view->len = uatomic_read(&b->len);
+	/* A torn or corrupt length never reads past the block. */
 	n = view->len < cap ? view->len : cap;
 	if (n > room)
-		n = room; /* a torn or corrupt length never reads past the block */
+		n = room;
 	if (n > 0)
 		memcpy(dst, b->data, n);
-	/* Acquire fence: the copy above completes before the re-check. */
+	view->equal = cmp != NULL && view->len == cmp_len && cmp_len <= room &&
+		      (cmp_len == 0 || memcmp(b->data, cmp, cmp_len) == 0);
+	/* Acquire fence: the copy and compare complete before the re-check. */
 	shmkv__fence_acquire();
 	if (!tag_matches(b, gen))
 		return SHMKV__STALE;
 	/* Consistent now, so a length beyond the block is corruption. */
 	return view->len > room ? -EBADMSG : 0;
-}
-
-/* Compares a block with @val under the same protocol as shmkv__block_read. */
-int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
-			size_t vlen, bool *equal)
-{
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
-	uint32_t gen = VAL_BLOCK_GEN(ref);
-	size_t room = shmkv__block_capacity(kv, ref);
-	uint32_t len;
-
-	if (b == NULL)
-		return -EBADMSG;
-	if (!tag_matches(b, gen))
-		return SHMKV__STALE;
-	len = uatomic_read(&b->len);
-	*equal = len == vlen && len <= room &&
-		 (vlen == 0 || memcmp(b->data, val, vlen) == 0);
-	shmkv__fence_acquire();
-	if (!tag_matches(b, gen))
-		return SHMKV__STALE;
-	return len > room ? -EBADMSG : 0;
 }

@@ -19,17 +19,26 @@
  * file reads something else and is refused as not-a-store. */
 #define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
 /* Bumped on any change to the structs or encodings below. 2: owned-block
- * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit. */
-#define SHMKV_LAYOUT_VERSION 2u
+ * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit.
+ * 3: units per page are a power of two; the top size class is whole
+ * cache lines. */
+#define SHMKV_LAYOUT_VERSION 3u
 #define SHMKV_HEADER_SIZE    4096u
 #define SHMKV_CLASSES_MAX    24u
-/* Smallest value block; each class doubles it, the last fits value_max. */
-#define SHMKV_BLOCK_MIN 32u
+/* Smallest value block; each class doubles it, the last fits value_max
+ * in whole cache lines (geometry.c). */
+#define SHMKV_BLOCK_MIN	 32u
+#define SHMKV_CACHE_LINE 64u
 /* Value storage comes in pages of at least this size, each given to one
  * size class the first time that class needs room. */
 #define SHMKV_PAGE_MIN (64u << 10)
-/* Blocks are numbered page * units_per_page + index; 30 bits of a value
- * word hold that number, which caps value storage at 32 GiB. */
+_Static_assert(SHMKV_PAGE_MIN % 4096 == 0 &&
+		       SHMKV_CACHE_LINE % SHMKV_BLOCK_MIN == 0,
+	       "pages are page-aligned; the smallest block divides a line");
+/* Blocks are numbered page * units_per_page + index, units_per_page the
+ * power of two >= page_size / SHMKV_BLOCK_MIN (the split is a shift and a
+ * mask); 30 bits of a value word hold that number, which caps value
+ * storage at 32 GiB (16 GiB with pages of the largest values). */
 #define SHMKV_UNITS_MAX (1u << 30)
 /* Futex words for waiters on keys that come and go (pattern locks). */
 #define SHMKV_LOCK_WAIT_WORDS 256u
@@ -58,7 +67,7 @@ struct shmkv_header_shm {
 	uint32_t class_count;
 	uint32_t page_size;
 	uint32_t page_count;
-	uint32_t units_per_page; /* page_size / SHMKV_BLOCK_MIN */
+	uint32_t units_per_page; /* 2^n >= page_size / SHMKV_BLOCK_MIN */
 	uint32_t reserved0;
 	uint64_t page_table_offset; /* page_count words: 0 free, else class+1 */
 	uint64_t pages_offset;
@@ -109,7 +118,7 @@ _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
 		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
 		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
-	       "header layout (version 2)");
+	       "header layout (version 3)");
 _Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");
 _Static_assert(offsetof(struct shmkv_header_shm, visits) % 8 == 0,
