@@ -27,8 +27,9 @@ struct run {
 	struct shmkv_op *op;
 	struct shmkv_slot_ref ref;
 	uint64_t block; /* allocated by us, not yet published; 0: none */
-	struct shmkv_block_shm *blk;	/* r->block's header, resolved once */
-	size_t blk_room;		/* and the data bytes it holds */
+	struct shmkv_block_shm *blk; /* r->block's header, resolved once */
+	uint32_t old_owner;	     /* the id the current block's tag named */
+	size_t blk_room;	     /* and the data bytes it holds */
 	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
 	uint32_t stale_still; /* SHMKV_ACT_STALE in a row on an unmoved word */
 	int64_t now;	      /* CLOCK_BOOTTIME ms, read at most once */
@@ -82,6 +83,7 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 				    op->cmp_len, &view);
 	if (err)
 		return err;
+	r->old_owner = view.owner;
 	if (view.deadline_ms != 0) {
 		cur->now_ms = run_now(r);
 		if (shmkv__expired(view.deadline_ms, cur->now_ms))
@@ -134,9 +136,9 @@ static int ensure_block(struct run *r, size_t len)
 	if (r->block != 0 && r->blk_room >= len)
 		return 0;
 	if (r->block != 0)
-		shmkv__block_free(r->kv, r->block);
+		shmkv__value_free(r->kv, r->block);
 	r->block = 0;
-	err = shmkv__block_alloc_reaping(r->kv, len, &r->block);
+	err = shmkv__value_alloc_reaping(r->kv, len, &r->block);
 	if (err)
 		return err;
 	r->blk = shmkv__block_room(r->kv, r->block, &r->blk_room);
@@ -246,25 +248,31 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 				op->new_deadline_ms, nv);
 }
 
-/* The CAS. On success the replaced block is freed and ours confirmed. */
+/*
+ * The CAS. On success the replaced block is freed (into this thread's
+ * cache). Ours keeps our tid: a published block needs no confirming, since
+ * a block that names a live thread and no slot can only be in that
+ * thread's hands (shmkv__value_settle sees to it; README: Crashes).
+ */
 static bool commit(struct run *r, uint64_t old, uint64_t nv)
 {
 	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
 
+	if (VAL_KIND(old) == VAL_BLOCK) {
+		shmkv__value_settle(r->kv, old, r->old_owner);
+		r->old_owner = 0;
+	}
 	if (VAL_KIND(nv) == VAL_BLOCK)
 		SHMKV_CRASH_POINT("block_unpublished");
 	/* Full barrier: publishes the new block's content with the word and
 	 * is the command's linearization point. */
 	if (shmkv__cas_full(word, old, nv) != old)
 		return false;
+	if (VAL_KIND(nv) == VAL_BLOCK)
+		r->block = 0;
 	if (VAL_KIND(old) == VAL_BLOCK) {
 		SHMKV_CRASH_POINT("old_block_unfreed");
-		shmkv__block_free(r->kv, old);
-	}
-	if (VAL_KIND(nv) == VAL_BLOCK) {
-		SHMKV_CRASH_POINT("block_unconfirmed");
-		shmkv__block_confirm(r->kv, nv);
-		r->block = 0;
+		shmkv__value_free(r->kv, old);
 	}
 	return true;
 }
@@ -450,7 +458,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		err = -EAGAIN;
 	}
 	if (r.block != 0)
-		shmkv__block_free(kv, r.block);
+		shmkv__value_free(kv, r.block);
 	/* A key we inserted and never gave a value (the store failed, or
 	 * the command changed its mind): give its slot back, so that on any
 	 * error the store is unchanged and no slot stays pinned to us. */

@@ -145,6 +145,25 @@ static inline uint32_t shmkv__self_pid(void)
 
 	return pid != 0 ? pid : shmkv__self_pid_slow();
 }
+/* This thread's id, and the pid it was read under: a fork child's copy
+ * names its parent's thread, and is read again. */
+struct shmkv_tid_cache {
+	uint32_t pid, tid;
+};
+extern __thread struct shmkv_tid_cache shmkv__tid_cache
+	__attribute__((tls_model("initial-exec")));
+uint32_t shmkv__self_tid_slow(uint32_t pid);
+
+/* This thread's id (gettid, cached per thread): what a value block's tag
+ * names while the thread holds it. A thread that has exited is dead to
+ * shmkv__pid_alive, whatever its process does. */
+static inline uint32_t shmkv__self_tid(void)
+{
+	uint32_t pid = shmkv__self_pid();
+
+	return shmkv__tid_cache.pid == pid ? shmkv__tid_cache.tid
+					   : shmkv__self_tid_slow(pid);
+}
 /* Is @pid a live process? No for no such pid and for a zombie (it has
  * exited; only its parent's wait() is missing). A stopped one is alive, and
  * so is one whose main thread exited while other threads run. */
@@ -270,7 +289,11 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
  * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
-void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);
+/* Value blocks (engine, sweep): allocated and freed through this
+ * thread's cache, tagged with its tid (see block.c). */
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+void shmkv__value_free(struct shmkv *kv, uint64_t ref);
+void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);
 /* Block @ref and, in *@room, the data bytes it holds (0 if NULL): one
  * resolution of the unit for both. */
@@ -281,7 +304,8 @@ struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,
 struct shmkv_block_view {
 	int64_t deadline_ms;
 	uint32_t len;
-	bool equal; /* the bytes compared equal (shmkv__block_read_cmp) */
+	bool equal;	/* the bytes compared equal (shmkv__block_read_cmp) */
+	uint32_t owner; /* the id its tag named (0: settled) */
 };
 /* Read outcomes besides 0 (a consistent copy was made). */
 #define SHMKV__STALE 1 /* the block changed under us: reload the value word */

@@ -22,7 +22,7 @@
  * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit.
  * 3: units per page are a power of two; the top size class is whole
  * cache lines. */
-#define SHMKV_LAYOUT_VERSION 3u
+#define SHMKV_LAYOUT_VERSION 4u
 #define SHMKV_HEADER_SIZE    4096u
 #define SHMKV_CLASSES_MAX    24u
 /* Smallest value block; each class doubles it, the last fits value_max
@@ -245,13 +245,15 @@ static inline int val_pin_decode(int64_t v, uint32_t *unit, uint32_t *tag)
 }
 
 /*
- * A value block. tag bits 0 USED, 1-30 pid of the process that allocated it
- * and has not yet confirmed it published (0 once published; an OWNED block
- * keeps it for life), bit 31 DOOM (an owned block being freed: see
- * owned.c), 32-63 generation, bumped on every free. A value block is
- * written only between its allocation and its publication; while published
- * it is immutable, which is what lets readers copy it without a lock and
- * check the generation after. (Linux pids fit 22 bits.)
+ * A value block. tag bits 0 USED, 1-29 the id of the thread that holds it
+ * (a value block: its tid, kept once published until a writer of another
+ * thread or reclamation settles it to 0) or of the process that owns it
+ * (an OWNED block: its pid, for life), bit 30 CACHED (freed into its
+ * holder's per-thread cache: block.c), bit 31 DOOM (an owned block being
+ * freed: see owned.c), 32-63 generation, bumped on every free. A value
+ * block is written only between its allocation and its publication; while
+ * published it is immutable, which is what lets readers copy it without a
+ * lock and check the generation after. (Linux pids and tids fit 22 bits.)
  */
 struct shmkv_block_shm {
 	uint64_t tag;
@@ -261,12 +263,15 @@ struct shmkv_block_shm {
 	unsigned char data[];
 };
 _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
+_Static_assert(sizeof(struct shmkv_block_shm) + 40 <= SHMKV_CACHE_LINE,
+	       "a 40-byte value and its header fill one cache line");
 #define BLK_USED(t) ((unsigned)((t)&1u))
-#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x3fffffffu))
+#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x1fffffffu))
+#define BLK_CACHED  ((uint64_t)1 << 30)
 #define BLK_DOOM    ((uint64_t)1 << 31)
 #define BLK_GEN(t)  ((uint32_t)((t) >> 32))
 #define BLK_TAG(gen, pid, used)                                                \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x3fffffffu) << 1) |      \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x1fffffffu) << 1) |      \
 	 (uint64_t)((used) ? 1 : 0))
 
 /* The format word: a build whose structs differ is refused at attach. */
