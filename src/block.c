@@ -1,10 +1,14 @@
 /*
  * block.c - value storage: fixed-size blocks in per-size-class regions.
  *
- * Every transition of a block is one CAS on its own tag word, so a process
- * killed anywhere leaves each block in a state someone else can finish:
+ * Every change of hands of a block is one CAS on its own tag word, so a
+ * process killed anywhere leaves each block in a state someone else can
+ * finish (ids: a value block's holder is a thread, README: Block tags):
  *
- *   FREE(g) --alloc--> USED(g, pid) --confirm--> USED(g, 0) --free--> FREE(g+1)
+ *   FREE(g) --alloc CAS--> USED(g, tid) --published: unchanged-->
+ *     --another writer or reclamation: settle CAS--> USED(g, 0)
+ *     --free CAS--> FREE(g+1), or USED|CACHED(g+1, freeing tid)
+ *   USED|CACHED(g, tid) --its thread takes it back: plain store--> USED(g, tid)
  *
  * There is no free list to corrupt and no counter to drift: allocation scans
  * for a FREE tag, first in the page this process last allocated from, then
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "internal.h"
 
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
@@ -37,13 +42,16 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 /*
  * The block numbered @unit, and its class in *@cls. Unit numbers come from
  * value words in shared memory: they are checked here, once, so no caller
- * can form a pointer outside the page. Return: NULL if out of range.
+ * can form a pointer outside the page. No division: units_per_page is a
+ * power of two (geometry.c), so the page is a shift and the index a mask;
+ * the offsets of the page and of the block in it are multiplies.
+ * Return: NULL if out of range.
  */
-struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
-					uint32_t *cls)
+static inline struct shmkv_block_shm *block_locate(const struct shmkv *kv,
+						   uint32_t unit, uint32_t *cls)
 {
-	uint32_t page = unit / kv->geo.units_per_page;
-	uint32_t idx = unit % kv->geo.units_per_page;
+	uint32_t page = unit >> kv->geo.unit_shift;
+	uint32_t idx = unit & (kv->geo.units_per_page - 1);
 	uint32_t c = shmkv__page_class(kv, page);
 
 	if (c == SHMKV__NO_CLASS || idx >= kv->class_blocks[c])
@@ -54,20 +62,41 @@ struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					  (size_t)idx * kv->geo.class_size[c]);
 }
 
+struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
+					uint32_t *cls)
+{
+	return block_locate(kv, unit, cls);
+}
+
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
 {
 	uint32_t cls;
 
-	return shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
+	return block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+}
+
+/* Data bytes a block of class @cls holds. */
+static size_t class_room(const struct shmkv *kv, uint32_t cls)
+{
+	return kv->geo.class_size[cls] - sizeof(struct shmkv_block_shm);
+}
+
+struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,
+					  size_t *room)
+{
+	uint32_t cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+
+	*room = b != NULL ? class_room(kv, cls) : 0;
+	return b;
 }
 
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 {
-	uint32_t cls;
+	size_t room;
 
-	if (shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls) == NULL)
-		return 0;
-	return kv->geo.class_size[cls] - sizeof(struct shmkv_block_shm);
+	shmkv__block_room(kv, ref, &room);
+	return room;
 }
 
 /* Scans page @page of class @cls for a FREE block; at most one page of
@@ -81,20 +110,23 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 	 * class runs nearly full, and a scan from block 0 would walk past
 	 * every used block to find the one just freed. Relaxed: process-local
 	 * hints (threads share the handle); any value only moves the scan. */
-	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]) == page + 1
-				 ? shmkv__load32_relaxed(
-					   &kv->alloc_index[cls]) %
-					   count
-				 : 0;
+	uint32_t i = shmkv__load32_relaxed(&kv->alloc_page[cls]) == page + 1
+			     ? shmkv__load32_relaxed(&kv->alloc_index[cls])
+			     : 0;
 
-	for (uint32_t n = 0; n < count; n++) {
-		uint32_t i = (start + n) % count;
-		struct shmkv_block_shm *b =
-			(struct shmkv_block_shm
-				 *)(base + (size_t)i * kv->geo.class_size[cls]);
+	/* A wrap by compare, not `% count`: count (blocks of a class in a
+	 * page) is no power of two, and this runs on every allocation. */
+	for (uint32_t n = 0; n < count; n++, i++) {
+		struct shmkv_block_shm *b;
+		uint64_t tag;
+
+		if (i >= count)
+			i = 0;
+		b = (struct shmkv_block_shm *)(base +
+					       (size_t)i *
+						       kv->geo.class_size[cls]);
 		/* Relaxed: only a filter; the CAS below decides. */
-		uint64_t tag = shmkv__load_relaxed(&b->tag);
-
+		tag = shmkv__load_relaxed(&b->tag);
 		if (BLK_USED(tag))
 			continue;
 		/* Full barrier: the block's previous content (written before
@@ -106,7 +138,7 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 		 * block is ours by the CAS, the hints publish nothing. */
 		shmkv__store32_relaxed(&kv->alloc_page[cls], page + 1);
 		shmkv__store32_relaxed(&kv->alloc_index[cls], i + 1);
-		*ref = VAL_BLOCK_WORD(page * kv->geo.units_per_page + i,
+		*ref = VAL_BLOCK_WORD((page << kv->geo.unit_shift) | i,
 				      BLK_GEN(tag));
 		return 0;
 	}
@@ -186,79 +218,187 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 }
 
 /*
- * Allocates a block for @len bytes, owned by this process until published
- * and confirmed. When neither the class nor the pool has room, a larger
- * class is tried. Reclaiming what dead processes left is the caller's
- * next step (owned.c): block.c never calls up into reclamation.
+ * Allocates a block for @len bytes, held by @id (a tid or a pid). When
+ * neither the class nor the pool has room, a larger class is tried.
+ * Reclaiming what dead processes left is the caller's next step
+ * (owned.c): block.c never calls up into reclamation.
  * Return: 0 and *@ref, or -ENOMEM.
  */
-int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
+static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 {
-	uint32_t pid = shmkv__self_pid();
-
 	for (uint32_t c = 0; c < kv->geo.class_count; c++) {
-		if (kv->geo.class_size[c] - sizeof(struct shmkv_block_shm) <
-		    len)
+		if (class_room(kv, c) < len)
 			continue;
-		if (alloc_in_class(kv, c, pid, ref) == 0)
+		if (alloc_in_class(kv, c, id, ref) == 0)
 			return 0;
 	}
 	return -ENOMEM;
 }
 
-/*
- * Frees the block named by @ref if it still is that block. Anyone may free
- * a block that is no longer referenced (its unpublisher, or recovery for a
- * dead one); the CAS on the generation makes a second free a no-op.
- */
-void shmkv__block_free(struct shmkv *kv, uint64_t ref)
+int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 {
-	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
-	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
-	uint32_t gen = VAL_BLOCK_GEN(ref);
-	uint64_t tag;
-
-	if (b == NULL)
-		return;
-	/* Relaxed first read: the CAS re-checks it. */
-	tag = shmkv__load_relaxed(&b->tag);
-	/* Loops only while the owner's confirm races us (pid -> 0); bounded
-	 * by that one transition. */
-	while (BLK_USED(tag) && BLK_GEN(tag) == gen) {
-		/* Full barrier: every reader's copy that raced this free
-		 * re-checks the generation after its copy and sees gen+1. */
-		uint64_t seen = shmkv__cas_full(&b->tag, tag,
-						BLK_TAG(gen + 1, 0, 0));
-		if (seen == tag) {
-			/* Relaxed hints: our next allocation of this class
-			 * starts at the block we just freed. */
-			shmkv__store32_relaxed(&kv->alloc_page[cls],
-					       unit / kv->geo.units_per_page +
-						       1);
-			shmkv__store32_relaxed(&kv->alloc_index[cls],
-					       unit % kv->geo.units_per_page);
-			return;
-		}
-		tag = seen;
-	}
+	return alloc_as(kv, len, shmkv__self_pid(), ref);
 }
 
 /*
- * After publishing @ref, the allocator hands it to the table (pid 0), so
- * recovery can tell "published, then orphaned by a killed unpublisher"
- * from "allocated by a live process that is about to publish it".
+ * The per-thread cache of free blocks: one block per size class that this
+ * thread freed into its own hands (tag CACHED, its tid, the generation
+ * already bumped), so that its next allocation of that class takes it
+ * without a CAS. Nobody else writes the tag of a block a live thread
+ * holds: readers never write, frees expect a generation no value word
+ * names, and reclamation frees only the blocks of the dead. So taking it
+ * back is a plain store. Blocks are named by unit, so a cache serves one
+ * store (by its hash seed, checked again against the tag on take), kept
+ * across handles of that store; a thread keeps caches for CACHE_STORES
+ * stores, and one that moves on to more drops the oldest: those blocks,
+ * tagged with its tid, are reclaimed once it exits.
  */
-void shmkv__block_confirm(struct shmkv *kv, uint64_t ref)
-{
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
-	uint32_t gen = VAL_BLOCK_GEN(ref);
-	uint64_t tag;
+#define CACHE_STORES 4u
+struct block_cache {
+	uint64_t store; /* hash seed of the store the entries are in */
+	uint32_t tid;	/* thread that filled it (a fork child's copy is not) */
+	uint64_t ref[SHMKV_CLASSES_MAX]; /* 0: none */
+};
 
-	if (b == NULL)
+static __thread struct block_cache caches[CACHE_STORES]
+	__attribute__((tls_model("initial-exec")));
+static __thread uint32_t cache_next /* the one to drop next */
+	__attribute__((tls_model("initial-exec")));
+
+/* This store's cache, this thread's (a new store's, or in a fork child,
+ * whose copies name its parent's thread, an empty one). */
+static inline struct block_cache *cache_of(const struct shmkv *kv, uint32_t tid)
+{
+	struct block_cache *c;
+
+	if (caches[0].store == kv->hash_seed && caches[0].tid == tid)
+		return &caches[0];
+	for (uint32_t i = 1; i < CACHE_STORES; i++)
+		if (caches[i].store == kv->hash_seed && caches[i].tid == tid)
+			return &caches[i];
+	c = &caches[cache_next++ % CACHE_STORES];
+	memset(c, 0, sizeof(*c));
+	c->store = kv->hash_seed;
+	c->tid = tid;
+	return c;
+}
+
+/* The cached block of class @cls, if it still is ours. */
+static bool cache_take(struct shmkv *kv, struct block_cache *cache,
+		       uint32_t cls, uint32_t tid, uint64_t *ref)
+{
+	uint64_t r = cache->ref[cls], tag;
+	struct shmkv_block_shm *b;
+	uint32_t c;
+
+	if (r == 0)
+		return false;
+	cache->ref[cls] = 0;
+	b = block_locate(kv, VAL_BLOCK_UNIT(r), &c);
+	if (b == NULL || c != cls)
+		return false;
+	tag = BLK_TAG(VAL_BLOCK_GEN(r), tid, 1);
+	/* Relaxed: only this thread writes the tag of a block it holds
+	 * (see above); a tag that differs is not ours any more. */
+	if (shmkv__load_relaxed(&b->tag) != (tag | BLK_CACHED))
+		return false;
+	/* Relaxed: ours alone; the CAS that publishes the block orders it
+	 * before the block is seen (and reclamation skips a live holder's
+	 * blocks, CACHED or not). */
+	shmkv__store_relaxed(&b->tag, tag);
+	*ref = r;
+	return true;
+}
+
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
+{
+	uint32_t tid = shmkv__self_tid();
+	struct block_cache *cache = cache_of(kv, tid);
+
+	for (uint32_t c = 0; c < kv->geo.class_count; c++)
+		if (class_room(kv, c) >= len) {
+			if (cache_take(kv, cache, c, tid, ref))
+				return 0;
+			break;
+		}
+	return alloc_as(kv, len, tid, ref);
+}
+
+/* Frees block @b (@ref) with one CAS to @next's tag at generation + 1:
+ * FREE, or CACHED in our hands. Return: whether we freed it. */
+static bool free_block(struct shmkv_block_shm *b, uint64_t ref, uint64_t next)
+{
+	uint32_t gen = VAL_BLOCK_GEN(ref);
+	/* Relaxed first read: the CAS re-checks it. */
+	uint64_t tag = shmkv__load_relaxed(&b->tag);
+
+	next |= BLK_TAG(gen + 1, 0, 0);
+	/* Loops only while a settle races us (id -> 0); bounded by that
+	 * one transition. */
+	while (BLK_USED(tag) && BLK_GEN(tag) == gen) {
+		/* Full barrier: every reader's copy that raced this free
+		 * re-checks the generation after its copy and sees gen+1;
+		 * and a cached block's next content, written after this,
+		 * is only seen by a copy whose re-check sees gen+1. */
+		uint64_t seen = shmkv__cas_full(&b->tag, tag, next);
+
+		if (seen == tag)
+			return true;
+		tag = seen;
+	}
+	return false;
+}
+
+void shmkv__block_free(struct shmkv *kv, uint64_t ref)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
+	struct shmkv_block_shm *b = block_locate(kv, unit, &cls);
+
+	if (b != NULL && free_block(b, ref, 0)) {
+		/* Relaxed hints: our next allocation of this class starts
+		 * at the block we just freed. */
+		shmkv__store32_relaxed(&kv->alloc_page[cls],
+				       (unit >> kv->geo.unit_shift) + 1);
+		shmkv__store32_relaxed(&kv->alloc_index[cls],
+				       unit & (kv->geo.units_per_page - 1));
+	}
+}
+
+void shmkv__value_free(struct shmkv *kv, uint64_t ref)
+{
+	uint32_t tid = shmkv__self_tid(), cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+	struct block_cache *cache = cache_of(kv, tid);
+
+	if (b == NULL || cache->ref[cls] != 0) {
+		shmkv__block_free(kv, ref);
 		return;
-	tag = BLK_TAG(gen, shmkv__self_pid(), 1);
-	/* Full barrier (CAS). Fails only if someone already freed it: fine. */
-	shmkv__cas_full(&b->tag, tag, BLK_TAG(gen, 0, 1));
+	}
+	SHMKV_CRASH_POINT("block_caching");
+	/* USED, CACHED, our tid: in our hands, and known free. */
+	if (free_block(b, ref, BLK_TAG(0, tid, 1) | BLK_CACHED))
+		cache->ref[cls] = VAL_BLOCK_WORD(VAL_BLOCK_UNIT(ref),
+						 VAL_BLOCK_GEN(ref) + 1);
+}
+
+/*
+ * Before unpublishing @ref, whose tag named thread @id when it was read:
+ * a block that names another live thread would, if we died between the
+ * unpublishing CAS and the free, look like a block that thread is about
+ * to publish. So it is settled to 0 first (one CAS; a failure means it
+ * was settled or freed meanwhile: either is fine). A block that names 0
+ * or us needs nothing: if we die, it is an orphan of 0 or of the dead.
+ */
+void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
+{
+	struct shmkv_block_shm *b;
+	uint32_t gen = VAL_BLOCK_GEN(ref);
+
+	if (id == 0 || id == shmkv__self_tid() ||
+	    (b = shmkv__block(kv, ref)) == NULL)
+		return;
+	/* Full barrier: settled before the CAS that unpublishes it. */
+	shmkv__cas_full(&b->tag, BLK_TAG(gen, id, 1), BLK_TAG(gen, 0, 1));
 }
 
 /* Is the tag still the USED block of generation @gen? */
@@ -271,62 +411,52 @@ static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
 }
 
 /*
- * Copies the block named by @ref into @dst (at most @cap bytes) and
- * describes it in @view. The copy may race with a free and reuse; it is
- * only returned if the generation is unchanged after it.
+ * Copies the block named by @ref into @dst (at most @cap bytes), compares
+ * it with @cmp (@cmp_len bytes) if @cmp is not NULL, and describes it in
+ * @view: one resolution of the unit and one seqlock-style pass for both.
+ * The copy and the compare may race with a free and reuse; they are only
+ * returned if the generation is unchanged after them.
  * Return: 0 (consistent; view->len may exceed @cap: then only the length is
  * meaningful), SHMKV__STALE (the block was freed: reload the value word),
  * -EBADMSG (the reference or the length is out of bounds).
  */
-int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
-		      size_t cap, struct shmkv_block_view *view)
+int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
+			  size_t cap, const void *cmp, size_t cmp_len,
+			  struct shmkv_block_view *view)
 {
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
+	uint32_t cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
 	size_t room, n;
+	uint64_t tag;
 
 	if (b == NULL)
 		return -EBADMSG;
-	if (!tag_matches(b, gen))
+	/* Acquire: orders the copy below after this check. */
+	tag = shmkv__load_acquire(&b->tag);
+	if (!BLK_USED(tag) || BLK_GEN(tag) != gen)
 		return SHMKV__STALE;
-	room = shmkv__block_capacity(kv, ref);
-	/* Relaxed: ordered after tag_matches()'s acquire (which pairs with
-	 * the value word's CAS); a torn read is caught by the re-check. */
-	view->deadline_ms = (int64_t)shmkv__load_relaxed(
-		(uint64_t *)&b->deadline_ms);
+	room = class_room(kv, cls);
+	/* Who holds it (a published block: its publisher, or 0): it can
+	 * only move to 0 meanwhile (shmkv__value_settle). */
+	view->owner = BLK_PID(tag);
+	/* Relaxed: ordered after the tag's acquire (which pairs with the
+	 * value word's CAS); a torn read is caught by the re-check. */
+	view->deadline_ms =
+		(int64_t)shmkv__load_relaxed((uint64_t *)&b->deadline_ms);
 	view->len = shmkv__load32_relaxed(&b->len);
+	/* A torn or corrupt length never reads past the block. */
 	n = view->len < cap ? view->len : cap;
 	if (n > room)
-		n = room; /* a torn or corrupt length never reads past the block */
+		n = room;
 	if (n > 0)
 		memcpy(dst, b->data, n);
-	/* Acquire fence: the copy above completes before the re-check. */
+	view->equal = cmp != NULL && view->len == cmp_len && cmp_len <= room &&
+		      (cmp_len == 0 || memcmp(b->data, cmp, cmp_len) == 0);
+	/* Acquire fence: the copy and compare complete before the re-check. */
 	shmkv__fence_acquire();
 	if (!tag_matches(b, gen))
 		return SHMKV__STALE;
 	/* Consistent now, so a length beyond the block is corruption. */
 	return view->len > room ? -EBADMSG : 0;
-}
-
-/* Compares a block with @val under the same protocol as shmkv__block_read. */
-int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
-			size_t vlen, bool *equal)
-{
-	struct shmkv_block_shm *b = shmkv__block(kv, ref);
-	uint32_t gen = VAL_BLOCK_GEN(ref);
-	size_t room = shmkv__block_capacity(kv, ref);
-	uint32_t len;
-
-	if (b == NULL)
-		return -EBADMSG;
-	if (!tag_matches(b, gen))
-		return SHMKV__STALE;
-	/* Relaxed: after tag_matches()'s acquire; re-checked below. */
-	len = shmkv__load32_relaxed(&b->len);
-	*equal = len == vlen && len <= room &&
-		 (vlen == 0 || memcmp(b->data, val, vlen) == 0);
-	shmkv__fence_acquire();
-	if (!tag_matches(b, gen))
-		return SHMKV__STALE;
-	return len > room ? -EBADMSG : 0;
 }

@@ -428,8 +428,9 @@ static void check_slot(struct check *c, uint32_t idx)
 	}
 }
 
-/* Unreferenced USED blocks: fine while a live process owns them (it is
- * about to publish or has just unpublished and is freeing them). */
+/* Unreferenced USED blocks: fine while a live thread or process holds
+ * them (it is about to publish one, has just unpublished and is freeing
+ * it, or keeps it free in its cache). */
 static void check_block(struct check *c, uint32_t unit)
 {
 	uint32_t cls = 0;
@@ -449,11 +450,17 @@ static void check_block(struct check *c, uint32_t unit)
 			 "%u, which is dead, and half freed by a process that "
 			 "died (" BY_STEP ")",
 			 unit, cls, c->kv->geo.class_size[cls], pid);
+	else if (pid != 0 && (tag & BLK_CACHED))
+		leftover(c,
+			 "block %u of class %u (%u bytes): free in the cache "
+			 "of thread %u, which is gone (" BY_STEP ")",
+			 unit, cls, c->kv->geo.class_size[cls], pid);
 	else if (pid != 0)
 		leftover(c,
 			 "block %u of class %u (%u bytes): allocated by "
-			 "process %u, which died before publishing it, or "
-			 "owned by it and named by no key (" BY_STEP ")",
+			 "thread or process %u, which died before publishing "
+			 "it or between unpublishing and freeing it, or owned "
+			 "by it and named by no key (" BY_STEP ")",
 			 unit, cls, c->kv->geo.class_size[cls], pid);
 	else
 		leftover(c,

@@ -27,6 +27,9 @@ struct run {
 	struct shmkv_op *op;
 	struct shmkv_slot_ref ref;
 	uint64_t block; /* allocated by us, not yet published; 0: none */
+	struct shmkv_block_shm *blk; /* r->block's header, resolved once */
+	uint32_t old_owner;	     /* the id the current block's tag named */
+	size_t blk_room;	     /* and the data bytes it holds */
 	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
 	uint32_t stale_still; /* SHMKV_ACT_STALE in a row on an unmoved word */
 	int64_t now;	      /* CLOCK_BOOTTIME ms, read at most once */
@@ -72,27 +75,22 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 {
 	const struct shmkv_op *op = r->op;
 	struct shmkv_block_view view;
-	bool equal = false;
 	int err;
 
-	err = shmkv__block_read(r->kv, v, op->want_bytes ? op->buf : NULL,
-				op->want_bytes ? op->cap : 0, &view);
+	/* Copy and compare in one pass over the block. */
+	err = shmkv__block_read_cmp(r->kv, v, op->want_bytes ? op->buf : NULL,
+				    op->want_bytes ? op->cap : 0, op->cmp,
+				    op->cmp_len, &view);
 	if (err)
 		return err;
-	/* A second consistent read of the same immutable generation. */
-	if (op->cmp) {
-		err = shmkv__block_equals(r->kv, v, op->cmp, op->cmp_len,
-					  &equal);
-		if (err)
-			return err;
-	}
+	r->old_owner = view.owner;
 	if (view.deadline_ms != 0) {
 		cur->now_ms = run_now(r);
 		if (shmkv__expired(view.deadline_ms, cur->now_ms))
 			return 0; /* expired: as good as absent */
 	}
 	cur->exists = true;
-	cur->equal = equal;
+	cur->equal = view.equal;
 	cur->deadline_ms = view.deadline_ms;
 	cur->len = view.len;
 	cur->bytes = op->want_bytes ? op->buf : NULL;
@@ -129,21 +127,29 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 	}
 }
 
-/* Makes r->block a block of at least @len bytes that we own. */
+/* Makes r->block a block of at least @len bytes that we own, and r->blk
+ * its header (resolved once: the unit of a block we hold cannot move). */
 static int ensure_block(struct run *r, size_t len)
 {
-	if (r->block != 0 && shmkv__block_capacity(r->kv, r->block) >= len)
+	int err;
+
+	if (r->block != 0 && r->blk_room >= len)
 		return 0;
 	if (r->block != 0)
-		shmkv__block_free(r->kv, r->block);
+		shmkv__value_free(r->kv, r->block);
 	r->block = 0;
-	return shmkv__block_alloc_reaping(r->kv, len, &r->block);
+	err = shmkv__value_alloc_reaping(r->kv, len, &r->block);
+	if (err)
+		return err;
+	r->blk = shmkv__block_room(r->kv, r->block, &r->blk_room);
+	/* Only a page table corrupted under us: block_at's checks. */
+	return r->blk != NULL && r->blk_room >= len ? 0 : -EBADMSG;
 }
 
 /* Fills our unpublished block's header; its data is already written. */
 static uint64_t seal_block(struct run *r, size_t len, int64_t deadline)
 {
-	struct shmkv_block_shm *b = shmkv__block(r->kv, r->block);
+	struct shmkv_block_shm *b = r->blk;
 
 	/* Relaxed stores: published by the full-barrier CAS of the value
 	 * word (paired with readers' acquire load of it), and nobody reads
@@ -162,7 +168,7 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 	if (err)
 		return err;
 	if (len > 0)
-		memcpy(shmkv__block(r->kv, r->block)->data, bytes, len);
+		memcpy(r->blk->data, bytes, len);
 	*nv = seal_block(r, len, deadline);
 	return 0;
 }
@@ -194,9 +200,8 @@ static int store_from_old(struct run *r, uint64_t old,
 	err = ensure_block(r, cur->len);
 	if (err)
 		return err;
-	b = shmkv__block(r->kv, r->block);
-	err = shmkv__block_read(r->kv, old, b->data,
-				shmkv__block_capacity(r->kv, r->block), &view);
+	b = r->blk;
+	err = shmkv__block_read(r->kv, old, b->data, r->blk_room, &view);
 	if (err)
 		return err;
 	/* Without a TTL, an integer goes back inline, as SET would store it
@@ -244,25 +249,31 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 				op->new_deadline_ms, nv);
 }
 
-/* The CAS. On success the replaced block is freed and ours confirmed. */
+/*
+ * The CAS. On success the replaced block is freed (into this thread's
+ * cache). Ours keeps our tid: a published block needs no confirming, since
+ * a block that names a live thread and no slot can only be in that
+ * thread's hands (shmkv__value_settle sees to it; README: Crashes).
+ */
 static bool commit(struct run *r, uint64_t old, uint64_t nv)
 {
 	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
 
+	if (VAL_KIND(old) == VAL_BLOCK) {
+		shmkv__value_settle(r->kv, old, r->old_owner);
+		r->old_owner = 0;
+	}
 	if (VAL_KIND(nv) == VAL_BLOCK)
 		SHMKV_CRASH_POINT("block_unpublished");
 	/* Full barrier: publishes the new block's content with the word and
 	 * is the command's linearization point. */
 	if (shmkv__cas_full(word, old, nv) != old)
 		return false;
+	if (VAL_KIND(nv) == VAL_BLOCK)
+		r->block = 0;
 	if (VAL_KIND(old) == VAL_BLOCK) {
 		SHMKV_CRASH_POINT("old_block_unfreed");
-		shmkv__block_free(r->kv, old);
-	}
-	if (VAL_KIND(nv) == VAL_BLOCK) {
-		SHMKV_CRASH_POINT("block_unconfirmed");
-		shmkv__block_confirm(r->kv, nv);
-		r->block = 0;
+		shmkv__value_free(r->kv, old);
 	}
 	return true;
 }
@@ -435,7 +446,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		err = -EAGAIN;
 	}
 	if (r.block != 0)
-		shmkv__block_free(kv, r.block);
+		shmkv__value_free(kv, r.block);
 	/* A key we inserted and never gave a value (the store failed, or
 	 * the command changed its mind): give its slot back, so that on any
 	 * error the store is unchanged and no slot stays pinned to us. */

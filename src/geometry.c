@@ -36,11 +36,15 @@ int shmkv__name_validate(const char *name)
 	return 0;
 }
 
+/* The largest block: value_max plus the header, in whole cache lines, so
+ * that its blocks start on a line like every class above the smallest. */
 static uint32_t top_class_size(uint32_t value_max)
 {
-	uint64_t top = round_up(value_max + sizeof(struct shmkv_block_shm), 8);
+	uint64_t need = (uint64_t)value_max + sizeof(struct shmkv_block_shm);
 
-	return top > SHMKV_BLOCK_MIN ? (uint32_t)top : SHMKV_BLOCK_MIN;
+	return need > SHMKV_BLOCK_MIN
+		       ? (uint32_t)round_up(need, SHMKV_CACHE_LINE)
+		       : SHMKV_BLOCK_MIN;
 }
 
 static uint32_t page_size_for(uint32_t value_max)
@@ -48,6 +52,16 @@ static uint32_t page_size_for(uint32_t value_max)
 	uint64_t page = round_up(top_class_size(value_max), 4096);
 
 	return page > SHMKV_PAGE_MIN ? (uint32_t)page : SHMKV_PAGE_MIN;
+}
+
+/* The smallest power of two >= @v (@v <= 2^31). */
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
 }
 
 /* 256 bytes a slot, but at least one page for every size class. */
@@ -91,8 +105,10 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 
 /*
  * Size classes: 32, 64, ... doubling while below the largest block, then
- * one class that fits exactly value_max plus the block header, so the top
- * class wastes nothing. Value storage is a run of pages; a page is given to
+ * one class that fits value_max plus the block header in whole cache
+ * lines. Pages are page-aligned and every class is 32 bytes or a multiple
+ * of 64, so a block of up to 64 bytes (a value of up to 40 bytes) lies in
+ * one cache line and every larger one starts on a line. Value storage is a run of pages; a page is given to
  * a class when that class first needs room, so memory follows the sizes
  * actually stored.
  */
@@ -105,7 +121,12 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 	g->class_size[n++] = top;
 	g->class_count = n;
 	g->page_size = page_size_for(g->value_max);
-	g->units_per_page = g->page_size / SHMKV_BLOCK_MIN;
+	/* A power of two, so that a unit number splits into (page, index)
+	 * with a shift and a mask (block.c); the page itself is not one:
+	 * a page of the largest values would then waste up to half its
+	 * bytes, and the smallest store double. */
+	g->units_per_page = pow2_at_least(g->page_size / SHMKV_BLOCK_MIN);
+	g->unit_shift = (uint32_t)__builtin_ctz(g->units_per_page);
 	/* Every class must be able to get a page (block.c keeps one in
 	 * reserve for each class that has none), or value_max is a lie. */
 	if (g->value_memory / g->page_size < n ||

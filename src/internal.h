@@ -38,7 +38,10 @@ struct shmkv_geometry {
 	uint32_t class_count;
 	uint32_t page_size;
 	uint32_t page_count;
-	uint32_t units_per_page;
+	uint32_t units_per_page; /* a power of two */
+	/* log2(units_per_page), block.c's shift: process-local only
+	 * (derived, not a header field). */
+	uint32_t unit_shift;
 	uint64_t value_memory;
 	uint64_t slots_offset;
 	uint64_t page_table_offset;
@@ -139,6 +142,25 @@ static inline uint32_t shmkv__self_pid(void)
 	uint32_t pid = shmkv__load32_relaxed(&shmkv__pid_cache);
 
 	return pid != 0 ? pid : shmkv__self_pid_slow();
+}
+/* This thread's id, and the pid it was read under: a fork child's copy
+ * names its parent's thread, and is read again. */
+struct shmkv_tid_cache {
+	uint32_t pid, tid;
+};
+extern __thread struct shmkv_tid_cache shmkv__tid_cache
+	__attribute__((tls_model("initial-exec")));
+uint32_t shmkv__self_tid_slow(uint32_t pid);
+
+/* This thread's id (gettid, cached per thread): what a value block's tag
+ * names while the thread holds it. A thread that has exited is dead to
+ * shmkv__pid_alive, whatever its process does. */
+static inline uint32_t shmkv__self_tid(void)
+{
+	uint32_t pid = shmkv__self_pid();
+
+	return shmkv__tid_cache.pid == pid ? shmkv__tid_cache.tid
+					   : shmkv__self_tid_slow(pid);
 }
 /* Is @pid a live process? No for no such pid and for a zombie (it has
  * exited; only its parent's wait() is missing). A stopped one is alive, and
@@ -265,19 +287,36 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
  * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
-void shmkv__block_confirm(struct shmkv *kv, uint64_t ref);
+/* Value blocks (engine, sweep): allocated and freed through this
+ * thread's cache, tagged with its tid (see block.c). */
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+void shmkv__value_free(struct shmkv *kv, uint64_t ref);
+void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);
+/* Block @ref and, in *@room, the data bytes it holds (0 if NULL): one
+ * resolution of the unit for both. */
+struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,
+					  size_t *room);
 
 /* What a seqlock-style read of a block found. */
 struct shmkv_block_view {
 	int64_t deadline_ms;
 	uint32_t len;
+	bool equal;	/* the bytes compared equal (shmkv__block_read_cmp) */
+	uint32_t owner; /* the id its tag named (0: settled) */
 };
 /* Read outcomes besides 0 (a consistent copy was made). */
 #define SHMKV__STALE 1 /* the block changed under us: reload the value word */
-int shmkv__block_read(const struct shmkv *kv, uint64_t ref, void *dst,
-		      size_t cap, struct shmkv_block_view *view);
-int shmkv__block_equals(const struct shmkv *kv, uint64_t ref, const void *val,
-			size_t vlen, bool *equal);
+int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
+			  size_t cap, const void *cmp, size_t cmp_len,
+			  struct shmkv_block_view *view);
+
+/* shmkv__block_read_cmp without a compare. */
+static inline int shmkv__block_read(const struct shmkv *kv, uint64_t ref,
+				    void *dst, size_t cap,
+				    struct shmkv_block_view *view)
+{
+	return shmkv__block_read_cmp(kv, ref, dst, cap, NULL, 0, view);
+}
 
 #endif /* SHMKV_INTERNAL_H */

@@ -20,20 +20,29 @@
 #define SHMKV_MAGIC 0x0a0d31564b4d4853ULL
 /* Bumped on any change to the structs or encodings below. 2: owned-block
  * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit.
- * 3: the header's flags word (huge pages). */
-#define SHMKV_LAYOUT_VERSION 3u
+ * 3: the header's flags word (huge pages); units per page are a power of
+ * two; the top size class is whole cache lines. 4: value blocks name the
+ * thread that holds them, and freed blocks may sit in a thread's cache. */
+#define SHMKV_LAYOUT_VERSION 4u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	     (2u << 20)
 #define SHMKV_HEADER_SIZE    4096u
 #define SHMKV_CLASSES_MAX    24u
-/* Smallest value block; each class doubles it, the last fits value_max. */
-#define SHMKV_BLOCK_MIN 32u
+/* Smallest value block; each class doubles it, the last fits value_max
+ * in whole cache lines (geometry.c). */
+#define SHMKV_BLOCK_MIN	 32u
+#define SHMKV_CACHE_LINE 64u
 /* Value storage comes in pages of at least this size, each given to one
  * size class the first time that class needs room. */
 #define SHMKV_PAGE_MIN (64u << 10)
-/* Blocks are numbered page * units_per_page + index; 30 bits of a value
- * word hold that number, which caps value storage at 32 GiB. */
+_Static_assert(SHMKV_PAGE_MIN % 4096 == 0 &&
+		       SHMKV_CACHE_LINE % SHMKV_BLOCK_MIN == 0,
+	       "pages are page-aligned; the smallest block divides a line");
+/* Blocks are numbered page * units_per_page + index, units_per_page the
+ * power of two >= page_size / SHMKV_BLOCK_MIN (the split is a shift and a
+ * mask); 30 bits of a value word hold that number, which caps value
+ * storage at 32 GiB (16 GiB with pages of the largest values). */
 #define SHMKV_UNITS_MAX (1u << 30)
 /* Futex words for waiters on keys that come and go (pattern locks). */
 #define SHMKV_LOCK_WAIT_WORDS 256u
@@ -62,7 +71,7 @@ struct shmkv_header_shm {
 	uint32_t class_count;
 	uint32_t page_size;
 	uint32_t page_count;
-	uint32_t units_per_page; /* page_size / SHMKV_BLOCK_MIN */
+	uint32_t units_per_page; /* 2^n >= page_size / SHMKV_BLOCK_MIN */
 	/* SHMKV_HDR_* choices every process that maps the store must follow
 	 * (geometry.c refuses bits it does not know). */
 	uint32_t flags;
@@ -116,7 +125,7 @@ _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
 		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
 		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
-	       "header layout (version 3)");
+	       "header layout (version 4)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u
@@ -248,13 +257,15 @@ static inline int val_pin_decode(int64_t v, uint32_t *unit, uint32_t *tag)
 }
 
 /*
- * A value block. tag bits 0 USED, 1-30 pid of the process that allocated it
- * and has not yet confirmed it published (0 once published; an OWNED block
- * keeps it for life), bit 31 DOOM (an owned block being freed: see
- * owned.c), 32-63 generation, bumped on every free. A value block is
- * written only between its allocation and its publication; while published
- * it is immutable, which is what lets readers copy it without a lock and
- * check the generation after. (Linux pids fit 22 bits.)
+ * A value block. tag bits 0 USED, 1-29 the id of the thread that holds it
+ * (a value block: its tid, kept once published until a writer of another
+ * thread or reclamation settles it to 0) or of the process that owns it
+ * (an OWNED block: its pid, for life), bit 30 CACHED (freed into its
+ * holder's per-thread cache: block.c), bit 31 DOOM (an owned block being
+ * freed: see owned.c), 32-63 generation, bumped on every free. A value
+ * block is written only between its allocation and its publication; while
+ * published it is immutable, which is what lets readers copy it without a
+ * lock and check the generation after. (Linux pids and tids fit 22 bits.)
  */
 struct shmkv_block_shm {
 	uint64_t tag;
@@ -264,12 +275,15 @@ struct shmkv_block_shm {
 	unsigned char data[];
 };
 _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");
+_Static_assert(sizeof(struct shmkv_block_shm) + 40 <= SHMKV_CACHE_LINE,
+	       "a 40-byte value and its header fill one cache line");
 #define BLK_USED(t) ((unsigned)((t)&1u))
-#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x3fffffffu))
+#define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x1fffffffu))
+#define BLK_CACHED  ((uint64_t)1 << 30)
 #define BLK_DOOM    ((uint64_t)1 << 31)
 #define BLK_GEN(t)  ((uint32_t)((t) >> 32))
 #define BLK_TAG(gen, pid, used)                                                \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x3fffffffu) << 1) |      \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x1fffffffu) << 1) |      \
 	 (uint64_t)((used) ? 1 : 0))
 
 /* The format word: a build whose structs differ is refused at attach. */

@@ -17,7 +17,7 @@
 /* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
  * block, *@deadline gets its deadline (0: none). */
 static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
-			     int64_t *deadline)
+			     int64_t *deadline, uint32_t *owner)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	/* Acquire: pairs with the CAS that stored the value. */
@@ -33,6 +33,7 @@ static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
 	    shmkv__block_read(kv, v, NULL, 0, &view) != 0)
 		return 0;
 	*deadline = view.deadline_ms;
+	*owner = view.owner;
 	return v;
 }
 
@@ -40,6 +41,7 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 {
 	uint64_t slots, i;
 	int64_t now, deadline;
+	uint32_t owner;
 	int expired = 0;
 
 	if (kv == NULL || cursor == NULL)
@@ -56,9 +58,11 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 
 		if (SLOT_STATE(w) != SLOT_MEMBER)
 			continue;
-		v = member_value(kv, (uint32_t)i, w, &deadline);
+		v = member_value(kv, (uint32_t)i, w, &deadline, &owner);
 		if (v == 0 || !shmkv__expired(deadline, now))
 			continue;
+		if (VAL_KIND(v) == VAL_BLOCK)
+			shmkv__value_settle(kv, v, owner);
 		/* Full barrier: the same CAS a lazy expiry does. */
 		if (shmkv__cas_full(&s->value, v,
 				    VAL_NONE_WORD(SLOT_VERSION(w), 0)) == v) {
@@ -125,7 +129,7 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
 	/* Acquire: pairs with the CAS that set the state. */
 	uint64_t w = shmkv__load_acquire(&s->state), v;
-	uint32_t bound = shmkv__load32_relaxed(&s->probe_bound);
+	uint32_t bound = shmkv__load32_relaxed(&s->probe_bound), owner;
 	int64_t deadline;
 
 	if (bound > st->longest_probe)
@@ -139,7 +143,7 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 		st->pending++;
 		return;
 	case SLOT_MEMBER:
-		v = member_value(kv, i, w, &deadline);
+		v = member_value(kv, i, w, &deadline, &owner);
 		if (v == 0)
 			st->tombstones++;
 		else if (shmkv__expired(deadline, now))
@@ -156,6 +160,12 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 
 _Static_assert(SHMKV_STATS_CLASSES == SHMKV_CLASSES_MAX,
 	       "shmkv_stats has one cls[] entry per possible size class");
+
+/* A block in a thread's cache is free for the purpose of counting. */
+static unsigned block_in_use(uint64_t tag)
+{
+	return BLK_USED(tag) && !(tag & BLK_CACHED);
+}
 
 static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 {
@@ -177,7 +187,7 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 		st->cls[c].blocks += kv->class_blocks[c];
 		for (uint32_t i = 0; i < kv->class_blocks[c]; i++)
 			/* Relaxed: a count, not a snapshot. */
-			st->cls[c].used += BLK_USED(shmkv__load_relaxed(
+			st->cls[c].used += block_in_use(shmkv__load_relaxed(
 				(uint64_t *)(base +
 					     (size_t)i *
 						     kv->geo.class_size[c])));
@@ -213,11 +223,11 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
 	uint64_t w = shmkv__load_acquire(&s->state);
 	int64_t deadline;
-	uint32_t len;
+	uint32_t len, owner;
 
 	if (SLOT_STATE(w) != SLOT_MEMBER)
 		return -1;
-	if (member_value(kv, i, w, &deadline) == 0 ||
+	if (member_value(kv, i, w, &deadline, &owner) == 0 ||
 	    shmkv__expired(deadline, now))
 		return -1;
 	/* Relaxed: after the state's acquire; re-checked after the copy. */

@@ -175,22 +175,25 @@ bool shmkv__visited(struct shmkv *kv, uint32_t unit)
 
 /*
  * Liveness answers of one reclamation pass: a dead process usually left
- * many blocks, and each probe reads /proc.
+ * many blocks, each probe reads /proc, and every published block names
+ * the live thread that wrote it (README: Block tags), so a step meets the
+ * same few ids over and over. Direct-mapped by id.
  */
+#define MEMO_SIZE 256u
 struct pid_memo {
-	uint32_t pid[8];
-	bool alive[8];
-	uint32_t next;
+	uint32_t pid[MEMO_SIZE]; /* 0: empty (0 is never asked) */
+	bool alive[MEMO_SIZE];
 };
 
 static bool memo_alive(struct pid_memo *m, uint32_t pid)
 {
-	for (uint32_t i = 0; i < 8; i++)
-		if (m->pid[i] == pid)
-			return m->alive[i];
-	m->pid[m->next % 8] = pid;
-	m->alive[m->next % 8] = shmkv__pid_alive(pid);
-	return m->alive[m->next++ % 8];
+	uint32_t i = pid % MEMO_SIZE;
+
+	if (m->pid[i] != pid) {
+		m->pid[i] = pid;
+		m->alive[i] = shmkv__pid_alive(pid);
+	}
+	return m->alive[i];
 }
 
 /* What the slot block @b points back at holds, as far as @b is concerned:
@@ -251,13 +254,13 @@ static int reclaim_doomed(struct shmkv *kv, struct shmkv_block_shm *b,
 
 /* Reclaims block @unit if a dead process left it, or if it is published,
  * its slot lies in region @region, and nothing names it. Return: 1 freed,
- * 2 confirmed, 0 nothing to do. */
+ * 2 settled (a dead publisher's block), 0 nothing to do. */
 static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 			uint32_t region)
 {
 	uint32_t cls;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &cls);
-	/* Acquire: pairs with the CAS that allocated or confirmed it. */
+	/* Acquire: pairs with the CAS that allocated, settled or cached it. */
 	uint64_t tag = b ? shmkv__load_acquire(&b->tag) : 0;
 	uint64_t ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
 	uint32_t pid = BLK_PID(tag);
@@ -273,7 +276,8 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 		return reclaim_doomed(kv, b, unit, tag);
 	named = named_by_slot(kv, b, ref);
 	if (named == 2 && pid != 0) {
-		/* Published by a process that died before confirming. */
+		/* Published by a thread now dead: settled (README: a
+		 * published block keeps its publisher's id until then). */
 		shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), 0, 1));
 		return 2;
 	}
@@ -315,6 +319,16 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 		}
 	}
 	return freed;
+}
+
+int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
+{
+	int err = shmkv__value_alloc(kv, len, ref);
+
+	/* As below. */
+	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
+		err = shmkv__value_alloc(kv, len, ref);
+	return err;
 }
 
 int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)

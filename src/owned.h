@@ -98,7 +98,7 @@ bool shmkv__visited(struct shmkv *kv, uint32_t unit);
 /* What one reclamation pass did (maint.c's recover reports it). */
 struct shmkv_reclaimed {
 	uint64_t blocks;    /* freed: orphaned, or owned by the dead */
-	uint64_t confirmed; /* published by a process that died first */
+	uint64_t confirmed; /* published blocks of the dead, settled */
 };
 
 /*
@@ -126,5 +126,7 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report);
  * here so that block.c never calls up into reclamation.
  */
 int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref);
+/* The same for a value block (shmkv__value_alloc: this thread's). */
+int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref);
 
 #endif /* SHMKV_OWNED_H */

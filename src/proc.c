@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,16 @@ uint32_t shmkv__self_pid_slow(void)
 	pthread_once(&self_once, init_pid);
 	/* Relaxed: see shmkv__self_pid(). */
 	return shmkv__load32_relaxed(&shmkv__pid_cache);
+}
+
+__thread struct shmkv_tid_cache shmkv__tid_cache
+	__attribute__((tls_model("initial-exec")));
+
+uint32_t shmkv__self_tid_slow(uint32_t pid)
+{
+	shmkv__tid_cache.tid = (uint32_t)syscall(SYS_gettid);
+	shmkv__tid_cache.pid = pid;
+	return shmkv__tid_cache.tid;
 }
 
 /* What /proc/<pid>/stat says of a process. */

@@ -336,10 +336,24 @@ static int settle(struct lc_audit *a, bool orphans, int turns)
 	return -1;
 }
 
-/* Used blocks tagged with a live pid. With every worker reaped and the
- * audit's lock handles closed, only a dead worker's pid that an
- * unrelated process took since can do that: the README's one delay
- * (reclaiming waits until that process dies too). */
+/* Is block @b, unit @unit with tag @tag, the value its slot holds? */
+static bool block_named(const shmkv_t *kv, const struct shmkv_block_shm *b,
+			uint32_t unit, uint64_t tag)
+{
+	/* Relaxed: a quiet store. */
+	uint32_t slot = shmkv__load32_relaxed(&b->slot);
+
+	return slot <= kv->mask &&
+	       shmkv__load_relaxed(&shmkv__slot(kv, slot)->value) ==
+		       VAL_BLOCK_WORD(unit, BLK_GEN(tag));
+}
+
+/* Used blocks, counted as used, that no slot names and that are tagged
+ * with a live pid or tid. With every worker reaped and the audit's lock
+ * handles closed, only a dead worker's id that an unrelated process or
+ * thread took since can do that: the README's one delay (reclaiming waits
+ * until that one dies too). A published block keeps its publisher's tid,
+ * live or not: a value, not a leftover. */
 static uint64_t blocks_of_live_pids(const shmkv_t *kv)
 {
 	uint64_t n = 0;
@@ -349,16 +363,16 @@ static uint64_t blocks_of_live_pids(const shmkv_t *kv)
 
 		for (uint32_t i = 0;
 		     c != SHMKV__NO_CLASS && i < kv->class_blocks[c]; i++) {
-			uint32_t cls;
+			uint32_t cls, unit = p * kv->geo.units_per_page + i;
+			struct shmkv_block_shm *b = shmkv__block_at(kv, unit,
+								    &cls);
 			/* Relaxed: a quiet store; a count. */
-			uint64_t tag = shmkv__load_relaxed(
-				&shmkv__block_at(kv,
-						 p * kv->geo.units_per_page + i,
-						 &cls)
-					 ->tag);
+			uint64_t tag = shmkv__load_relaxed(&b->tag);
 
-			n += BLK_USED(tag) && BLK_PID(tag) != 0 &&
-			     shmkv__pid_alive(BLK_PID(tag));
+			n += BLK_USED(tag) && !(tag & BLK_CACHED) &&
+			     BLK_PID(tag) != 0 &&
+			     shmkv__pid_alive(BLK_PID(tag)) &&
+			     !block_named(kv, b, unit, tag);
 		}
 	}
 	return n;

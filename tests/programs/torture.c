@@ -63,7 +63,7 @@ static const struct {
 	{ "value_dead", 3 },
 	{ "block_unpublished", 300 },
 	{ "old_block_unfreed", 300 },
-	{ "block_unconfirmed", 300 },
+	{ "block_caching", 300 },
 	{ "swept_unfreed", 3 },
 	{ "any", 300 },
 };

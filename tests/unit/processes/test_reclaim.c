@@ -13,6 +13,7 @@
  * pause point; between a replace and its free, and after its insert went
  * INSERTING, by crash_worker's crash points.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,12 +211,38 @@ Test(reclaim, a_published_block_nothing_names_is_reclaimed_by_ordinary_work)
 {
 	struct shmkv_slot_shm *s;
 
+	struct shmkv_block_shm *b;
+
 	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
 	s = tu_slot_of(tu_kv, "k");
-	/* A replace's CAS, by a process that died before its free. */
+	b = shmkv__block(tu_kv, s->value);
+	/* A replace's CAS, by a thread that died before its free, of a
+	 * block another thread published: the replacer settled it first. */
+	b->tag = BLK_TAG(BLK_GEN(b->tag), 0, 1);
 	s->value = VAL_INT_WORD(SLOT_VERSION(s->state), 7);
 	cr_assert_eq(leftovers(), 1);
 	settle(steps_per_turn() * (int)(SHMKV_REAP_ORPHAN_TURNS + 1));
+	cr_assert_eq(blocks_used(), 0);
+}
+
+static uint32_t dead_pid(void);
+
+/* The same replace of a block the dead replacer had published itself: the
+ * block still names it, so a single turn frees it. */
+Test(reclaim, a_dead_replacers_own_block_is_reclaimed_within_a_turn)
+{
+	struct shmkv_slot_shm *s;
+	struct shmkv_block_shm *b;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	s = tu_slot_of(tu_kv, "k");
+	b = shmkv__block(tu_kv, s->value);
+	cr_assert_eq(BLK_PID(b->tag), shmkv__self_tid(),
+		     "a published block keeps its publisher's tid");
+	b->tag = BLK_TAG(BLK_GEN(b->tag), dead_pid(), 1);
+	s->value = VAL_INT_WORD(SLOT_VERSION(s->state), 7);
+	cr_assert_eq(leftovers(), 1);
+	settle(steps_per_turn());
 	cr_assert_eq(blocks_used(), 0);
 }
 
@@ -356,4 +383,119 @@ Test(crashpoint_reap,
 	cr_assert_eq(st.pending + st.tombstones, 0);
 	cr_assert_eq(st.live_keys, 1);
 	tu_assert_rc(shmkv_get(tu_kv, LIT("i0"), &v), 0);
+}
+
+/*
+ * Per-thread caches of free blocks (block.c): a replaced block goes into
+ * its replacer's hands, tagged CACHED with its tid, and comes back out
+ * without a CAS; nobody else touches it while that thread lives; once the
+ * thread is gone, it is a leftover that a reclamation step frees.
+ */
+
+/* The block of key @key's value. */
+static uint64_t value_of(const char *key)
+{
+	return shmkv__load_acquire(&tu_slot_of(tu_kv, key)->value);
+}
+
+static uint64_t block_tag(uint64_t ref)
+{
+	return shmkv__load_acquire(&shmkv__block(tu_kv, ref)->tag);
+}
+
+/* SETs @key to a block value twice: the first block is then in this
+ * thread's cache. Return: that block, at its cached generation. */
+static uint64_t cache_one(const char *key)
+{
+	uint64_t first;
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, key, strlen(key), LIT(BLOCK_VAL), 0, 0, NULL),
+		1);
+	first = value_of(key);
+	tu_assert_rc(
+		shmkv_set(tu_kv, key, strlen(key), LIT(BLOCK_VAL), 0, 0, NULL),
+		1);
+	cr_assert_neq(value_of(key), first);
+	return VAL_BLOCK_WORD(VAL_BLOCK_UNIT(first), VAL_BLOCK_GEN(first) + 1);
+}
+
+Test(reclaim, a_replaced_block_waits_in_its_replacers_cache_for_the_next_set)
+{
+	uint64_t cached = cache_one("k"), second = value_of("k");
+
+	cr_assert_eq(block_tag(cached),
+		     BLK_TAG(VAL_BLOCK_GEN(cached), shmkv__self_tid(), 1) |
+			     BLK_CACHED);
+	cr_assert_eq(blocks_used(), 1, "a cached block counts as free");
+	cr_assert_eq(leftovers(), 0, "a live thread's cache is no leftover");
+	/* A full pass leaves it alone: its holder lives. */
+	tu_assert_rc(shmkv_recover(tu_kv, NULL), 0);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	cr_assert_eq(value_of("k"), cached, "the cached block, taken back");
+	cr_assert_eq(block_tag(cached),
+		     BLK_TAG(VAL_BLOCK_GEN(cached), shmkv__self_tid(), 1),
+		     "published, it keeps its publisher's tid");
+	cr_assert_eq(BLK_GEN(block_tag(second)), VAL_BLOCK_GEN(second) + 1,
+		     "and the block it replaced is cached in turn");
+}
+
+static void *thread_caches(void *arg)
+{
+	*(uint64_t *)arg = cache_one("t");
+	return NULL;
+}
+
+Test(reclaim, a_gone_threads_cache_is_reclaimed_by_a_step)
+{
+	pthread_t th;
+	uint64_t cached;
+
+	cr_assert_eq(pthread_create(&th, NULL, thread_caches, &cached), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert(block_tag(cached) & BLK_CACHED);
+	cr_assert_eq(blocks_used(), 1);
+	cr_assert_eq(leftovers(), 1, "the exited thread's cached block");
+	/* Within a turn of the cursor: a step over it frees it. */
+	cr_assert_geq(settle(steps_per_turn()), 1);
+	cr_assert_eq(BLK_USED(block_tag(cached)), 0);
+	/* And the value that thread published lives on, settled. */
+	tu_assert_rc(shmkv_recover(tu_kv, NULL), 0);
+	tu_assert_get_str(tu_kv, "t", BLOCK_VAL);
+	cr_assert_eq(BLK_PID(block_tag(value_of("t"))), 0);
+}
+
+Test(reclaim, a_fork_child_never_takes_its_parents_cached_block)
+{
+	uint64_t cached = cache_one("k");
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Its copy of the cache names the parent's thread. */
+		int ok = shmkv_set(tu_kv, LIT("c"), LIT(BLOCK_VAL), 0, 0,
+				   NULL) == 1 &&
+			 value_of("c") != cached;
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(reap(pid), 0);
+	cr_assert_eq(block_tag(cached),
+		     BLK_TAG(VAL_BLOCK_GEN(cached), shmkv__self_tid(), 1) |
+			     BLK_CACHED);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	cr_assert_eq(value_of("k"), cached);
+}
+
+/* A thread that works on another store in between keeps its cache here. */
+Test(reclaim, a_threads_cache_outlives_its_visits_to_other_stores)
+{
+	uint64_t cached = cache_one("k");
+	char other_name[TU_NAME_CAP];
+	shmkv_t *other = tu_create(NULL, other_name);
+
+	tu_assert_rc(shmkv_set(other, LIT("x"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(other, LIT("x"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	shmkv_close(other);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	cr_assert_eq(value_of("k"), cached);
 }

@@ -234,12 +234,17 @@ Test(check, reports_a_block_length_beyond_its_capacity)
 
 Test(check, reports_one_block_shared_by_two_keys)
 {
+	struct shmkv_block_shm *lost;
+
 	populate();
 	set_str("other", "another string");
+	lost = block_of("other");
 	tu_slot_of(tu_kv, "other")->value = tu_slot_of(tu_kv, "text")->value;
 	block_of("text")->slot = tu_slot_ref(tu_kv, "text").index;
 	assert_found("is also the value of another slot");
-	/* The block "other" held is now referenced by nobody. */
+	/* The block "other" held is now referenced by nobody, and, settled,
+	 * in no live thread's hands. */
+	lost->tag = BLK_TAG(BLK_GEN(lost->tag), 0, 1);
 	assert_found("leftover: block");
 }
 
@@ -253,6 +258,17 @@ Test(check, describes_a_block_referenced_by_no_key_as_a_leftover)
 	b->tag = BLK_TAG(7, 0, 1);
 	assert_leftover("used but the value of no key");
 	assert_leftover("reclamation step within 32 turns of its cursor");
+}
+
+Test(check, describes_a_gone_threads_cached_block_as_a_leftover)
+{
+	struct shmkv_block_shm *b;
+
+	populate();
+	b = spare_block();
+	b->tag = BLK_TAG(3, dead_pid(), 1) | BLK_CACHED;
+	assert_leftover("free in the cache of thread");
+	assert_leftover("which is gone");
 }
 
 Test(check, describes_a_block_a_dead_process_allocated_as_a_leftover)

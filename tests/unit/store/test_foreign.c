@@ -187,9 +187,19 @@ Test(foreign, inconsistent_geometry_is_ebadmsg)
 			   -EBADMSG);
 	assert_u32_refused(HDR_OFF(page_size), 0, -EBADMSG);
 	assert_u32_refused(HDR_OFF(page_size), h.page_size * 2, -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_size), h.page_size + 4096, -EBADMSG);
+	assert_u32_refused(HDR_OFF(page_size), h.page_size - 4096, -EBADMSG);
 	assert_u32_refused(HDR_OFF(page_count), h.page_count + 1, -EBADMSG);
 	assert_u32_refused(HDR_OFF(page_count), 0xffffffffu, -EBADMSG);
 	assert_u32_refused(HDR_OFF(units_per_page), 0, -EBADMSG);
+	assert_u32_refused(HDR_OFF(units_per_page), h.units_per_page * 2,
+			   -EBADMSG);
+	/* Not a power of two: a shift would split units wrong. */
+	assert_u32_refused(HDR_OFF(units_per_page), h.units_per_page - 1,
+			   -EBADMSG);
+	/* A top class off the cache-line grid. */
+	assert_u32_refused(HDR_OFF(class_size[h.class_count - 1]),
+			   h.class_size[h.class_count - 1] - 8, -EBADMSG);
 	assert_u64_refused(HDR_OFF(page_table_offset), 0, -EBADMSG);
 	assert_u64_refused(HDR_OFF(page_table_offset), h.segment_size,
 			   -EBADMSG);

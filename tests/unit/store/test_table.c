@@ -225,9 +225,9 @@ Test(table, one_value_size_can_use_almost_all_value_memory)
 	shmkv_t *kv = create_small(8192, 1024, memory);
 	char *big = tu_fill(1024, 'B');
 	unsigned fit = fill_storage(kv, big, 1024, 8192);
-	/* 1048-byte blocks: 62 to a 64 KiB page, 64 pages less the 6 kept
-	 * for the classes that have none. */
-	unsigned ideal = (unsigned)(memory / (64 * 1024) - 6) * (65536 / 1048);
+	/* 1088-byte blocks (1048 bytes in whole cache lines): 60 to a 64 KiB
+	 * page, 64 pages less the 6 kept for the classes that have none. */
+	unsigned ideal = (unsigned)(memory / (64 * 1024) - 6) * (65536 / 1088);
 
 	cr_assert_eq(fit, ideal, "%u values of 1 KiB fit in 4 MiB, expected %u",
 		     fit, ideal);
