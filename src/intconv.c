@@ -6,39 +6,60 @@
 #include <limits.h>
 #include <string.h>
 
+/* Words are loaded with the first character in the low byte. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "intconv.c reads digits as little-endian words"
+#endif
+
+#define ZEROS 0x3030303030303030ULL /* "00000000" */
+
 /* Are the 8 bytes of @w (first character in the low byte) all digits? */
 static inline int eight_digits(uint64_t w)
 {
-	return (((w + 0x4646464646464646ULL) | (w - 0x3030303030303030ULL)) &
+	return (((w + 0x4646464646464646ULL) | (w - ZEROS)) &
 		0x8080808080808080ULL) == 0;
 }
 
-/* The value of 8 digit characters, in three multiplies instead of a chain
- * of eight (D. Lemire, "Fast integer parsing", 2018). */
-static inline uint64_t eight_digits_value(uint64_t w)
+/* The value of 8 digits, as bytes 0-9 (first in the low byte), in three
+ * multiplies instead of a chain of eight (D. Lemire, "Fast integer
+ * parsing", 2018). */
+static inline uint64_t eight_digits_value(uint64_t d)
 {
-	w -= 0x3030303030303030ULL;
-	w = w * 10 + (w >> 8);
-	return ((w & 0x000000ff000000ffULL) * (100 + (1000000ULL << 32)) +
-		((w >> 16) & 0x000000ff000000ffULL) * (1 + (10000ULL << 32))) >>
+	d = d * 10 + (d >> 8);
+	return ((d & 0x000000ff000000ffULL) * (100 + (1000000ULL << 32)) +
+		((d >> 16) & 0x000000ff000000ffULL) * (1 + (10000ULL << 32))) >>
 	       32;
 }
 
-int shmkv__string2ll(const char *s, size_t len, int64_t *out)
+/* Up to 8 bytes at @p (@n in 1..8, the first in the low byte), touching no
+ * byte past p[n - 1]: two overlapping loads ORed together (a byte both
+ * loads hold lands at the same place in each, so OR keeps it as it is). */
+static inline uint64_t load_upto8(const char *p, size_t n)
+{
+	uint32_t lo, hi;
+
+	if (n >= 4) {
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + n - 4, 4);
+		return lo | ((uint64_t)hi << (8 * (n - 4)));
+	}
+	return (uint64_t)(unsigned char)p[0] |
+	       (uint64_t)(unsigned char)p[n / 2] << (8 * (n / 2)) |
+	       (uint64_t)(unsigned char)p[n - 1] << (8 * (n - 1));
+}
+
+/* Nine digits or more, or a lone "-": the first digit is checked, then
+ * eight digits at a time and the rest one by one, with overflow checks
+ * only where 64 bits can overflow. */
+__attribute__((noinline)) /* keeps its registers off the short path */
+static int
+parse_long(const char *s, size_t len, int64_t *out)
 {
 	const char *p = s;
 	size_t left = len;
 	int negative = 0;
 	uint64_t v;
 
-	/* Redis caps the length so that an int-encoded value always prints
-	 * back to the same bytes; longer strings are never integers. */
-	if (len == 0 || len > SHMKV_INT_STRLEN)
-		return 0;
-	if (len == 1 && p[0] == '0') {
-		*out = 0;
-		return 1;
-	}
 	if (p[0] == '-') {
 		negative = 1;
 		p++;
@@ -59,7 +80,7 @@ int shmkv__string2ll(const char *s, size_t len, int64_t *out)
 		memcpy(&w, p, 8);
 		if (!eight_digits(w))
 			break; /* the loops below find the offending byte */
-		v = v * 100000000 + eight_digits_value(w);
+		v = v * 100000000 + eight_digits_value(w - ZEROS);
 		p += 8;
 		left -= 8;
 	}
@@ -92,21 +113,179 @@ int shmkv__string2ll(const char *s, size_t len, int64_t *out)
 	return 1;
 }
 
+int shmkv__string2ll(const char *s, size_t len, int64_t *out)
+{
+	size_t neg, n, pad;
+	uint64_t w;
+
+	/* Redis caps the length so that an int-encoded value always prints
+	 * back to the same bytes; longer strings are never integers. */
+	if (len == 0 || len > SHMKV_INT_STRLEN)
+		return 0;
+	neg = s[0] == '-';
+	n = len - neg;	/* digits */
+	if (n - 1 >= 8) /* none (a lone "-"), or more than 8 */
+		return parse_long(s, len, out);
+	/* First digit 1-9: rejects leading zeros and "-0"; "0" alone is the
+	 * one string that starts with '0' and is an integer. */
+	if ((unsigned)(unsigned char)s[neg] - '1' > 8) {
+		if (len == 1 && s[0] == '0') {
+			*out = 0;
+			return 1;
+		}
+		return 0;
+	}
+	/* Up to 8 digits, moved to the top of the word: as 8 digits with
+	 * leading zeros. The bytes shifted out are not ours (nothing was
+	 * loaded there), and what they carry or borrow only goes up. */
+	pad = 8 * (8 - n);
+	w = load_upto8(s + neg, n);
+	if (((w + 0x4646464646464646ULL) | (w - ZEROS)) << pad &
+	    0x8080808080808080ULL)
+		return 0; /* not all digits: see eight_digits() */
+	w = eight_digits_value((w - ZEROS) << pad);
+	*out = neg ? -(int64_t)w : (int64_t)w;
+	return 1;
+}
+
+/* "00" "01" ... "99": two digits per division by 100. */
+static const char two_digits[200] = {
+#define D10(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
+	D10("0") D10("1") D10("2") D10("3") D10("4") D10("5") D10("6") D10("7")
+		D10("8") D10("9")
+#undef D10
+};
+
+/* 10^i; 10^19 is the largest power of ten in 64 bits. */
+static const uint64_t pow10_tab[20] = {
+	1ULL,
+	10ULL,
+	100ULL,
+	1000ULL,
+	10000ULL,
+	100000ULL,
+	1000000ULL,
+	10000000ULL,
+	100000000ULL,
+	1000000000ULL,
+	10000000000ULL,
+	100000000000ULL,
+	1000000000000ULL,
+	10000000000000ULL,
+	100000000000000ULL,
+	1000000000000000ULL,
+	10000000000000000ULL,
+	100000000000000000ULL,
+	1000000000000000000ULL,
+	10000000000000000000ULL,
+};
+
+/* Decimal digits of @u (1 for 0). bits * 1233 / 4096 is floor(bits *
+ * log10(2)) for bits <= 64, so a u of that many bits has t or t + 1
+ * digits: one comparison decides. u | 1 has u's digit count (a power of
+ * ten above 1 is even) and a clz that is defined. */
+static inline unsigned digits10(uint64_t u)
+{
+	uint64_t x = u | 1;
+	unsigned t = (unsigned)(64 - __builtin_clzll(x)) * 1233 >> 12;
+
+	return t + (x >= pow10_tab[t]);
+}
+
+/* @u >= 10^8 (the sign, if @neg, goes first): from the end, two digits
+ * per step, after counting them. u / 100 by a constant is a multiply and
+ * a shift. */
+static size_t long_ll2string(char *buf, uint64_t u, size_t neg)
+{
+	size_t len = neg + digits10(u);
+	char *p = buf + len;
+
+	buf[0] = '-'; /* the digits overwrite it when there is no sign */
+	while (u >= 100) {
+		uint64_t q = u / 100;
+
+		p -= 2;
+		memcpy(p, two_digits + 2 * (u - q * 100), 2);
+		u = q;
+	}
+	if (u >= 10) {
+		p -= 2;
+		memcpy(p, two_digits + 2 * u, 2);
+	} else {
+		*--p = (char)('0' + u);
+	}
+	return len;
+}
+
+/* @n < 100 as its 1 or 2 digits at @p. Return: the end. Stores 2 bytes
+ * either way, without a branch: for one digit the second byte is junk,
+ * past the end, that the next pair overwrites (or nobody reads). */
+static inline char *put_lead(char *p, uint32_t n)
+{
+	uint32_t one = n < 10;
+
+	memcpy(p, two_digits + 2 * n + one, 2);
+	return p + 2 - one;
+}
+
+/* @n < 100 as exactly 2 digits at @p. Return: the end. */
+static inline char *put_pair(char *p, uint32_t n)
+{
+	memcpy(p, two_digits + 2 * n, 2);
+	return p + 2;
+}
+
+/*
+ * Digits by fixed point (J. Anhalt's itoa): y = n * ceil(2^32 / 10^k) holds
+ * n / 10^k in its high word and n % 10^k, as a fraction of 2^32, in its
+ * low word; each multiply of that fraction by 100 brings the next two
+ * digits up into the high word. Rounding the reciprocal up makes the
+ * fraction too large by e < n / 2^32 * (ceil - 2^32 / 10^k): for n < 10^6
+ * and k = 4, e < 2^32 * 0.63e-4 (e < 0.63 after the two multiplies by 100,
+ * so less than one unit of the last pair); for n < 10^4 and k = 2, far
+ * less. The excess never reaches a digit, and each pair is exact (the
+ * tests check every n below 10^6).
+ */
+#define RECIP_1E2 42949673ULL /* ceil(2^32 / 10^2), for n < 10^4 */
+#define RECIP_1E4 429497ULL   /* ceil(2^32 / 10^4), for n < 10^6 */
+
+/* The next two digits of fraction @y (see above) at @p. Return: the end. */
+static inline char *put_next(char *p, uint64_t *y)
+{
+	*y = (uint64_t)(uint32_t)*y * 100;
+	return put_pair(p, (uint32_t)(*y >> 32));
+}
+
 size_t shmkv__ll2string(char *buf, int64_t v)
 {
-	char tmp[SHMKV_INT_STRLEN];
-	size_t n = 0, i;
 	/* Work on the magnitude as unsigned so INT64_MIN needs no special case. */
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t neg = v < 0;
+	char *p = buf + neg;
+	uint32_t n = (uint32_t)u, lo;
+	uint64_t y;
 
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	i = 0;
-	if (v < 0)
-		buf[i++] = '-';
-	while (n > 0)
-		buf[i++] = tmp[--n];
-	return i;
+	if (u >= 100000000)
+		return long_ll2string(buf, u, neg);
+	buf[0] = '-'; /* the digits overwrite it when there is no sign */
+	/* Up to 8 digits, from the front, two per step: the leading pair
+	 * takes 1 or 2 places, each one after it 2. */
+	if (n < 100) {
+		p = put_lead(p, n);
+	} else if (n < 10000) {
+		y = n * RECIP_1E2;
+		p = put_next(put_lead(p, (uint32_t)(y >> 32)), &y);
+	} else if (n < 1000000) {
+		y = n * RECIP_1E4;
+		p = put_lead(p, (uint32_t)(y >> 32));
+		p = put_next(put_next(p, &y), &y);
+	} else {
+		/* 7 or 8 digits: 3-4, then exactly 4. */
+		lo = n % 10000;
+		y = (n / 10000) * RECIP_1E2;
+		p = put_next(put_lead(p, (uint32_t)(y >> 32)), &y);
+		y = lo * RECIP_1E2;
+		p = put_next(put_pair(p, (uint32_t)(y >> 32)), &y);
+	}
+	return (size_t)(p - buf);
 }
