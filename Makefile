@@ -78,7 +78,8 @@ bench: deps
 bench-quick:
 	$(Q)$(SUBMAKE) bench QUICK=1
 
-# Instructions per lock cycle, counted by callgrind (bench/instr.sh).
+# Instructions per lock cycle and integer op, counted by callgrind
+# (bench/instr.sh).
 bench-instr: deps
 	$(Q)$(SUBMAKE) build-bench
 	$(Q)$(RUN_ENV) bash bench/instr.sh
@@ -116,7 +117,7 @@ help:
 	@echo '  lib tools examples bench-build tests-build   one part each'
 	@echo '  test           deps, build everything, run tests/run-tests.sh'
 	@echo '  bench          deps, build, run bench/run.sh (bench-quick: QUICK=1)'
-	@echo '  bench-instr    instructions per lock cycle, counted by callgrind'
+	@echo '  bench-instr    instructions per lock cycle and integer op, by callgrind'
 	@echo '  demo           deps, build, run $(DEMO)'
 	@echo '  deps           install missing build/test dependencies (Debian)'
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'
