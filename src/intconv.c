@@ -220,16 +220,16 @@ static size_t long_ll2string(char *buf, uint64_t u, size_t neg)
 /* @n < 100 as its 1 or 2 digits at @p. Return: the end. Stores 2 bytes
  * either way, without a branch: for one digit the second byte is junk,
  * past the end, that the next pair overwrites (or nobody reads). */
-static inline char *put_lead(char *p, uint32_t n)
+static inline char *put_lead(char *p, size_t n)
 {
-	uint32_t one = n < 10;
+	size_t one = n < 10;
 
 	memcpy(p, two_digits + 2 * n + one, 2);
 	return p + 2 - one;
 }
 
 /* @n < 100 as exactly 2 digits at @p. Return: the end. */
-static inline char *put_pair(char *p, uint32_t n)
+static inline char *put_pair(char *p, size_t n)
 {
 	memcpy(p, two_digits + 2 * n, 2);
 	return p + 2;
@@ -253,7 +253,7 @@ static inline char *put_pair(char *p, uint32_t n)
 static inline char *put_next(char *p, uint64_t *y)
 {
 	*y = (uint64_t)(uint32_t)*y * 100;
-	return put_pair(p, (uint32_t)(*y >> 32));
+	return put_pair(p, (size_t)(*y >> 32));
 }
 
 size_t shmkv__ll2string(char *buf, int64_t v)
@@ -274,18 +274,18 @@ size_t shmkv__ll2string(char *buf, int64_t v)
 		p = put_lead(p, n);
 	} else if (n < 10000) {
 		y = n * RECIP_1E2;
-		p = put_next(put_lead(p, (uint32_t)(y >> 32)), &y);
+		p = put_next(put_lead(p, (size_t)(y >> 32)), &y);
 	} else if (n < 1000000) {
 		y = n * RECIP_1E4;
-		p = put_lead(p, (uint32_t)(y >> 32));
+		p = put_lead(p, (size_t)(y >> 32));
 		p = put_next(put_next(p, &y), &y);
 	} else {
 		/* 7 or 8 digits: 3-4, then exactly 4. */
 		lo = n % 10000;
 		y = (n / 10000) * RECIP_1E2;
-		p = put_next(put_lead(p, (uint32_t)(y >> 32)), &y);
+		p = put_next(put_lead(p, (size_t)(y >> 32)), &y);
 		y = lo * RECIP_1E2;
-		p = put_next(put_pair(p, (uint32_t)(y >> 32)), &y);
+		p = put_next(put_pair(p, (size_t)(y >> 32)), &y);
 	}
 	return (size_t)(p - buf);
 }
