@@ -4,6 +4,7 @@
 #include "intconv.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Words are loaded with the first character in the low byte. */
@@ -31,29 +32,24 @@ static inline uint64_t eight_digits_value(uint64_t d)
 	       32;
 }
 
-/* Up to 8 bytes at @p (@n in 1..8, the first in the low byte), touching no
- * byte past p[n - 1]: two overlapping loads ORed together (a byte both
- * loads hold lands at the same place in each, so OR keeps it as it is). */
-static inline uint64_t load_upto8(const char *p, size_t n)
+/* 4 to 8 bytes at @p (@n of them, the first in the low byte), touching no
+ * byte past p[n - 1]: two overlapping 4-byte loads ORed together (a byte
+ * both hold lands at the same place in each, so OR keeps it as it is). */
+static inline uint64_t load_4to8(const char *p, size_t n)
 {
 	uint32_t lo, hi;
 
-	if (n >= 4) {
-		memcpy(&lo, p, 4);
-		memcpy(&hi, p + n - 4, 4);
-		return lo | ((uint64_t)hi << (8 * (n - 4)));
-	}
-	return (uint64_t)(unsigned char)p[0] |
-	       (uint64_t)(unsigned char)p[n / 2] << (8 * (n / 2)) |
-	       (uint64_t)(unsigned char)p[n - 1] << (8 * (n - 1));
+	memcpy(&lo, p, 4);
+	memcpy(&hi, p + n - 4, 4);
+	return lo | ((uint64_t)hi << (8 * (n - 4)));
 }
 
 /* Nine digits or more, or a lone "-": the first digit is checked, then
  * eight digits at a time and the rest one by one, with overflow checks
- * only where 64 bits can overflow. */
-__attribute__((noinline)) /* keeps its registers off the short path */
-static int
-parse_long(const char *s, size_t len, int64_t *out)
+ * only where 64 bits can overflow. Not inlined: keeps its registers off
+ * the short path. */
+static __attribute__((noinline)) int parse_long(const char *s, size_t len,
+						int64_t *out)
 {
 	const char *p = s;
 	size_t left = len;
@@ -135,11 +131,24 @@ int shmkv__string2ll(const char *s, size_t len, int64_t *out)
 		}
 		return 0;
 	}
-	/* Up to 8 digits, moved to the top of the word: as 8 digits with
+	if (n <= 3) {
+		/* A few digits: one at a time costs least. */
+		w = (uint64_t)(s[neg] - '0');
+		for (size_t i = neg + 1; i < len; i++) {
+			unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+			if (d > 9)
+				return 0;
+			w = w * 10 + d;
+		}
+		*out = neg ? -(int64_t)w : (int64_t)w;
+		return 1;
+	}
+	/* 4 to 8 digits, moved to the top of the word: as 8 digits with
 	 * leading zeros. The bytes shifted out are not ours (nothing was
 	 * loaded there), and what they carry or borrow only goes up. */
 	pad = 8 * (8 - n);
-	w = load_upto8(s + neg, n);
+	w = load_4to8(s + neg, n);
 	if (((w + 0x4646464646464646ULL) | (w - ZEROS)) << pad &
 	    0x8080808080808080ULL)
 		return 0; /* not all digits: see eight_digits() */
@@ -148,74 +157,13 @@ int shmkv__string2ll(const char *s, size_t len, int64_t *out)
 	return 1;
 }
 
-/* "00" "01" ... "99": two digits per division by 100. */
+/* "00" "01" ... "99": two digits per lookup. */
 static const char two_digits[200] = {
 #define D10(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
 	D10("0") D10("1") D10("2") D10("3") D10("4") D10("5") D10("6") D10("7")
 		D10("8") D10("9")
 #undef D10
 };
-
-/* 10^i; 10^19 is the largest power of ten in 64 bits. */
-static const uint64_t pow10_tab[20] = {
-	1ULL,
-	10ULL,
-	100ULL,
-	1000ULL,
-	10000ULL,
-	100000ULL,
-	1000000ULL,
-	10000000ULL,
-	100000000ULL,
-	1000000000ULL,
-	10000000000ULL,
-	100000000000ULL,
-	1000000000000ULL,
-	10000000000000ULL,
-	100000000000000ULL,
-	1000000000000000ULL,
-	10000000000000000ULL,
-	100000000000000000ULL,
-	1000000000000000000ULL,
-	10000000000000000000ULL,
-};
-
-/* Decimal digits of @u (1 for 0). bits * 1233 / 4096 is floor(bits *
- * log10(2)) for bits <= 64, so a u of that many bits has t or t + 1
- * digits: one comparison decides. u | 1 has u's digit count (a power of
- * ten above 1 is even) and a clz that is defined. */
-static inline unsigned digits10(uint64_t u)
-{
-	uint64_t x = u | 1;
-	unsigned t = (unsigned)(64 - __builtin_clzll(x)) * 1233 >> 12;
-
-	return t + (x >= pow10_tab[t]);
-}
-
-/* @u >= 10^8 (the sign, if @neg, goes first): from the end, two digits
- * per step, after counting them. u / 100 by a constant is a multiply and
- * a shift. */
-static size_t long_ll2string(char *buf, uint64_t u, size_t neg)
-{
-	size_t len = neg + digits10(u);
-	char *p = buf + len;
-
-	buf[0] = '-'; /* the digits overwrite it when there is no sign */
-	while (u >= 100) {
-		uint64_t q = u / 100;
-
-		p -= 2;
-		memcpy(p, two_digits + 2 * (u - q * 100), 2);
-		u = q;
-	}
-	if (u >= 10) {
-		p -= 2;
-		memcpy(p, two_digits + 2 * u, 2);
-	} else {
-		*--p = (char)('0' + u);
-	}
-	return len;
-}
 
 /* @n < 100 as its 1 or 2 digits at @p. Return: the end. Stores 2 bytes
  * either way, without a branch: for one digit the second byte is junk,
@@ -256,36 +204,69 @@ static inline char *put_next(char *p, uint64_t *y)
 	return put_pair(p, (size_t)(*y >> 32));
 }
 
+/* @n < 10^8 as its 1 to 8 digits at @p. Return: the end. From the front,
+ * two digits per step: the leading pair takes 1 or 2 places, each one
+ * after it 2. Always inlined: both callers want it without a call. */
+static inline __attribute__((always_inline)) char *put_upto8(char *p,
+							     uint32_t n)
+{
+	uint64_t y;
+
+	if (n < 100)
+		return put_lead(p, n);
+	if (n < 10000) {
+		y = n * RECIP_1E2;
+		return put_next(put_lead(p, (size_t)(y >> 32)), &y);
+	}
+	if (n < 1000000) {
+		y = n * RECIP_1E4;
+		p = put_lead(p, (size_t)(y >> 32));
+		return put_next(put_next(p, &y), &y);
+	}
+	/* 7 or 8 digits: 3-4, then exactly 4. */
+	y = (n / 10000) * RECIP_1E2;
+	p = put_next(put_lead(p, (size_t)(y >> 32)), &y);
+	y = (n % 10000) * RECIP_1E2;
+	return put_next(put_pair(p, (size_t)(y >> 32)), &y);
+}
+
+/* @n < 10^8 as exactly 8 digits at @p. Return: the end. */
+static inline char *put_eight(char *p, uint32_t n)
+{
+	uint64_t y = (n / 10000) * RECIP_1E2;
+
+	p = put_next(put_pair(p, (size_t)(y >> 32)), &y);
+	y = (n % 10000) * RECIP_1E2;
+	return put_next(put_pair(p, (size_t)(y >> 32)), &y);
+}
+
+/* @u >= 10^8 at @p (after the sign, if any, in @buf). Return: the length.
+ * In groups of 8 digits, the first without leading zeros: up to 16
+ * digits (a time in ms), or up to 20. Not inlined: keeps its registers
+ * off the short path. */
+static __attribute__((noinline)) size_t long_ll2string(const char *buf, char *p,
+						       uint64_t u)
+{
+	uint64_t lead = u / 100000000, mid = lead % 100000000;
+	bool three = lead >= 100000000;
+
+	if (three)
+		lead /= 100000000;
+	p = put_upto8(p, (uint32_t)lead);
+	if (three)
+		p = put_eight(p, (uint32_t)mid);
+	p = put_eight(p, (uint32_t)(u % 100000000));
+	return (size_t)(p - buf);
+}
+
 size_t shmkv__ll2string(char *buf, int64_t v)
 {
 	/* Work on the magnitude as unsigned so INT64_MIN needs no special case. */
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	size_t neg = v < 0;
-	char *p = buf + neg;
-	uint32_t n = (uint32_t)u, lo;
-	uint64_t y;
+	char *p = buf + (v < 0);
 
-	if (u >= 100000000)
-		return long_ll2string(buf, u, neg);
 	buf[0] = '-'; /* the digits overwrite it when there is no sign */
-	/* Up to 8 digits, from the front, two per step: the leading pair
-	 * takes 1 or 2 places, each one after it 2. */
-	if (n < 100) {
-		p = put_lead(p, n);
-	} else if (n < 10000) {
-		y = n * RECIP_1E2;
-		p = put_next(put_lead(p, (size_t)(y >> 32)), &y);
-	} else if (n < 1000000) {
-		y = n * RECIP_1E4;
-		p = put_lead(p, (size_t)(y >> 32));
-		p = put_next(put_next(p, &y), &y);
-	} else {
-		/* 7 or 8 digits: 3-4, then exactly 4. */
-		lo = n % 10000;
-		y = (n / 10000) * RECIP_1E2;
-		p = put_next(put_lead(p, (size_t)(y >> 32)), &y);
-		y = lo * RECIP_1E2;
-		p = put_next(put_pair(p, (size_t)(y >> 32)), &y);
-	}
-	return (size_t)(p - buf);
+	if (u >= 100000000)
+		return long_ll2string(buf, p, u);
+	return (size_t)(put_upto8(p, (uint32_t)u) - buf);
 }
