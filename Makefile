@@ -79,9 +79,9 @@ bench-quick:
 	$(Q)$(SUBMAKE) bench QUICK=1
 
 # Instructions and locked instructions per call of each command, shmkv
-# and its baselines, and per lock cycle, counted by callgrind
-# (bench/instr.sh; bench/run.sh runs it too): bench/results/instr.*, and
-# bench/README.md regenerated from bench/results/.
+# and its baselines, per lock cycle and per integer op, counted by
+# callgrind (bench/instr.sh; bench/run.sh runs it too):
+# bench/results/instr.*, and bench/README.md regenerated from them.
 bench-instr: deps
 	$(Q)$(SUBMAKE) build-bench
 	$(Q)$(RUN_ENV) bash bench/instr.sh
@@ -121,7 +121,7 @@ help:
 	@echo '  lib tools examples bench-build tests-build   one part each'
 	@echo '  test           deps, build everything, run tests/run-tests.sh'
 	@echo '  bench          deps, build, run bench/run.sh (bench-quick: QUICK=1)'
-	@echo '  bench-instr    instructions per call and per lock cycle (callgrind)'
+	@echo '  bench-instr    instructions per call, lock cycle and integer op (callgrind)'
 	@echo '  demo           deps, build, run $(DEMO)'
 	@echo '  deps           install missing build/test dependencies (Debian)'
 	@echo '  install uninstall   honour DESTDIR, PREFIX (now $(PREFIX)), libdir'

@@ -13,7 +13,10 @@
 #   instructions and Ge ("global bus events": lock-prefixed and other
 #   atomic read-modify-write instructions) for locked ones;
 # - a safe and a pattern lock's acquire+release cycle (bench/lock_instr.c),
-#   the same way over the whole program (its set-up cancels out).
+#   the same way over the whole program (its set-up cancels out);
+# - integers alone (bench/int_instr.c): formatting and parsing one, and a
+#   GET of an inline integer as text and as a number, plain and prepared,
+#   over the whole program too (its loop's few instructions included).
 #
 # Writes OUTDIR/instr.csv and OUTDIR/instr.txt (default bench/results;
 # QUICK=1: fewer calls, and OUTDIR defaults to $BUILD/bench/quick). The
@@ -25,18 +28,19 @@ quick=${QUICK:-0}
 [ "$quick" = 0 ] && quick=
 if [ -n "$quick" ]; then
 	out=${1:-$build/bench/quick}
-	calls=64 cycles=100
+	calls=64 cycles=100 icalls=1000
 else
 	out=${1:-bench/results}
-	calls=1024 cycles=1000
+	calls=1024 cycles=1000 icalls=100000
 fi
 ops_prog=$build/bench/ops_instr
 lock_prog=$build/bench/lock_instr
+int_prog=$build/bench/int_instr
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "instr.sh: valgrind not installed (make deps, or apt-get install valgrind)" >&2
 	exit 1
 fi
-for p in "$ops_prog" "$lock_prog"; do
+for p in "$ops_prog" "$lock_prog" "$int_prog"; do
 	if [ ! -x "$p" ]; then
 		echo "instr.sh: $p not built; run make bench-build" >&2
 		exit 1
@@ -140,3 +144,12 @@ mv "$csv.tmp" "$csv"
 		       cell("safe_lock", "cycle"), cell("pattern_lock", "cycle"))
 	}' "$csv"
 } | tee "$out/instr.txt"
+
+{
+	echo
+	echo "integers (bench/int_instr.c), instructions per call:"
+	for op in ll2string string2ll get key_get get_int key_get_int; do
+		read -r c _ <<<"$(per_call "$icalls" -- "$int_prog" "$op")"
+		printf '  %-12s %6.0f\n' "$op" "$c"
+	done
+} | tee -a "$out/instr.txt"

@@ -274,7 +274,8 @@ SHMKV_API int shmkv_huge_mapped(const shmkv_t *kv, uint64_t *bytes);
  * Values returned to the caller.
  *
  * The caller owns @buf (capacity @cap); the library writes at most @cap
- * bytes and sets @len to the value's length. A buffer of the store's
+ * bytes and sets @len to the value's length. Bytes of @buf past @len may be
+ * overwritten (scratch space); nothing past @cap ever is. A buffer of the store's
  * value_max always suffices. @buf may be NULL with @cap 0 to learn only
  * whether the value exists (and its length, through -ENOBUFS). A NULL @buf
  * with a non-zero @cap is -EINVAL.
@@ -333,6 +334,32 @@ SHMKV_API int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen,
  */
 SHMKV_API int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 			struct shmkv_value *out);
+
+/**
+ * shmkv_get_int - GET of a value that is an integer, as the integer: no
+ * decimal text is made or parsed for a value the store keeps as an
+ * integer (SET of a canonical integer of 48 bits without a TTL; INCR's
+ * results in that range).
+ * @key, @klen: the key.
+ * @out: receives the value on success (return 1); left unchanged otherwise.
+ *
+ * A value is an integer exactly when INCR would take it: the canonical
+ * decimal form of a 64-bit integer, as Redis's string2ll accepts it (an
+ * optional '-', no '+', no leading zeros but "0" itself, no "-0", no
+ * spaces, at most 20 bytes, no overflow). So "42" and "-9223372036854775808"
+ * are integers, "042", "+1", " 1", "1.0" and "" are not.
+ *
+ * Return: 1 and *@out if the key holds an integer; 0 if the key does not
+ * exist (an expired key does not); -EDOM if it holds a value that is not
+ * an integer (INCR's "value is not an integer or out of range"); -EINVAL
+ * (NULL handle or @out, NULL @key with a non-zero @klen); -ENAMETOOLONG
+ * (@klen above the store's key_max); -EBADMSG, -EAGAIN as every command.
+ * Nothing is ever changed, except that an expired value met is deleted
+ * (as GET does); allowed on a read-only handle.
+ * Ordering: a read; acquires what the write it observes published.
+ */
+SHMKV_API int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen,
+			    int64_t *out);
 
 /** GETSET: sets the value, drops any TTL; 1 and the old value, or 0. */
 SHMKV_API int shmkv_getset(shmkv_t *kv, const void *key, size_t klen,
@@ -482,6 +509,12 @@ SHMKV_API int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref,
 			      const void *val, size_t vlen);
 SHMKV_API int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 			    struct shmkv_value *out);
+/** shmkv_key_get_int - shmkv_get_int() on a prepared key. An inline
+ * integer or an absent value is answered from one load of the value word
+ * and one re-check of the slot's state word. Return: as shmkv_get_int(),
+ * with -EINVAL also for a @ref not prepared for @kv. */
+SHMKV_API int shmkv_key_get_int(shmkv_t *kv, struct shmkv_keyref *ref,
+				int64_t *out);
 SHMKV_API int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref,
 			       const void *val, size_t vlen,
 			       struct shmkv_value *old);

@@ -20,7 +20,8 @@
 int shmkv__string2ll(const char *s, size_t len, int64_t *out);
 
 /* Writes @v in decimal to @buf (at least SHMKV_INT_STRLEN bytes; no NUL).
- * Return: the number of bytes written. */
+ * It may also write a junk byte just past the digits (within those bytes).
+ * Return: the length of the decimal form. */
 size_t shmkv__ll2string(char *buf, int64_t v);
 
 #endif

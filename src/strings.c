@@ -354,6 +354,77 @@ int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 	return shmkv__run_ref(kv, ref, &op);
 }
 
+/* GET as an integer (shmkv_key_get_int): read only. */
+struct get_int_ctx {
+	int64_t *out;
+	unsigned char digits[SHMKV_INT_STRLEN];
+};
+
+/*
+ * The value as INCR would take it. The first read asks for no bytes, so an
+ * inline integer is never formatted; a block short enough to be an integer
+ * sends the engine back for its bytes (SHMKV_ACT_RETRY reads the value
+ * again, whatever it has become meanwhile).
+ */
+static int get_int_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
+{
+	struct get_int_ctx *c = op->ctx;
+	int64_t v = 0;
+
+	op->result = 0;
+	if (!cur->exists)
+		return SHMKV_ACT_KEEP;
+	if (!cur->is_int && cur->len > sizeof(c->digits))
+		return -EDOM;
+	if (!cur->is_int && !op->want_bytes) {
+		op->want_bytes = true;
+		op->buf = c->digits;
+		op->cap = sizeof(c->digits);
+		return SHMKV_ACT_RETRY;
+	}
+	if (cur->is_int)
+		v = cur->ival;
+	else if (!shmkv__string2ll((const char *)cur->bytes, cur->len, &v))
+		return -EDOM;
+	*c->out = v;
+	op->result = 1;
+	return SHMKV_ACT_KEEP;
+}
+
+/* The engine's way, for what the fast path does not answer: kept apart so
+ * that the fast path does not build the op. */
+static int get_int_run(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
+{
+	struct get_int_ctx c = { .out = out };
+	struct shmkv_op op = { .decide = get_int_decide,
+			       .ctx = &c,
+			       .read_only = true };
+
+	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_get_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
+{
+	uint64_t w;
+
+	if (out == NULL)
+		return -EINVAL;
+	/* Fast path: an inline integer is the answer in its value word, and
+	 * NONE is a missing key (neither ever has a TTL). A read: a read-only
+	 * handle takes it too. */
+	if (shmkv__fast_load(kv, ref, &w, false)) {
+		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
+
+		if (shmkv__word_is_int(w, ver)) {
+			*out = VAL_INT_VALUE(w);
+			return 1;
+		}
+		if (shmkv__word_is_none(w, ver))
+			return 0;
+	}
+	return get_int_run(kv, ref, out);
+}
+
 /* GETDEL, DEL: delete what is there. */
 static int del_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 {
@@ -517,7 +588,7 @@ int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 	} while (0)
 
 /*
- * For GET, EXISTS, DEL and GETDEL: a key absent during the lookup's scan
+ * For GET, GET_INT, EXISTS, DEL and GETDEL: a key absent during the lookup's scan
  * reads as absent (the scan is the linearization point, as in the engine's
  * lookup), without a second scan, unless the general path would have
  * refused the call first (a write on a read-only handle, a NULL buffer with
@@ -561,6 +632,14 @@ int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 		 answer_absent(err_, kv, out, false)
 			 ? 0
 			 : shmkv_key_get(kv, &ref_, out));
+}
+
+int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
+{
+	WITH_REF(kv, key, klen,
+		 out != NULL && answer_absent(err_, kv, NULL, false)
+			 ? 0
+			 : shmkv_key_get_int(kv, &ref_, out));
 }
 
 int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)

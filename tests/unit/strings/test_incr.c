@@ -8,7 +8,6 @@
  * bits inline in the value word and larger ones in value storage, so every
  * behaviour is checked on both sides of +-2^47.
  */
-#include "helpers/rng.h"
 #include "helpers/testutil.h"
 #include "helpers/value_blocks.h"
 
@@ -323,72 +322,4 @@ Test(incr, reaches_int64_min_from_a_twenty_byte_value)
 	cr_assert_eq(n, INT64_MIN);
 	tu_assert_get_str(tu_kv, "k", "-9223372036854775808");
 	tu_assert_pttl_is(tu_kv, LIT("k"), -1);
-}
-
-/*
- * The integer parser against a reference built from libc: a string is a
- * Redis integer iff strtoll takes all of it without overflow and printing
- * the result gives the same bytes back (canonical form). Random strings
- * are biased towards digits and towards printed 64-bit values with one
- * byte changed, so the 8-digits-at-a-time path and its fallbacks are hit.
- */
-#include "../src/intconv.h"
-
-#include <errno.h>
-#include <stdlib.h>
-
-static int reference_string2ll(const char *s, size_t len, int64_t *out)
-{
-	char buf[32], back[32], *end;
-	long long v;
-
-	if (len == 0 || len >= sizeof(buf) || memchr(s, '\0', len))
-		return 0;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (errno || *end ||
-	    (size_t)snprintf(back, sizeof(back), "%lld", v) != len ||
-	    memcmp(back, buf, len))
-		return 0;
-	*out = v;
-	return 1;
-}
-
-static size_t random_candidate(uint64_t *x, char *buf, size_t cap)
-{
-	static const char odd[] = "0123456789-+ a";
-	size_t len = rng_next(x) % 22;
-
-	if (rng_next(x) % 3 == 0) {
-		long long v = (long long)rng_next(x) >> (rng_next(x) % 64);
-
-		len = (size_t)snprintf(buf, cap, "%lld", v);
-		if (rng_next(x) % 5 == 0)
-			buf[rng_next(x) % len] = odd[rng_next(x) % 14];
-		return len;
-	}
-	for (size_t i = 0; i < len; i++)
-		buf[i] = rng_next(x) % 10 == 0 ? odd[rng_next(x) % 14]
-					       : (char)('0' + rng_next(x) % 10);
-	return len;
-}
-
-Test(incr, the_parser_agrees_with_a_libc_reference_on_random_strings)
-{
-	uint64_t x = 88172645463325252ULL;
-	char buf[32];
-
-	for (int i = 0; i < 2000000; i++) {
-		size_t len = random_candidate(&x, buf, sizeof(buf));
-		int64_t got = 0, want = 0;
-		int rg = shmkv__string2ll(buf, len, &got);
-		int rw = reference_string2ll(buf, len, &want);
-
-		cr_assert(rg == rw && (!rg || got == want),
-			  "\"%.*s\": parser %d/%lld, reference %d/%lld",
-			  (int)len, buf, rg, (long long)got, rw,
-			  (long long)want);
-	}
 }
