@@ -8,6 +8,7 @@
  *       build/bench/int_instr ll2string $n; done
  *
  * usage: int_instr ll2string|string2ll|get|key_get|get_int|key_get_int N
+ *        int_instr --quick   (every op, natively: make test's smoke run)
  *
  * ll2string formats the values 0..999999 in turn (1 to 6 digits, the
  * inline integers a counter holds); string2ll parses their decimal forms.
@@ -97,30 +98,46 @@ static int run_get(shmkv_t *kv, const char *op, long n)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* One op @n times, on a fresh store for the GETs. */
+static int run_op(const char *op, long n)
 {
 	char name[64];
 	shmkv_t *kv;
-	long n;
 	int rc;
 
-	if (argc != 3 || (n = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: int_instr ll2string|string2ll|get|"
-				"key_get|get_int|key_get_int N\n");
-		return 2;
-	}
-	if (strcmp(argv[1], "ll2string") == 0 ||
-	    strcmp(argv[1], "string2ll") == 0)
-		return run_conv(argv[1], n);
+	if (strcmp(op, "ll2string") == 0 || strcmp(op, "string2ll") == 0)
+		return run_conv(op, n);
 	snprintf(name, sizeof(name), "/shmkv-int-instr-%d", (int)getpid());
 	if (shmkv_create(name, NULL, &kv) != 0) {
 		fprintf(stderr, "int_instr: cannot create %s\n", name);
 		return 1;
 	}
 	shmkv_unlink(name);
-	rc = run_get(kv, argv[1], n);
+	rc = run_get(kv, op, n);
 	if (rc)
-		fprintf(stderr, "int_instr: %s failed\n", argv[1]);
+		fprintf(stderr, "int_instr: %s failed\n", op);
 	shmkv_close(kv);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const ops[] = { "ll2string", "string2ll",
+					   "get",	"key_get",
+					   "get_int",	"key_get_int" };
+	long n;
+
+	/* --quick (make test's smoke run): every op natively, a few times. */
+	if (argc == 2 && strcmp(argv[1], "--quick") == 0) {
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+			if (run_op(ops[i], 1000) != 0)
+				return 1;
+		return 0;
+	}
+	if (argc != 3 || (n = atol(argv[2])) <= 0) {
+		fprintf(stderr, "usage: int_instr ll2string|string2ll|get|"
+				"key_get|get_int|key_get_int N\n");
+		return 2;
+	}
+	return run_op(argv[1], n);
 }
