@@ -45,6 +45,27 @@ static int give_value(struct shmkv_op *op, struct shmkv_value *v,
 #define FAST_TRIES 4
 
 /* GET's reply for an inline integer: its decimal form into @out. */
+/* Copies @n <= SHMKV_INT_STRLEN bytes with fixed-size moves (overlapping
+ * where @n is not a multiple), which the compiler inlines: a libc memcpy
+ * call would cost as much as printing the integer. */
+static inline void copy_digits(void *dst, const char *src, size_t n)
+{
+	unsigned char *d = dst;
+
+	if (n >= 8) {
+		memcpy(d, src, 8);
+		if (n > 16)
+			memcpy(d + 8, src + 8, 8);
+		memcpy(d + n - 8, src + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, src, 4);
+		memcpy(d + n - 4, src + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = (unsigned char)src[i];
+	}
+}
+
 static int give_int(struct shmkv_value *out, int64_t v)
 {
 	char digits[SHMKV_INT_STRLEN];
@@ -58,8 +79,7 @@ static int give_int(struct shmkv_value *out, int64_t v)
 	}
 	/* As the engine: what fits is copied, len says what it needed. */
 	n = shmkv__ll2string(digits, v);
-	if (out->cap > 0)
-		memcpy(out->buf, digits, n < out->cap ? n : out->cap);
+	copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
 	out->len = n;
 	return n > out->cap ? -ENOBUFS : 1;
 }
@@ -259,19 +279,19 @@ static int set_deadline(struct shmkv *kv, unsigned flags, int64_t expire,
 			       SHMKV__RULE_SET, deadline);
 }
 
-int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		  size_t vlen, unsigned flags, int64_t expire,
-		  struct shmkv_value *old)
+/*
+ * The engine's way, for what the straight-line path leaves. Here and below
+ * such functions are kept apart (noinline), so that a command the fast path
+ * answers does not pay for building the op.
+ */
+static __attribute__((noinline)) int
+set_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen,
+	unsigned flags, int64_t expire, struct shmkv_value *old)
 {
 	struct set_ctx c = { .flags = flags, .old = old };
 	struct shmkv_op op = { .decide = set_decide, .ctx = &c };
-	int64_t i;
-	int err;
+	int err = set_deadline(kv, flags, expire, &c.deadline);
 
-	if (flags == 0 && inline_int_of(kv, val, vlen, &i) &&
-	    (err = set_int_fast(kv, ref, i)) != FAST_SLOW)
-		return err;
-	err = set_deadline(kv, flags, expire, &c.deadline);
 	if (err)
 		return err;
 	if ((flags & SHMKV_SET_GET) && old == NULL)
@@ -281,6 +301,19 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 	op.new_bytes = val;
 	op.new_len = vlen;
 	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		  size_t vlen, unsigned flags, int64_t expire,
+		  struct shmkv_value *old)
+{
+	int64_t i;
+	int r;
+
+	if (flags == 0 && inline_int_of(kv, val, vlen, &i) &&
+	    (r = set_int_fast(kv, ref, i)) != FAST_SLOW)
+		return r;
+	return set_run(kv, ref, val, vlen, flags, expire, old);
 }
 
 int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
@@ -340,18 +373,23 @@ static int get_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_KEEP;
 }
 
-int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
-		  struct shmkv_value *out)
+static __attribute__((noinline)) int
+get_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *out)
 {
 	struct shmkv_op op = { .decide = get_decide,
 			       .ctx = out,
 			       .read_only = true };
-	int r = get_fast(kv, ref, out);
 
-	if (r != FAST_SLOW)
-		return r;
 	want_value(&op, out);
 	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
+		  struct shmkv_value *out)
+{
+	int r = get_fast(kv, ref, out);
+
+	return r != FAST_SLOW ? r : get_run(kv, ref, out);
 }
 
 /* GET as an integer (shmkv_key_get_int): read only. */
@@ -391,9 +429,9 @@ static int get_int_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_KEEP;
 }
 
-/* The engine's way, for what the fast path does not answer: kept apart so
- * that the fast path does not build the op. */
-static int get_int_run(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
+/* The engine's way, for what the fast path does not answer. */
+static __attribute__((noinline)) int
+get_int_run(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
 {
 	struct get_int_ctx c = { .out = out };
 	struct shmkv_op op = { .decide = get_int_decide,
@@ -493,14 +531,20 @@ static int delifeq_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	return FAST_SLOW;
 }
 
-int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
-		      size_t vlen)
+static __attribute__((noinline)) int
+delifeq_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen)
 {
 	/* cmp must be non-NULL to be compared, even for an empty value. */
 	struct shmkv_op op = { .decide = delifeq_decide,
 			       .cmp = val ? val : "",
 			       .cmp_len = vlen };
 
+	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
+		      size_t vlen)
+{
 	int64_t i;
 	int r;
 
@@ -509,7 +553,7 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 	if (inline_int_of(kv, val, vlen, &i) &&
 	    (r = delifeq_int_fast(kv, ref, i)) != FAST_SLOW)
 		return r;
-	return shmkv__run_ref(kv, ref, &op);
+	return delifeq_run(kv, ref, val, vlen);
 }
 
 struct incr_ctx {
@@ -539,8 +583,9 @@ static int incr_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return SHMKV_ACT_STORE;
 }
 
-int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
-		     int64_t *result)
+static __attribute__((noinline)) int incrby_run(shmkv_t *kv,
+						struct shmkv_keyref *ref,
+						int64_t delta, int64_t *result)
 {
 	unsigned char digits[SHMKV_INT_STRLEN];
 	struct incr_ctx c = { .delta = delta, .result = result };
@@ -549,9 +594,16 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
 			       .want_bytes = true,
 			       .buf = digits,
 			       .cap = sizeof(digits) };
+
+	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
+		     int64_t *result)
+{
 	int r = incr_fast(kv, ref, delta, result);
 
-	return r != FAST_SLOW ? r : shmkv__run_ref(kv, ref, &op);
+	return r != FAST_SLOW ? r : incrby_run(kv, ref, delta, result);
 }
 
 int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
