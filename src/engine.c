@@ -364,8 +364,14 @@ int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 		      size_t klen)
 {
 	struct shmkv_key k;
+	int err;
 
-	return shmkv__key_prepare_inline(kv, ref, key, klen, &k);
+	if (ref == NULL)
+		return -EINVAL;
+	err = shmkv__key_check(kv, key, klen, &k);
+	if (err == 0)
+		shmkv__keyref_fill(kv, ref, &k, 0, 0);
+	return err;
 }
 
 static int check_args(const struct shmkv *kv, const struct shmkv__keyref *ref,

@@ -91,64 +91,37 @@ int shmkv__run(struct shmkv *kv, const void *key, size_t klen,
 int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		   struct shmkv_op *op);
 
-/*
- * Fills @pub for @key as shmkv_key_prepare() does (the one copy of its
- * checks). Return: 0, -EINVAL, -ENAMETOOLONG.
- */
-static inline int shmkv__key_prepare_inline(const struct shmkv *kv,
-					    struct shmkv_keyref *pub,
-					    const void *key, size_t klen,
-					    struct shmkv_key *k)
+/* Fills @pub for hashed key @k of @kv, remembering @slot and @state
+ * (state 0: nothing remembered, the engine probes). */
+static inline void shmkv__keyref_fill(const struct shmkv *kv,
+				      struct shmkv_keyref *pub,
+				      const struct shmkv_key *k, uint32_t slot,
+				      uint64_t state)
 {
 	struct shmkv__keyref *kr = shmkv__kref(pub);
 
-	if (kv == NULL || kr == NULL || (key == NULL && klen > 0))
+	kr->key = k->bytes;
+	kr->len = k->len;
+	kr->owner = kv;
+	kr->hash32 = k->hash32;
+	kr->home = k->home;
+	kr->slot = slot;
+	kr->state = state;
+}
+
+/*
+ * Checks and hashes @key as shmkv_key_prepare() does (the one copy of its
+ * checks): into @k. Return: 0, -EINVAL, -ENAMETOOLONG.
+ */
+static inline int shmkv__key_check(const struct shmkv *kv, const void *key,
+				   size_t klen, struct shmkv_key *k)
+{
+	if (kv == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
 	if (klen > kv->geo.key_max)
 		return -ENAMETOOLONG;
 	shmkv__key_init(kv, k, key, klen);
-	kr->key = key;
-	kr->len = klen;
-	kr->owner = kv;
-	kr->hash32 = k->hash32;
-	kr->home = k->home;
-	kr->slot = 0;
-	kr->state = 0; /* never a MEMBER word: nothing cached */
 	return 0;
-}
-
-/* What a plain command's lookup found (shmkv__key_find). */
-enum shmkv_found {
-	SHMKV_KEY_ABSENT = 0, /* no slot held the key during the scan */
-	SHMKV_KEY_FOUND = 1,  /* the reference caches the key's slot */
-	SHMKV_KEY_UNSURE = 2, /* a slot kept changing: nothing cached */
-};
-
-/*
- * A plain command's throw-away reference, prepared and looked up at once,
- * so that the prepared-key command it calls starts at the key's slot (and
- * a command that needs nothing of an absent key answers without more).
- * Return: an enum shmkv_found, or -EINVAL, -ENAMETOOLONG.
- */
-static inline int shmkv__key_find(const struct shmkv *kv,
-				  struct shmkv_keyref *pub, const void *key,
-				  size_t klen)
-{
-	struct shmkv__keyref *kr = shmkv__kref(pub);
-	struct shmkv_slot_ref sr;
-	struct shmkv_key k;
-	int err = shmkv__key_prepare_inline(kv, pub, key, klen, &k);
-
-	if (err)
-		return err;
-	err = shmkv__lookup_inline(kv, &k, &sr);
-	if (err < 0)
-		return SHMKV_KEY_UNSURE;
-	if (err == 0)
-		return SHMKV_KEY_ABSENT;
-	kr->slot = sr.index;
-	kr->state = sr.state;
-	return SHMKV_KEY_FOUND;
 }
 
 /*

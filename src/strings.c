@@ -1,6 +1,8 @@
 /*
  * strings.c - SET and friends, GET, GETSET, GETDEL, DEL, EXISTS, DELIFEQ,
- * and the INCR family: each a decide() callback for the engine.
+ * and the INCR family on a prepared key: each tries its straight-line path
+ * (strings_fast.c), then the engine with a decide() callback. The plain
+ * commands are in strings_plain.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -8,8 +10,8 @@
 
 #include "engine.h"
 #include "expire.h"
-#include "fault.h"
 #include "intconv.h"
+#include "strings_fast.h"
 
 /* Points the op's copy buffer at the caller's value (or nowhere). */
 static void want_value(struct shmkv_op *op, struct shmkv_value *v)
@@ -30,195 +32,6 @@ static int give_value(struct shmkv_op *op, struct shmkv_value *v,
 	else if (err != 0 && v != NULL)
 		v->len = cur->len;
 	return err;
-}
-
-/*
- * The straight-line paths. A command on a prepared key whose slot is known
- * and whose value word is an inline integer or NONE (no block, no TTL, no
- * insert) needs nothing of the engine: one load of the value word checked
- * against the slot's state, and for a write one CAS expecting that word,
- * the same linearization points as the engine's (engine.c). Every other
- * case, and a CAS lost FAST_TRIES times in a row, takes the general path,
- * which decides afresh: a lost race is never an error.
- */
-#define FAST_SLOW  INT_MIN /* not decided here: take the general path */
-#define FAST_TRIES 4
-
-/* GET's reply for an inline integer: its decimal form into @out. */
-/* Copies @n <= SHMKV_INT_STRLEN bytes with fixed-size moves (overlapping
- * where @n is not a multiple), which the compiler inlines: a libc memcpy
- * call would cost as much as printing the integer. */
-static inline void copy_digits(void *dst, const char *src, size_t n)
-{
-	unsigned char *d = dst;
-
-	if (n >= 8) {
-		memcpy(d, src, 8);
-		if (n > 16)
-			memcpy(d + 8, src + 8, 8);
-		memcpy(d + n - 8, src + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(d, src, 4);
-		memcpy(d + n - 4, src + n - 4, 4);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			d[i] = (unsigned char)src[i];
-	}
-}
-
-static int give_int(struct shmkv_value *out, int64_t v)
-{
-	char digits[SHMKV_INT_STRLEN];
-	size_t n;
-
-	if (out == NULL)
-		return 1;
-	if (out->cap >= SHMKV_INT_STRLEN) {
-		out->len = shmkv__ll2string(out->buf, v);
-		return 1;
-	}
-	/* As the engine: what fits is copied, len says what it needed. */
-	n = shmkv__ll2string(digits, v);
-	copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
-	out->len = n;
-	return n > out->cap ? -ENOBUFS : 1;
-}
-
-/*
- * GET's reply for a value block without a TTL: a consistent copy (the
- * block's generation checked after it, block.c) of what value word @w
- * named when it was loaded, which is the linearization point, as in the
- * engine. A TTL (it needs the clock), a block freed under us, or anything
- * corrupt is the general path's: it decides afresh, or reports it.
- */
-static int give_block(const shmkv_t *kv, uint64_t w, struct shmkv_value *out)
-{
-	struct shmkv_block_view view;
-
-	if (shmkv__block_read(kv, w, out != NULL ? out->buf : NULL,
-			      out != NULL ? out->cap : 0, &view) != 0 ||
-	    view.deadline_ms != 0)
-		return FAST_SLOW;
-	if (out == NULL)
-		return 1;
-	/* As the engine: what fits is copied, len says what it needed. */
-	out->len = view.len;
-	return view.len > out->cap ? -ENOBUFS : 1;
-}
-
-/* GET and EXISTS of an inline integer, a block without TTL, or nothing. */
-static int get_fast(shmkv_t *kv, struct shmkv_keyref *ref,
-		    struct shmkv_value *out)
-{
-	uint64_t w;
-	uint32_t ver;
-
-	SHMKV_PAUSE_POINT("fast_found");
-	if ((out != NULL && out->buf == NULL && out->cap > 0) ||
-	    !shmkv__fast_load(kv, ref, &w, false))
-		return FAST_SLOW;
-	ver = SLOT_VERSION(shmkv__kref(ref)->state);
-	if (shmkv__word_is_int(w, ver))
-		return give_int(out, VAL_INT_VALUE(w));
-	if (VAL_KIND(w) == VAL_BLOCK) {
-		SHMKV_PAUSE_POINT("fast_loaded");
-		return give_block(kv, w, out);
-	}
-	if (!shmkv__word_is_none(w, ver))
-		return FAST_SLOW;
-	if (out != NULL)
-		out->len = 0;
-	return 0;
-}
-
-/* Stores inline integer @i over an inline integer or NONE (plain SET).
- * Return: 1, or FAST_SLOW. */
-static int set_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
-{
-	for (int n = 0; n < FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
-
-		if (!shmkv__fast_load(kv, ref, &w, true))
-			return FAST_SLOW;
-		ver = SLOT_VERSION(shmkv__kref(ref)->state);
-		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
-			return FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
-			return 1;
-	}
-	return FAST_SLOW;
-}
-
-/*
- * GETSET of inline integer @i over an inline integer or NONE: the old one
- * is printed after the CAS, so only into a buffer that takes any integer
- * (a short one may refuse the old value, and then nothing may change).
- * Return: 1 (had a value), 0 (had none), or FAST_SLOW.
- */
-static int getset_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i,
-			   struct shmkv_value *old)
-{
-	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN)
-		return FAST_SLOW;
-	for (int n = 0; n < FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
-
-		if (!shmkv__fast_load(kv, ref, &w, true))
-			return FAST_SLOW;
-		ver = SLOT_VERSION(shmkv__kref(ref)->state);
-		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
-			return FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (!shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
-			continue;
-		if (shmkv__word_is_int(w, ver))
-			return give_int(old, VAL_INT_VALUE(w));
-		old->len = 0;
-		return 0;
-	}
-	return FAST_SLOW;
-}
-
-/* Is @val the canonical decimal form of an inline integer? */
-static bool inline_int_of(const shmkv_t *kv, const void *val, size_t vlen,
-			  int64_t *i)
-{
-	return kv != NULL && (val != NULL || vlen == 0) &&
-	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
-	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
-}
-
-/* INCRBY of an inline integer or of nothing, staying inline. */
-static int incr_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
-		     int64_t *result)
-{
-	for (int n = 0; n < FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
-		int64_t v = 0;
-
-		if (!shmkv__fast_load(kv, ref, &w, true))
-			return FAST_SLOW;
-		ver = SLOT_VERSION(shmkv__kref(ref)->state);
-		if (shmkv__word_is_int(w, ver))
-			v = VAL_INT_VALUE(w);
-		else if (!shmkv__word_is_none(w, ver))
-			return FAST_SLOW;
-		/* Leaving the inline range (or int64's) is the engine's. */
-		if (__builtin_add_overflow(v, delta, &v) || v < VAL_INT_MIN ||
-		    v > VAL_INT_MAX)
-			return FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, v))) {
-			if (result)
-				*result = v;
-			return 0;
-		}
-	}
-	return FAST_SLOW;
 }
 
 struct set_ctx {
@@ -307,33 +120,27 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		  size_t vlen, unsigned flags, int64_t expire,
 		  struct shmkv_value *old)
 {
+	struct shmkv__fast f;
 	int64_t i;
 	int r;
 
-	if (flags == 0 && inline_int_of(kv, val, vlen, &i) &&
-	    (r = set_int_fast(kv, ref, i)) != FAST_SLOW)
+	if (flags == 0 && shmkv__inline_int_of(kv, val, vlen, &i) &&
+	    shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_set_int(&f, i)) != SHMKV__FAST_SLOW)
 		return r;
 	return set_run(kv, ref, val, vlen, flags, expire, old);
 }
 
 int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 {
-	uint64_t w;
-	uint32_t ver;
+	struct shmkv__fast f;
+	int r;
 
-	/* An inline integer (never with a TTL) exists; a NONE takes an
-	 * inline integer in one CAS. */
 	if (i < VAL_INT_MIN || i > VAL_INT_MAX ||
-	    !shmkv__fast_load(kv, ref, &w, true))
+	    !shmkv__fast_of_ref(kv, ref, true, &f))
 		return -EAGAIN;
-	ver = SLOT_VERSION(shmkv__kref(ref)->state);
-	if (shmkv__word_is_int(w, ver))
-		return 0;
-	SHMKV_PAUSE_POINT("fast_loaded");
-	if (shmkv__word_is_none(w, ver) &&
-	    shmkv__fast_cas(kv, ref, w, VAL_INT_WORD(ver, i)))
-		return 1;
-	return -EAGAIN;
+	r = shmkv__fast_setnx_int(&f, i);
+	return r != SHMKV__FAST_SLOW ? r : -EAGAIN;
 }
 
 int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
@@ -344,7 +151,7 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 	/* Fast path: a value that is an integer's decimal form is stored as
 	 * that inline integer. */
-	if (inline_int_of(kv, val, vlen, &i) &&
+	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
 	    (r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
 		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
@@ -353,11 +160,13 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		     size_t vlen, struct shmkv_value *old)
 {
+	struct shmkv__fast f;
 	int64_t i;
 	int r;
 
-	if (inline_int_of(kv, val, vlen, &i) &&
-	    (r = getset_int_fast(kv, ref, i, old)) != FAST_SLOW)
+	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
+	    shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_getset_int(&f, i, old)) != SHMKV__FAST_SLOW)
 		return r;
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
 }
@@ -387,9 +196,14 @@ get_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *out)
 int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 		  struct shmkv_value *out)
 {
-	int r = get_fast(kv, ref, out);
+	struct shmkv__fast f;
+	int r;
 
-	return r != FAST_SLOW ? r : get_run(kv, ref, out);
+	/* A read: a read-only handle takes the fast path too. */
+	if (shmkv__fast_of_ref(kv, ref, false, &f) &&
+	    (r = shmkv__fast_get(&f, out)) != SHMKV__FAST_SLOW)
+		return r;
+	return get_run(kv, ref, out);
 }
 
 /* GET as an integer (shmkv_key_get_int): read only. */
@@ -443,23 +257,14 @@ get_int_run(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
 
 int shmkv_key_get_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
 {
-	uint64_t w;
+	struct shmkv__fast f;
+	int r;
 
 	if (out == NULL)
 		return -EINVAL;
-	/* Fast path: an inline integer is the answer in its value word, and
-	 * NONE is a missing key (neither ever has a TTL). A read: a read-only
-	 * handle takes it too. */
-	if (shmkv__fast_load(kv, ref, &w, false)) {
-		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
-
-		if (shmkv__word_is_int(w, ver)) {
-			*out = VAL_INT_VALUE(w);
-			return 1;
-		}
-		if (shmkv__word_is_none(w, ver))
-			return 0;
-	}
+	if (shmkv__fast_of_ref(kv, ref, false, &f) &&
+	    (r = shmkv__fast_get_int(&f, out)) != SHMKV__FAST_SLOW)
+		return r;
 	return get_int_run(kv, ref, out);
 }
 
@@ -485,19 +290,12 @@ int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
 
 int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 {
-	uint64_t w;
+	struct shmkv__fast f;
+	int r;
 
-	/* Fast path: NONE is nothing to delete; an inline integer goes in
-	 * one CAS (it holds no value storage to free). */
-	if (shmkv__fast_load(kv, ref, &w, true)) {
-		uint32_t ver = SLOT_VERSION(shmkv__kref(ref)->state);
-
-		if (shmkv__word_is_none(w, ver))
-			return 0;
-		if (shmkv__word_is_int(w, ver) &&
-		    shmkv__fast_cas(kv, ref, w, VAL_NONE_WORD(ver, 0)))
-			return 1;
-	}
+	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_del(&f)) != SHMKV__FAST_SLOW)
+		return r;
 	return shmkv_key_getdel(kv, ref, NULL);
 }
 
@@ -505,30 +303,6 @@ static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 {
 	op->result = cur->exists && cur->equal;
 	return op->result ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
-}
-
-/* DELIFEQ of inline integer @i against an inline integer or NONE (the
- * safe release of a lock whose value is a number). Return: 1 deleted, 0 not
- * equal or absent, or FAST_SLOW. */
-static int delifeq_int_fast(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
-{
-	for (int n = 0; n < FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
-
-		if (!shmkv__fast_load(kv, ref, &w, true))
-			return FAST_SLOW;
-		ver = SLOT_VERSION(shmkv__kref(ref)->state);
-		if (shmkv__word_is_none(w, ver) ||
-		    (shmkv__word_is_int(w, ver) && VAL_INT_VALUE(w) != i))
-			return 0;
-		if (!shmkv__word_is_int(w, ver))
-			return FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (shmkv__fast_cas(kv, ref, w, VAL_NONE_WORD(ver, 0)))
-			return 1;
-	}
-	return FAST_SLOW;
 }
 
 static __attribute__((noinline)) int
@@ -545,13 +319,15 @@ delifeq_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen)
 int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		      size_t vlen)
 {
+	struct shmkv__fast f;
 	int64_t i;
 	int r;
 
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
-	if (inline_int_of(kv, val, vlen, &i) &&
-	    (r = delifeq_int_fast(kv, ref, i)) != FAST_SLOW)
+	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
+	    shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_delifeq_int(&f, i)) != SHMKV__FAST_SLOW)
 		return r;
 	return delifeq_run(kv, ref, val, vlen);
 }
@@ -601,132 +377,11 @@ static __attribute__((noinline)) int incrby_run(shmkv_t *kv,
 int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
 		     int64_t *result)
 {
-	int r = incr_fast(kv, ref, delta, result);
+	struct shmkv__fast f;
+	int r;
 
-	return r != FAST_SLOW ? r : incrby_run(kv, ref, delta, result);
-}
-
-int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
-{
-	return shmkv_incrby(kv, key, klen, 1, result);
-}
-
-int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
-{
-	return shmkv_incrby(kv, key, klen, -1, result);
-}
-
-int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result)
-{
-	/* -INT64_MIN does not exist: Redis refuses it up front too. */
-	if (delta == INT64_MIN)
-		return -EOVERFLOW;
-	return shmkv_incrby(kv, key, klen, -delta, result);
-}
-
-/*
- * The plain commands: each prepares a throw-away reference to its key and
- * looks the key up (shmkv__key_find), then runs the prepared-key command,
- * which starts at the slot found. Argument errors about the key (NULL,
- * too long) come first. A command that needs nothing of an absent key
- * answers at once (answer_absent).
- */
-#define WITH_REF(kv, key, klen, call)                                          \
-	do {                                                                   \
-		struct shmkv_keyref ref_;                                      \
-		int err_ = shmkv__key_find(kv, &ref_, key, klen);              \
-		return err_ < 0 ? err_ : (call);                               \
-	} while (0)
-
-/*
- * For GET, GET_INT, EXISTS, DEL and GETDEL: a key absent during the lookup's scan
- * reads as absent (the scan is the linearization point, as in the engine's
- * lookup), without a second scan, unless the general path would have
- * refused the call first (a write on a read-only handle, a NULL buffer with
- * a capacity): then it does, as before.
- */
-static bool answer_absent(int found, const shmkv_t *kv, struct shmkv_value *out,
-			  bool write)
-{
-	if (found != SHMKV_KEY_ABSENT || (write && kv->readonly) ||
-	    (out != NULL && out->buf == NULL && out->cap > 0))
-		return false;
-	if (out != NULL)
-		out->len = 0;
-	return true;
-}
-
-int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
-	      size_t vlen, unsigned flags, int64_t expire,
-	      struct shmkv_value *old)
-{
-	WITH_REF(kv, key, klen,
-		 shmkv_key_set(kv, &ref_, val, vlen, flags, expire, old));
-}
-
-int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		size_t vlen)
-{
-	WITH_REF(kv, key, klen, shmkv_key_setnx(kv, &ref_, val, vlen));
-}
-
-int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		 size_t vlen, struct shmkv_value *old)
-{
-	WITH_REF(kv, key, klen, shmkv_key_getset(kv, &ref_, val, vlen, old));
-}
-
-int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
-	      struct shmkv_value *out)
-{
-	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, out, false)
-			 ? 0
-			 : shmkv_key_get(kv, &ref_, out));
-}
-
-int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
-{
-	WITH_REF(kv, key, klen,
-		 out != NULL && answer_absent(err_, kv, NULL, false)
-			 ? 0
-			 : shmkv_key_get_int(kv, &ref_, out));
-}
-
-int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
-{
-	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, NULL, false)
-			 ? 0
-			 : shmkv_key_get(kv, &ref_, NULL));
-}
-
-int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
-		 struct shmkv_value *old)
-{
-	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, old, true)
-			 ? 0
-			 : shmkv_key_getdel(kv, &ref_, old));
-}
-
-int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
-{
-	WITH_REF(kv, key, klen,
-		 answer_absent(err_, kv, NULL, true)
-			 ? 0
-			 : shmkv_key_del(kv, &ref_));
-}
-
-int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
-		  size_t vlen)
-{
-	WITH_REF(kv, key, klen, shmkv_key_delifeq(kv, &ref_, val, vlen));
-}
-
-int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
-		 int64_t *result)
-{
-	WITH_REF(kv, key, klen, shmkv_key_incrby(kv, &ref_, delta, result));
+	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_incr(&f, delta, result)) != SHMKV__FAST_SLOW)
+		return r;
+	return incrby_run(kv, ref, delta, result);
 }

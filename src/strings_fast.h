@@ -1,0 +1,342 @@
+/*
+ * strings_fast.h - the straight-line paths of the string commands.
+ *
+ * A command on a key whose slot is known and whose value word is an inline
+ * integer or NONE (or, for GET, a block without TTL) needs nothing of the
+ * engine: one load of the value word checked against the slot's state
+ * word, and for a write one CAS expecting that word, the same
+ * linearization points as the engine's (engine.c). Every other case, and a
+ * CAS lost SHMKV__FAST_TRIES times in a row, answers SHMKV__FAST_SLOW: the
+ * caller then takes the engine, which decides afresh (a lost race is never
+ * an error). The prepared-key commands (strings.c) and the plain ones
+ * (strings_plain.c) both start here: GET, GET as a number, SET, SETNX,
+ * GETSET, INCRBY, DEL and DELIFEQ of inline integers, and GET of a block
+ * without TTL.
+ */
+#ifndef SHMKV_STRINGS_FAST_H
+#define SHMKV_STRINGS_FAST_H
+
+#include <limits.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "fault.h"
+#include "intconv.h"
+
+#define SHMKV__FAST_SLOW  INT_MIN /* not decided here: take the engine */
+#define SHMKV__FAST_TRIES 4
+
+/* A MEMBER slot of the key, and its state word when the key was matched. */
+struct shmkv__fast {
+	struct shmkv *kv;
+	uint32_t idx;
+	uint64_t state;
+};
+
+/* The slot a prepared key remembers, if it may serve: the checks of
+ * shmkv__fast_load (@write: the command changes the key). */
+static inline bool shmkv__fast_of_ref(shmkv_t *kv,
+				      const struct shmkv_keyref *pub,
+				      bool write, struct shmkv__fast *f)
+{
+	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
+
+	if (kv == NULL || ref == NULL || ref->owner != kv ||
+	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
+	    ref->slot > kv->mask)
+		return false;
+	f->kv = kv;
+	f->idx = ref->slot;
+	f->state = ref->state;
+	return true;
+}
+
+/* The value word, if the slot still holds the key (state unchanged). */
+static inline bool shmkv__fast_word(const struct shmkv__fast *f, uint64_t *w)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
+
+	/* Acquire, then acquire: the value is this incarnation's if the state
+	 * word is unchanged after it (see shmkv__slot_still). */
+	*w = shmkv__load_acquire(&s->value);
+	return shmkv__load_acquire(&s->state) == f->state;
+}
+
+static inline bool shmkv__fast_swap(const struct shmkv__fast *f, uint64_t old,
+				    uint64_t nv)
+{
+	/* Full barrier: the command's linearization point, as in commit(). */
+	return shmkv__cas_full(&shmkv__slot(f->kv, f->idx)->value, old, nv) ==
+	       old;
+}
+
+static inline uint32_t shmkv__fast_ver(const struct shmkv__fast *f)
+{
+	return SLOT_VERSION(f->state);
+}
+
+/* Is @val the canonical decimal form of an inline integer? */
+static inline bool shmkv__inline_int_of(const shmkv_t *kv, const void *val,
+					size_t vlen, int64_t *i)
+{
+	return kv != NULL && (val != NULL || vlen == 0) &&
+	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
+	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
+}
+
+/*
+ * The paths. Each returns the command's result, or SHMKV__FAST_SLOW; the
+ * writes need a slot of a handle that may write. Inline: both the
+ * prepared-key and the plain commands call them, and a call would cost a
+ * fifth of a prepared GET.
+ */
+
+/* Copies @n <= SHMKV_INT_STRLEN bytes with fixed-size moves (overlapping
+ * where @n is not a multiple), which the compiler inlines: a libc memcpy
+ * call would cost as much as printing the integer. */
+static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
+{
+	unsigned char *d = dst;
+
+	if (n >= 8) {
+		memcpy(d, src, 8);
+		if (n > 16)
+			memcpy(d + 8, src + 8, 8);
+		memcpy(d + n - 8, src + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, src, 4);
+		memcpy(d + n - 4, src + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = (unsigned char)src[i];
+	}
+}
+
+/* GET's reply for an inline integer: its decimal form into @out. */
+static inline int shmkv__give_int(struct shmkv_value *out, int64_t v)
+{
+	char digits[SHMKV_INT_STRLEN];
+	size_t n;
+
+	if (out == NULL)
+		return 1;
+	if (out->cap >= SHMKV_INT_STRLEN) {
+		out->len = shmkv__ll2string(out->buf, v);
+		return 1;
+	}
+	/* As the engine: what fits is copied, len says what it needed. */
+	n = shmkv__ll2string(digits, v);
+	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
+	out->len = n;
+	return n > out->cap ? -ENOBUFS : 1;
+}
+
+/*
+ * GET's reply for a value block without a TTL: a consistent copy (the
+ * block's generation checked after it, block.c) of what value word @w
+ * named when it was loaded, which is the linearization point, as in the
+ * engine. A TTL (it needs the clock), a block freed under us, or anything
+ * corrupt is the general path's: it decides afresh, or reports it.
+ */
+static inline int shmkv__give_block(const shmkv_t *kv, uint64_t w,
+				    struct shmkv_value *out)
+{
+	struct shmkv_block_view view;
+
+	if (shmkv__block_read(kv, w, out != NULL ? out->buf : NULL,
+			      out != NULL ? out->cap : 0, &view) != 0 ||
+	    view.deadline_ms != 0)
+		return SHMKV__FAST_SLOW;
+	if (out == NULL)
+		return 1;
+	/* As the engine: what fits is copied, len says what it needed. */
+	out->len = view.len;
+	return view.len > out->cap ? -ENOBUFS : 1;
+}
+
+/* GET and EXISTS of an inline integer, a block without TTL, or nothing. */
+static inline int shmkv__fast_get(const struct shmkv__fast *f,
+				  struct shmkv_value *out)
+{
+	uint64_t w;
+	uint32_t ver;
+
+	SHMKV_PAUSE_POINT("fast_found");
+	if ((out != NULL && out->buf == NULL && out->cap > 0) ||
+	    !shmkv__fast_word(f, &w))
+		return SHMKV__FAST_SLOW;
+	ver = shmkv__fast_ver(f);
+	if (shmkv__word_is_int(w, ver))
+		return shmkv__give_int(out, VAL_INT_VALUE(w));
+	if (VAL_KIND(w) == VAL_BLOCK) {
+		SHMKV_PAUSE_POINT("fast_loaded");
+		return shmkv__give_block(f->kv, w, out);
+	}
+	if (!shmkv__word_is_none(w, ver))
+		return SHMKV__FAST_SLOW;
+	if (out != NULL)
+		out->len = 0;
+	return 0;
+}
+
+/* Stores inline integer @i over an inline integer or NONE (plain SET).
+ * Return: 1, or SHMKV__FAST_SLOW. */
+static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
+{
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_word(f, &w))
+			return SHMKV__FAST_SLOW;
+		ver = shmkv__fast_ver(f);
+		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
+			return SHMKV__FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_swap(f, w, VAL_INT_WORD(ver, i)))
+			return 1;
+	}
+	return SHMKV__FAST_SLOW;
+}
+
+/*
+ * GETSET of inline integer @i over an inline integer or NONE: the old one
+ * is printed after the CAS, so only into a buffer that takes any integer
+ * (a short one may refuse the old value, and then nothing may change).
+ * Return: 1 (had a value), 0 (had none), or SHMKV__FAST_SLOW.
+ */
+static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
+					 struct shmkv_value *old)
+{
+	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN)
+		return SHMKV__FAST_SLOW;
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_word(f, &w))
+			return SHMKV__FAST_SLOW;
+		ver = shmkv__fast_ver(f);
+		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
+			return SHMKV__FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (!shmkv__fast_swap(f, w, VAL_INT_WORD(ver, i)))
+			continue;
+		if (shmkv__word_is_int(w, ver))
+			return shmkv__give_int(old, VAL_INT_VALUE(w));
+		old->len = 0;
+		return 0;
+	}
+	return SHMKV__FAST_SLOW;
+}
+
+/* INCRBY of an inline integer or of nothing, staying inline. */
+static inline int shmkv__fast_incr(const struct shmkv__fast *f, int64_t delta,
+				   int64_t *result)
+{
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+		int64_t v = 0;
+
+		if (!shmkv__fast_word(f, &w))
+			return SHMKV__FAST_SLOW;
+		ver = shmkv__fast_ver(f);
+		if (shmkv__word_is_int(w, ver))
+			v = VAL_INT_VALUE(w);
+		else if (!shmkv__word_is_none(w, ver))
+			return SHMKV__FAST_SLOW;
+		/* Leaving the inline range (or int64's) is the engine's. */
+		if (__builtin_add_overflow(v, delta, &v) || v < VAL_INT_MIN ||
+		    v > VAL_INT_MAX)
+			return SHMKV__FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_swap(f, w, VAL_INT_WORD(ver, v))) {
+			if (result)
+				*result = v;
+			return 0;
+		}
+	}
+	return SHMKV__FAST_SLOW;
+}
+
+/* SETNX of inline integer @i over an inline integer (which exists: an
+ * inline integer never has a TTL) or NONE. Return: 1 set, 0 exists, or
+ * SHMKV__FAST_SLOW. */
+static inline int shmkv__fast_setnx_int(const struct shmkv__fast *f, int64_t i)
+{
+	uint64_t w;
+	uint32_t ver = shmkv__fast_ver(f);
+
+	if (!shmkv__fast_word(f, &w))
+		return SHMKV__FAST_SLOW;
+	if (shmkv__word_is_int(w, ver))
+		return 0;
+	SHMKV_PAUSE_POINT("fast_loaded");
+	if (shmkv__word_is_none(w, ver) &&
+	    shmkv__fast_swap(f, w, VAL_INT_WORD(ver, i)))
+		return 1;
+	return SHMKV__FAST_SLOW;
+}
+
+/* GET as a number: an inline integer is the answer in its value word, and
+ * NONE is a missing key (neither ever has a TTL); nothing is printed. */
+static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
+{
+	uint64_t w;
+	uint32_t ver = shmkv__fast_ver(f);
+
+	if (!shmkv__fast_word(f, &w))
+		return SHMKV__FAST_SLOW;
+	if (shmkv__word_is_int(w, ver)) {
+		*out = VAL_INT_VALUE(w);
+		return 1;
+	}
+	return shmkv__word_is_none(w, ver) ? 0 : SHMKV__FAST_SLOW;
+}
+
+/* DEL of NONE (nothing to delete) or of an inline integer: one CAS, no
+ * value storage to free. */
+static inline int shmkv__fast_del(const struct shmkv__fast *f)
+{
+	uint64_t w;
+	uint32_t ver = shmkv__fast_ver(f);
+
+	if (!shmkv__fast_word(f, &w))
+		return SHMKV__FAST_SLOW;
+	if (shmkv__word_is_none(w, ver))
+		return 0;
+	if (shmkv__word_is_int(w, ver) &&
+	    shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
+		return 1;
+	return SHMKV__FAST_SLOW;
+}
+
+/* DELIFEQ of inline integer @i against an inline integer or NONE (the
+ * safe release of a lock whose value is a number). Return: 1 deleted, 0 not
+ * equal or absent, or SHMKV__FAST_SLOW. */
+static inline int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
+					  int64_t i)
+{
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		uint64_t w;
+		uint32_t ver;
+
+		if (!shmkv__fast_word(f, &w))
+			return SHMKV__FAST_SLOW;
+		ver = shmkv__fast_ver(f);
+		if (shmkv__word_is_none(w, ver) ||
+		    (shmkv__word_is_int(w, ver) && VAL_INT_VALUE(w) != i))
+			return 0;
+		if (!shmkv__word_is_int(w, ver))
+			return SHMKV__FAST_SLOW;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
+			return 1;
+	}
+	return SHMKV__FAST_SLOW;
+}
+
+#endif /* SHMKV_STRINGS_FAST_H */

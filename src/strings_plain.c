@@ -1,0 +1,213 @@
+/*
+ * strings_plain.c - the plain string commands (shmkv_get(kv, key, ...)):
+ * each checks, hashes and looks up its key inline, once, and tries the
+ * straight-line path (strings_fast.c) on the slot it matched; only what
+ * that path leaves goes to the prepared-key command (strings.c), with a
+ * throw-away reference that already remembers the slot, so the engine
+ * does not probe again.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "strings_fast.h"
+
+/* What a plain command's lookup found. */
+enum found {
+	KEY_ABSENT = 0, /* no slot held the key during the scan */
+	KEY_FOUND = 1,	/* p->f names its slot */
+	KEY_UNSURE = 2, /* take the engine: a slot kept changing under the
+			 * scan, or a write on a read-only handle (which the
+			 * engine refuses) */
+};
+
+struct plain {
+	struct shmkv_key k;
+	struct shmkv__fast f;
+	int found;
+	struct shmkv_keyref ref; /* filled only for the engine's way */
+};
+
+/* Checks, hashes and looks up @key. Return: 0 and p->found, or -EINVAL,
+ * -ENAMETOOLONG (before anything else, as shmkv_key_prepare). */
+static inline int plain_find(shmkv_t *kv, const void *key, size_t klen,
+			     bool write, struct plain *p)
+{
+	struct shmkv_slot_ref sr = { 0, 0 };
+	int r = shmkv__key_check(kv, key, klen, &p->k);
+
+	if (r)
+		return r;
+	p->f.kv = kv;
+	if (write && kv->readonly) {
+		p->found = KEY_UNSURE;
+		return 0;
+	}
+	r = shmkv__lookup_inline(kv, &p->k, &sr);
+	p->found = r < 0 ? KEY_UNSURE : r;
+	p->f.idx = sr.index;
+	p->f.state = r == 1 ? sr.state : 0;
+	return 0;
+}
+
+/* The prepared key for the engine's way, remembering the slot found. */
+static inline struct shmkv_keyref *plain_ref(struct plain *p)
+{
+	shmkv__keyref_fill(p->f.kv, &p->ref, &p->k,
+			   p->found == KEY_FOUND ? p->f.idx : 0,
+			   p->found == KEY_FOUND ? p->f.state : 0);
+	return &p->ref;
+}
+
+/*
+ * For GET, GET as a number, EXISTS, DEL and GETDEL: a key absent during
+ * the lookup's scan reads as absent (the scan is the linearization point,
+ * as in the engine's lookup), without a second scan, unless the engine
+ * would have refused the call first (a NULL buffer with a capacity): then
+ * it does, as before.
+ */
+static bool answer_absent(const struct plain *p, struct shmkv_value *out)
+{
+	if (p->found != KEY_ABSENT ||
+	    (out != NULL && out->buf == NULL && out->cap > 0))
+		return false;
+	if (out != NULL)
+		out->len = 0;
+	return true;
+}
+
+/* Runs fast call @fast on the slot found, if any; else (or if it cannot
+ * decide) prepared command @slow. @absent_ok: an absent key answers 0. */
+#define PLAIN(kv, key, klen, write, fast, absent_ok, out, slow)                \
+	do {                                                                   \
+		struct plain p_;                                               \
+		int r_ = plain_find(kv, key, klen, write, &p_);                \
+		const struct shmkv__fast *f_ = &p_.f;                          \
+                                                                               \
+		(void)f_;                                                      \
+		if (r_ < 0)                                                    \
+			return r_;                                             \
+		if (p_.found == KEY_FOUND &&                                   \
+		    (r_ = (fast)) != SHMKV__FAST_SLOW)                         \
+			return r_;                                             \
+		if ((absent_ok) && answer_absent(&p_, out))                    \
+			return 0;                                              \
+		{                                                              \
+			struct shmkv_keyref *ref_ = plain_ref(&p_);            \
+			return (slow);                                         \
+		}                                                              \
+	} while (0)
+
+int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
+	      struct shmkv_value *out)
+{
+	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, out), true, out,
+	      shmkv_key_get(kv, ref_, out));
+}
+
+int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
+{
+	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, NULL), true,
+	      (struct shmkv_value *)NULL, shmkv_key_get(kv, ref_, NULL));
+}
+
+int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
+{
+	/* A NULL @out is -EINVAL even for an absent key: the engine says so. */
+	PLAIN(kv, key, klen, false,
+	      out != NULL ? shmkv__fast_get_int(f_, out) : SHMKV__FAST_SLOW,
+	      out != NULL, (struct shmkv_value *)NULL,
+	      shmkv_key_get_int(kv, ref_, out));
+}
+
+int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+	      size_t vlen, unsigned flags, int64_t expire,
+	      struct shmkv_value *old)
+{
+	int64_t i;
+
+	PLAIN(kv, key, klen, true,
+	      flags == 0 && shmkv__inline_int_of(kv, val, vlen, &i)
+		      ? shmkv__fast_set_int(f_, i)
+		      : SHMKV__FAST_SLOW,
+	      false, (struct shmkv_value *)NULL,
+	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old));
+}
+
+int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		size_t vlen)
+{
+	int64_t i;
+
+	PLAIN(kv, key, klen, true,
+	      shmkv__inline_int_of(kv, val, vlen, &i)
+		      ? shmkv__fast_setnx_int(f_, i)
+		      : SHMKV__FAST_SLOW,
+	      false, (struct shmkv_value *)NULL,
+	      shmkv_key_setnx(kv, ref_, val, vlen));
+}
+
+int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		 size_t vlen, struct shmkv_value *old)
+{
+	int64_t i;
+
+	PLAIN(kv, key, klen, true,
+	      shmkv__inline_int_of(kv, val, vlen, &i)
+		      ? shmkv__fast_getset_int(f_, i, old)
+		      : SHMKV__FAST_SLOW,
+	      false, (struct shmkv_value *)NULL,
+	      shmkv_key_getset(kv, ref_, val, vlen, old));
+}
+
+int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
+		 struct shmkv_value *old)
+{
+	PLAIN(kv, key, klen, true, SHMKV__FAST_SLOW, true, old,
+	      shmkv_key_getdel(kv, ref_, old));
+}
+
+int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
+{
+	PLAIN(kv, key, klen, true, shmkv__fast_del(f_), true,
+	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_));
+}
+
+int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		  size_t vlen)
+{
+	int64_t i;
+
+	PLAIN(kv, key, klen, true,
+	      shmkv__inline_int_of(kv, val, vlen, &i)
+		      ? shmkv__fast_delifeq_int(f_, i)
+		      : SHMKV__FAST_SLOW,
+	      false, (struct shmkv_value *)NULL,
+	      shmkv_key_delifeq(kv, ref_, val, vlen));
+}
+
+int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result)
+{
+	PLAIN(kv, key, klen, true, shmkv__fast_incr(f_, delta, result), false,
+	      (struct shmkv_value *)NULL,
+	      shmkv_key_incrby(kv, ref_, delta, result));
+}
+
+int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
+{
+	return shmkv_incrby(kv, key, klen, 1, result);
+}
+
+int shmkv_decr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)
+{
+	return shmkv_incrby(kv, key, klen, -1, result);
+}
+
+int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
+		 int64_t *result)
+{
+	/* -INT64_MIN does not exist: Redis refuses it up front too. */
+	if (delta == INT64_MIN)
+		return -EOVERFLOW;
+	return shmkv_incrby(kv, key, klen, -delta, result);
+}
