@@ -41,6 +41,14 @@ double bench_clock_overhead_ns(void);
 uint64_t bench_cpu_ns(void);
 
 /*
+ * Ops per timed run so that one run lasts about @target_ns: the best of 3
+ * trial runs of 4096 ops by @run(@ctx, ops, &ns), scaled, at least 1024,
+ * into *@ops. Return: 0, or @run's error.
+ */
+int bench_calibrate(int (*run)(void *ctx, uint64_t ops, uint64_t *ns),
+		    void *ctx, uint64_t target_ns, uint64_t *ops);
+
+/*
  * Per-operation timing. On x86 the time-stamp counter, fenced so the timed
  * operation can neither start before bench_tick_begin() nor finish after
  * bench_tick_end(); elsewhere CLOCK_MONOTONIC.

@@ -160,22 +160,15 @@ static int run_op(enum op op, uint64_t ops, uint64_t *ns)
 	}
 }
 
-/* Ops per run so one run lasts about target_ns (best of 3 trials). */
+static int run_trial(void *ctx, uint64_t ops, uint64_t *ns)
+{
+	return run_op(*(const enum op *)ctx, ops, ns);
+}
+
+/* Ops per run so one run lasts about target_ns. */
 static int calibrate(enum op op)
 {
-	uint64_t ops = 4096, ns, best = UINT64_MAX;
-
-	for (int t = 0; t < 3; t++) {
-		int err = run_op(op, ops, &ns);
-
-		if (err)
-			return err;
-		best = ns < best ? ns : best;
-	}
-	ops = (uint64_t)((double)ops * (double)target_ns /
-			 (double)(best ? best : 1));
-	S.ops[op] = ops < 1024 ? 1024 : ops;
-	return 0;
+	return bench_calibrate(run_trial, &op, target_ns, &S.ops[op]);
 }
 
 /* The GETs leave the table's lines in the caches for each other; one

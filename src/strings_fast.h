@@ -181,55 +181,52 @@ static inline int shmkv__fast_get(const struct shmkv__fast *f,
 	return 0;
 }
 
-/* Stores inline integer @i over an inline integer or NONE (plain SET).
- * Return: 1, or SHMKV__FAST_SLOW. */
+/* Swaps inline integer @i in for an inline integer or NONE: SET and
+ * GETSET. Return: true and the word replaced in *@old, or false (take
+ * the engine). */
+static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
+					uint64_t *old)
+{
+	uint32_t ver = shmkv__fast_ver(f);
+
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		if (!shmkv__fast_word(f, old) ||
+		    (!shmkv__word_is_int(*old, ver) &&
+		     !shmkv__word_is_none(*old, ver)))
+			return false;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__fast_swap(f, *old, VAL_INT_WORD(ver, i)))
+			return true;
+	}
+	return false;
+}
+
+/* SET of inline integer @i. Return: 1, or SHMKV__FAST_SLOW. */
 static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
 {
-	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
+	uint64_t old;
 
-		if (!shmkv__fast_word(f, &w))
-			return SHMKV__FAST_SLOW;
-		ver = shmkv__fast_ver(f);
-		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
-			return SHMKV__FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (shmkv__fast_swap(f, w, VAL_INT_WORD(ver, i)))
-			return 1;
-	}
-	return SHMKV__FAST_SLOW;
+	return shmkv__fast_swap_int(f, i, &old) ? 1 : SHMKV__FAST_SLOW;
 }
 
 /*
- * GETSET of inline integer @i over an inline integer or NONE: the old one
- * is printed after the CAS, so only into a buffer that takes any integer
- * (a short one may refuse the old value, and then nothing may change).
+ * GETSET of inline integer @i: the old one is printed after the CAS, so
+ * only into a buffer that takes any integer (a short one may refuse the
+ * old value, and then nothing may change).
  * Return: 1 (had a value), 0 (had none), or SHMKV__FAST_SLOW.
  */
 static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
 					 struct shmkv_value *old)
 {
-	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN)
-		return SHMKV__FAST_SLOW;
-	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
-		uint64_t w;
-		uint32_t ver;
+	uint64_t w;
 
-		if (!shmkv__fast_word(f, &w))
-			return SHMKV__FAST_SLOW;
-		ver = shmkv__fast_ver(f);
-		if (!shmkv__word_is_int(w, ver) && !shmkv__word_is_none(w, ver))
-			return SHMKV__FAST_SLOW;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		if (!shmkv__fast_swap(f, w, VAL_INT_WORD(ver, i)))
-			continue;
-		if (shmkv__word_is_int(w, ver))
-			return shmkv__give_int(old, VAL_INT_VALUE(w));
-		old->len = 0;
-		return 0;
-	}
-	return SHMKV__FAST_SLOW;
+	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN ||
+	    !shmkv__fast_swap_int(f, i, &w))
+		return SHMKV__FAST_SLOW;
+	if (VAL_KIND(w) == VAL_INT)
+		return shmkv__give_int(old, VAL_INT_VALUE(w));
+	old->len = 0;
+	return 0;
 }
 
 /* INCRBY of an inline integer or of nothing, staying inline. */

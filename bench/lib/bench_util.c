@@ -433,3 +433,21 @@ void bench_title(const char *what, int quick)
 	       quick ? " (QUICK: smoke run, figures not meaningful)" : "");
 	bench_machine_print(stdout, &m);
 }
+
+int bench_calibrate(int (*run)(void *ctx, uint64_t ops, uint64_t *ns),
+		    void *ctx, uint64_t target_ns, uint64_t *ops)
+{
+	uint64_t n = 4096, ns, best = UINT64_MAX;
+
+	for (int t = 0; t < 3; t++) {
+		int err = run(ctx, n, &ns);
+
+		if (err)
+			return err;
+		best = ns < best ? ns : best;
+	}
+	n = (uint64_t)((double)n * (double)target_ns /
+		       (double)(best ? best : 1));
+	*ops = n < 1024 ? 1024 : n;
+	return 0;
+}
