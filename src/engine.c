@@ -278,6 +278,46 @@ static bool commit(struct run *r, uint64_t old, uint64_t nv)
 	return true;
 }
 
+/*
+ * SET of @len bytes with no option (see engine.h): what attempt() does for
+ * it, without an op or a decide(). Any doubt is the engine's: a word of
+ * another kind or incarnation, a block that moved under the read, an
+ * allocation that failed, four lost CASes.
+ */
+int shmkv__set_bytes_fast(struct shmkv *kv, uint32_t idx, uint64_t state,
+			  const void *bytes, size_t len)
+{
+	struct run r = { .kv = kv, .ref = { .index = idx, .state = state } };
+	uint64_t *word = &shmkv__slot(kv, idx)->value;
+	uint32_t ver = SLOT_VERSION(state);
+	bool done = false;
+
+	for (int n = 0; n < 4 && !done; n++) {
+		/* Acquire: pairs with the CAS that stored it, as in attempt(). */
+		uint64_t old = shmkv__load_acquire(word), nv;
+		struct shmkv_block_view view;
+
+		if (!shmkv__slot_still(kv, &r.ref))
+			break;
+		if (VAL_KIND(old) == VAL_BLOCK) {
+			/* Its holder, to settle before the CAS (commit()). */
+			if (shmkv__block_read(kv, old, NULL, 0, &view) != 0)
+				break;
+			r.old_owner = view.owner;
+		} else if (!shmkv__word_is_int(old, ver) &&
+			   !shmkv__word_is_none(old, ver)) {
+			break;
+		}
+		if (block_with_bytes(&r, bytes, len, 0, &nv) != 0)
+			break;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		done = commit(&r, old, nv);
+	}
+	if (r.block != 0)
+		shmkv__value_free(kv, r.block);
+	return done;
+}
+
 /* An expired value seen by a command that changes nothing: delete it now
  * (Redis's lazy expiry). Losing the race is fine: someone else did. */
 static void expire_lazily(struct run *r, uint64_t old)

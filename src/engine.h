@@ -168,6 +168,17 @@ static inline bool shmkv__fast_cas(const struct shmkv *kv,
  */
 int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 
+/*
+ * SET of @len bytes (which are not an inline integer's, and at most
+ * value_max) with no option, on slot @idx of a handle that may write,
+ * matched in state @state: a value block stored and published as the
+ * engine would, without an op. Return: true if stored; false if the engine
+ * must decide (the word is not an inline integer, NONE or a block of this
+ * incarnation, or it kept moving, or storage ran out): nothing changed.
+ */
+int shmkv__set_bytes_fast(struct shmkv *kv, uint32_t idx, uint64_t state,
+			  const void *bytes, size_t len);
+
 /* The value word's kind for the fast path, in the slot version @ver. */
 static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)
 {

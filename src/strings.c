@@ -121,12 +121,10 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		  struct shmkv_value *old)
 {
 	struct shmkv__fast f;
-	int64_t i;
 	int r;
 
-	if (flags == 0 && shmkv__inline_int_of(kv, val, vlen, &i) &&
-	    shmkv__fast_of_ref(kv, ref, true, &f) &&
-	    (r = shmkv__fast_set_int(&f, i)) != SHMKV__FAST_SLOW)
+	if (flags == 0 && shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__fast_set(&f, val, vlen)) != SHMKV__FAST_SLOW)
 		return r;
 	return set_run(kv, ref, val, vlen, flags, expire, old);
 }

@@ -209,6 +209,29 @@ static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
 	return shmkv__fast_swap_int(f, i, &old) ? 1 : SHMKV__FAST_SLOW;
 }
 
+/* SET of the bytes @val (@vlen), which are no inline integer's, when the
+ * engine would take them without a word of doubt. */
+static inline int shmkv__fast_set_bytes(const struct shmkv__fast *f,
+					const void *val, size_t vlen)
+{
+	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
+		return SHMKV__FAST_SLOW;
+	return shmkv__set_bytes_fast(f->kv, f->idx, f->state, val, vlen)
+		       ? 1
+		       : SHMKV__FAST_SLOW;
+}
+
+/* SET without options: an inline integer, or the bytes. */
+static inline int shmkv__fast_set(const struct shmkv__fast *f, const void *val,
+				  size_t vlen)
+{
+	int64_t i;
+
+	if (shmkv__inline_int_of(f->kv, val, vlen, &i))
+		return shmkv__fast_set_int(f, i);
+	return shmkv__fast_set_bytes(f, val, vlen);
+}
+
 /*
  * GETSET of inline integer @i: the old one is printed after the CAS, so
  * only into a buffer that takes any integer (a short one may refuse the

@@ -123,12 +123,8 @@ int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	      size_t vlen, unsigned flags, int64_t expire,
 	      struct shmkv_value *old)
 {
-	int64_t i;
-
 	PLAIN(kv, key, klen, true,
-	      flags == 0 && shmkv__inline_int_of(kv, val, vlen, &i)
-		      ? shmkv__fast_set_int(f_, i)
-		      : SHMKV__FAST_SLOW,
+	      flags == 0 ? shmkv__fast_set(f_, val, vlen) : SHMKV__FAST_SLOW,
 	      false, (struct shmkv_value *)NULL,
 	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old));
 }

@@ -19,7 +19,15 @@
 TestSuite(pausepoint_fast, .init = tu_setup, .fini = tu_teardown);
 
 /* What a child does on a fresh handle of tu_name. */
-enum fast_call { GET_A, SET_A_5, INCR_A, SETNX_A_7, GETSET_A_5, DELIFEQ_A_1 };
+enum fast_call {
+	GET_A,
+	SET_A_5,
+	INCR_A,
+	SETNX_A_7,
+	GETSET_A_5,
+	DELIFEQ_A_1,
+	SET_A_STRING,
+};
 
 static int fast_call(void *arg)
 {
@@ -52,6 +60,10 @@ static int fast_call(void *arg)
 	case DELIFEQ_A_1:
 		rc = shmkv_delifeq(kv, LIT("a"), LIT("1"));
 		break;
+	case SET_A_STRING:
+		rc = shmkv_set(kv, LIT("a"), LIT("child-16-bytes!!"), 0, 0,
+			       NULL);
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -59,8 +71,9 @@ static int fast_call(void *arg)
 	return rc;
 }
 
-static const enum fast_call calls[] = { GET_A,	   SET_A_5,    INCR_A,
-					SETNX_A_7, GETSET_A_5, DELIFEQ_A_1 };
+static const enum fast_call calls[] = { GET_A,	     SET_A_5,	 INCR_A,
+					SETNX_A_7,   GETSET_A_5, DELIFEQ_A_1,
+					SET_A_STRING };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
 {
@@ -240,4 +253,38 @@ Test(pausepoint_fast,
 	tu_child_let_go(&c);
 	tu_assert_rc(tu_child_finish(&c), 0);
 	tu_assert_get_str(tu_kv, "a", "2");
+}
+
+Test(pausepoint_fast,
+     a_string_set_that_loses_its_cas_stores_once_and_leaks_nothing)
+{
+	enum { PAUSES = 64 };
+	struct shmkv_stats st;
+	struct tu_child c;
+	int lost = 0;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("a"), LIT("parent-value-000"), 0, 0, NULL),
+		1);
+	/* Each time the child has its block built and is about to publish
+	 * it, the parent replaces the block it would replace. */
+	c = start(SET_A_STRING, "fast_loaded", PAUSES);
+	while (lost < PAUSES && tu_child_paused(&c)) {
+		tu_assert_rc(shmkv_set(tu_kv, LIT("a"),
+				       lost & 1 ? "parent-value-111"
+						: "parent-value-222",
+				       16, 0, 0, NULL),
+			     1);
+		tu_child_let_go(&c);
+		lost++;
+	}
+	cr_assert(lost > 0 && lost < PAUSES, "%d CASes lost", lost);
+	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_get_str(tu_kv, "a", "child-16-bytes!!");
+	/* One value, one block: neither the child's unpublished blocks nor
+	 * the replaced ones stay allocated (a cached free block is free). */
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 1, "%llu blocks in use",
+		     (unsigned long long)mp_blocks_used(&st));
 }
