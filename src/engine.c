@@ -284,20 +284,20 @@ static bool commit(struct run *r, uint64_t old, uint64_t nv)
  * another kind or incarnation, a block that moved under the read, an
  * allocation that failed, four lost CASes.
  */
-int shmkv__set_bytes_fast(struct shmkv *kv, uint32_t idx, uint64_t state,
-			  const void *bytes, size_t len)
+bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
+			   size_t len)
 {
-	struct run r = { .kv = kv, .ref = { .index = idx, .state = state } };
-	uint64_t *word = &shmkv__slot(kv, idx)->value;
-	uint32_t ver = SLOT_VERSION(state);
+	struct shmkv *kv = f->kv;
+	struct run r = { .kv = kv,
+			 .ref = { .index = f->idx, .state = f->state } };
+	uint32_t ver = shmkv__fast_ver(f);
 	bool done = false;
 
-	for (int n = 0; n < 4 && !done; n++) {
-		/* Acquire: pairs with the CAS that stored it, as in attempt(). */
-		uint64_t old = shmkv__load_acquire(word), nv;
+	for (int n = 0; n < SHMKV__FAST_TRIES && !done; n++) {
 		struct shmkv_block_view view;
+		uint64_t old, nv;
 
-		if (!shmkv__slot_still(kv, &r.ref))
+		if (!shmkv__fast_word(f, &old))
 			break;
 		if (VAL_KIND(old) == VAL_BLOCK) {
 			/* Its holder, to settle before the CAS (commit()). */

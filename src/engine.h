@@ -125,39 +125,66 @@ static inline int shmkv__key_check(const struct shmkv *kv, const void *key,
 }
 
 /*
- * Prepared-key fast path, for commands that can decide from the value
- * word alone (inline integers and NONE): load the word of the remembered
- * slot if it is still the key's, and CAS it. Anything else (blocks, TTLs,
- * a stale reference) goes through shmkv__run_ref(). @write: the command
- * may change the key (then a read-only handle takes the general path,
- * which refuses it); a read also serves a read-only handle.
+ * The fast path's handle on a key: a MEMBER slot and its state word when
+ * the key was matched (from a prepared key, shmkv__fast_of_ref, or a plain
+ * command's lookup). Its value word is loaded and checked against the
+ * state (shmkv__fast_word) and changed with one CAS (shmkv__fast_swap).
  */
-static inline bool shmkv__fast_load(const struct shmkv *kv,
-				    const struct shmkv_keyref *pub,
-				    uint64_t *word, bool write)
+/* CASes a fast path may lose in a row before it leaves the key to the
+ * engine (which decides afresh: a lost race is never an error). */
+#define SHMKV__FAST_TRIES 4
+
+struct shmkv__fast {
+	struct shmkv *kv;
+	uint32_t idx;
+	uint64_t state;
+};
+
+/*
+ * The slot a prepared key remembers, if it may serve a command that
+ * decides from the value word alone (inline integers and NONE; anything
+ * else goes through shmkv__run_ref()). @write: the command may change the
+ * key (then a read-only handle takes the general path, which refuses it);
+ * a read also serves a read-only handle.
+ */
+static inline bool shmkv__fast_of_ref(shmkv_t *kv,
+				      const struct shmkv_keyref *pub,
+				      bool write, struct shmkv__fast *f)
 {
 	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
-	struct shmkv_slot_shm *s;
 
 	if (kv == NULL || ref == NULL || ref->owner != kv ||
 	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
 	    ref->slot > kv->mask)
 		return false;
-	s = shmkv__slot(kv, ref->slot);
-	/* Acquire, then acquire: the value is this incarnation's if the state
-	 * word is unchanged after it (see shmkv__slot_still). */
-	*word = shmkv__load_acquire(&s->value);
-	return shmkv__load_acquire(&s->state) == ref->state;
+	f->kv = kv;
+	f->idx = ref->slot;
+	f->state = ref->state;
+	return true;
 }
 
-static inline bool shmkv__fast_cas(const struct shmkv *kv,
-				   const struct shmkv_keyref *ref, uint64_t old,
-				   uint64_t nv)
+/* The value word, if the slot still holds the key (state unchanged). */
+static inline bool shmkv__fast_word(const struct shmkv__fast *f, uint64_t *w)
 {
-	uint32_t slot = shmkv__kref_const(ref)->slot;
+	struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
 
+	/* Acquire, then acquire: the value is this incarnation's if the state
+	 * word is unchanged after it (see shmkv__slot_still). */
+	*w = shmkv__load_acquire(&s->value);
+	return shmkv__load_acquire(&s->state) == f->state;
+}
+
+static inline bool shmkv__fast_swap(const struct shmkv__fast *f, uint64_t old,
+				    uint64_t nv)
+{
 	/* Full barrier: the command's linearization point, as in commit(). */
-	return shmkv__cas_full(&shmkv__slot(kv, slot)->value, old, nv) == old;
+	return shmkv__cas_full(&shmkv__slot(f->kv, f->idx)->value, old, nv) ==
+	       old;
+}
+
+static inline uint32_t shmkv__fast_ver(const struct shmkv__fast *f)
+{
+	return SLOT_VERSION(f->state);
 }
 
 /*
@@ -170,14 +197,14 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 
 /*
  * SET of @len bytes (which are not an inline integer's, and at most
- * value_max) with no option, on slot @idx of a handle that may write,
- * matched in state @state: a value block stored and published as the
+ * value_max) with no option, on the slot of @f, of a handle that may
+ * write: a value block stored and published as the
  * engine would, without an op. Return: true if stored; false if the engine
  * must decide (the word is not an inline integer, NONE or a block of this
  * incarnation, or it kept moving, or storage ran out): nothing changed.
  */
-int shmkv__set_bytes_fast(struct shmkv *kv, uint32_t idx, uint64_t state,
-			  const void *bytes, size_t len);
+bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
+			   size_t len);
 
 /* The value word's kind for the fast path, in the slot version @ver. */
 static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)

@@ -448,12 +448,14 @@ static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 	struct shmkv *kv = lk->kv;
 	uint32_t ver = SLOT_VERSION(shmkv__kref(&lk->ref)->state);
 	struct shmkv_proc_id me;
+	struct shmkv__fast f;
 	uint64_t w, nw, token;
 	int64_t v, now;
 
 	shmkv__kref(&lk->ref)->key =
 		lk->key; /* the handle may have been copied */
-	if (!shmkv__fast_load(kv, &lk->ref, &w, true) || !shmkv__word_is_int(w, ver))
+	if (!shmkv__fast_of_ref(kv, &lk->ref, true, &f) ||
+	    !shmkv__fast_word(&f, &w) || !shmkv__word_is_int(w, ver))
 		return false;
 	v = VAL_INT_VALUE(w);
 	if (v >= 0 || v <= -LOCK_INLINE_TOKEN_MAX)
@@ -466,7 +468,7 @@ static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 	shmkv__cell_fill(c, shmkv__kref(&lk->ref)->slot, me.start, token, now,
 			 now + lease);
 	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
-	if (!shmkv__fast_cas(kv, &lk->ref, w, nw))
+	if (!shmkv__fast_swap(&f, w, nw))
 		return false;
 	lk->token = token;
 	lk->deadline_ms = now + lease;

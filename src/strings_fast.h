@@ -25,57 +25,7 @@
 #include "fault.h"
 #include "intconv.h"
 
-#define SHMKV__FAST_SLOW  INT_MIN /* not decided here: take the engine */
-#define SHMKV__FAST_TRIES 4
-
-/* A MEMBER slot of the key, and its state word when the key was matched. */
-struct shmkv__fast {
-	struct shmkv *kv;
-	uint32_t idx;
-	uint64_t state;
-};
-
-/* The slot a prepared key remembers, if it may serve: the checks of
- * shmkv__fast_load (@write: the command changes the key). */
-static inline bool shmkv__fast_of_ref(shmkv_t *kv,
-				      const struct shmkv_keyref *pub,
-				      bool write, struct shmkv__fast *f)
-{
-	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
-
-	if (kv == NULL || ref == NULL || ref->owner != kv ||
-	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
-	    ref->slot > kv->mask)
-		return false;
-	f->kv = kv;
-	f->idx = ref->slot;
-	f->state = ref->state;
-	return true;
-}
-
-/* The value word, if the slot still holds the key (state unchanged). */
-static inline bool shmkv__fast_word(const struct shmkv__fast *f, uint64_t *w)
-{
-	struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
-
-	/* Acquire, then acquire: the value is this incarnation's if the state
-	 * word is unchanged after it (see shmkv__slot_still). */
-	*w = shmkv__load_acquire(&s->value);
-	return shmkv__load_acquire(&s->state) == f->state;
-}
-
-static inline bool shmkv__fast_swap(const struct shmkv__fast *f, uint64_t old,
-				    uint64_t nv)
-{
-	/* Full barrier: the command's linearization point, as in commit(). */
-	return shmkv__cas_full(&shmkv__slot(f->kv, f->idx)->value, old, nv) ==
-	       old;
-}
-
-static inline uint32_t shmkv__fast_ver(const struct shmkv__fast *f)
-{
-	return SLOT_VERSION(f->state);
-}
+#define SHMKV__FAST_SLOW INT_MIN /* not decided here: take the engine */
 
 /* Is @val the canonical decimal form of an inline integer? */
 static inline bool shmkv__inline_int_of(const shmkv_t *kv, const void *val,
@@ -216,9 +166,7 @@ static inline int shmkv__fast_set_bytes(const struct shmkv__fast *f,
 {
 	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
 		return SHMKV__FAST_SLOW;
-	return shmkv__set_bytes_fast(f->kv, f->idx, f->state, val, vlen)
-		       ? 1
-		       : SHMKV__FAST_SLOW;
+	return shmkv__set_bytes_fast(f, val, vlen) ? 1 : SHMKV__FAST_SLOW;
 }
 
 /* SET without options: an inline integer, or the bytes. */

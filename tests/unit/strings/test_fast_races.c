@@ -80,6 +80,25 @@ static struct tu_child start(enum fast_call call, const char *at, int pauses)
 	return tu_child_start(fast_call, (void *)&calls[call], at, pauses);
 }
 
+/* "a" holds @before; @call stops between its load and its CAS while the
+ * parent SETs "a" to @during. Return: the child's result. */
+static int lose_one_cas(enum fast_call call, const char *before,
+			const char *during)
+{
+	struct tu_child c;
+
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("a"), before, strlen(before), 0, 0, NULL),
+		1);
+	c = start(call, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("a"), during, strlen(during), 0, 0, NULL),
+		1);
+	tu_child_let_go(&c);
+	return tu_child_finish(&c);
+}
+
 /* A key other than "a" whose probe sequence starts at slot @home. */
 static void key_homed_at(uint32_t home, int nth, char out[32])
 {
@@ -168,15 +187,9 @@ Test(pausepoint_fast, a_get_whose_block_is_freed_under_it_never_reads_another)
 Test(pausepoint_fast, a_set_whose_integer_became_a_block_stores_and_frees_it)
 {
 	struct shmkv_stats st;
-	struct tu_child c;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
-	c = start(SET_A_5, "fast_loaded", 1);
-	tu_child_await(&c);
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("hello"), 0, 0, NULL), 1);
-	tu_child_let_go(&c);
-	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_rc(lose_one_cas(SET_A_5, "1", "hello"), 1);
 	tu_assert_get(tu_kv, LIT("a"), "5", 1);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_eq(mp_blocks_used(&st), 0, "the replaced block leaked");
@@ -226,32 +239,18 @@ Test(pausepoint_fast, a_setnx_that_loses_to_another_setnx_reports_exists)
 
 Test(pausepoint_fast, a_getset_that_loses_its_cas_replies_the_value_it_replaced)
 {
-	struct tu_child c;
-
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
-	c = start(GETSET_A_5, "fast_loaded", 1);
-	tu_child_await(&c);
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("8"), 0, 0, NULL), 1);
-	tu_child_let_go(&c);
 	/* Not the 1 it loaded first: the 8 its CAS replaced. */
-	tu_assert_rc(tu_child_finish(&c), 100 + '8');
+	tu_assert_rc(lose_one_cas(GETSET_A_5, "1", "8"), 100 + '8');
 	tu_assert_get_str(tu_kv, "a", "5");
 }
 
 Test(pausepoint_fast,
      a_delifeq_whose_value_changed_before_its_cas_keeps_the_key)
 {
-	struct tu_child c;
-
 	NEED_PAUSE_POINTS();
 	/* A lock released by its holder (1) after it was taken over (2). */
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL), 1);
-	c = start(DELIFEQ_A_1, "fast_loaded", 1);
-	tu_child_await(&c);
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("2"), 0, 0, NULL), 1);
-	tu_child_let_go(&c);
-	tu_assert_rc(tu_child_finish(&c), 0);
+	tu_assert_rc(lose_one_cas(DELIFEQ_A_1, "1", "2"), 0);
 	tu_assert_get_str(tu_kv, "a", "2");
 }
 
