@@ -610,7 +610,10 @@ struct shmkv_stats {
 	uint64_t created_unix_ms; /**< when the store was created */
 	uint32_t creator_pid;	  /**< who created it */
 	uint32_t reserved32;	  /**< zeroed */
-	uint64_t reserved[16];	  /**< room for later counts; zeroed */
+	uint64_t inline_values;	  /**< keys whose string lives in its slot */
+	uint64_t block_values;	  /**< keys whose value is in a value block
+				       (expired ones included) */
+	uint64_t reserved[14];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */

@@ -62,7 +62,7 @@ struct slot_view {
 	uint32_t index;
 	uint64_t state;
 	uint64_t value;
-	uint32_t hash32;
+	uint32_t hash16; /* the fingerprint: top 16 bits of the key's hash32 */
 	uint32_t key_len; /* as stored: may exceed key_max if corrupt */
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 };
@@ -157,8 +157,10 @@ static bool slot_read(const struct shmkv *kv, uint32_t idx,
 
 		/* Acquire: pairs with the CAS that stored the value. */
 		sv->value = shmkv__load_acquire(&s->value);
-		sv->hash32 = shmkv__load32_relaxed(&s->hash);
-		sv->key_len = shmkv__load32_relaxed(&s->key_len);
+		uint32_t meta = shmkv__load32_relaxed(&s->keymeta);
+
+		sv->hash16 = meta >> 16;
+		sv->key_len = SLOT_KEYMETA_LEN(meta);
 		if (sv->key_len <= kv->geo.key_max)
 			memcpy(sv->key, s->key, sv->key_len);
 		/* Acquire fence: the copies complete before the re-read. */
@@ -181,8 +183,8 @@ static bool holds_same_key(const struct shmkv *kv, uint32_t j,
 	bool eq;
 
 	if (SLOT_STATE(w) != SLOT_MEMBER ||
-	    shmkv__load32_relaxed(&s->hash) != sv->hash32 ||
-	    shmkv__load32_relaxed(&s->key_len) != sv->key_len)
+	    shmkv__load32_relaxed(&s->keymeta) !=
+		    SLOT_KEYMETA(sv->hash16 << 16, sv->key_len))
 		return false;
 	/* sv->key_len <= key_max (checked by the caller): inside the slot. */
 	eq = memcmp(s->key, sv->key, sv->key_len) == 0;
@@ -209,11 +211,11 @@ static void check_key(struct check *c, const struct slot_view *sv)
 
 	shmkv__key_init(kv, &k, sv->key, sv->key_len);
 	show_key(sv, show, sizeof(show));
-	if (k.hash32 != sv->hash32)
+	if (k.hash32 >> 16 != sv->hash16)
 		report(c,
-		       "slot %u: key %s: stored hash 0x%08x, the key hashes to "
-		       "0x%08x (lookups cannot find it)",
-		       sv->index, show, sv->hash32, k.hash32);
+		       "slot %u: key %s: stored fingerprint 0x%04x, the key "
+		       "hashes to 0x%04x (lookups cannot find it)",
+		       sv->index, show, sv->hash16, k.hash32 >> 16);
 	bound = raw_bound(kv, k.home);
 	if (bound > kv->geo.probe_limit)
 		bound = kv->geo.probe_limit;
@@ -307,6 +309,23 @@ static void check_block_ref(struct check *c, const struct slot_view *sv)
 		check_block_content(c, sv, b, unit, cls);
 }
 
+/* An INLINE value word: its bytes lie between the key and the slot's end
+ * (the caller checked key_len <= key_max). */
+static void check_inline(struct check *c, const struct slot_view *sv)
+{
+	uint32_t off = VAL_INLINE_OFF(sv->value), len = VAL_INLINE_LEN(sv->value);
+	uint32_t room = c->kv->geo.slot_size - SHMKV_SLOT_FIXED - sv->key_len;
+
+	if (VAL_INLINE_RESERVED(sv->value) != 0)
+		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
+		       (unsigned long long)sv->value);
+	else if (off + len > room)
+		report(c,
+		       "slot %u: inline value of %u bytes at %u from the "
+		       "slot's end overlaps its key (%u bytes of room)",
+		       sv->index, len, off, room);
+}
+
 static void check_value(struct check *c, const struct slot_view *sv)
 {
 	uint32_t ver = SLOT_VERSION(sv->state);
@@ -344,8 +363,7 @@ static void check_value(struct check *c, const struct slot_view *sv)
 		check_block_ref(c, sv);
 		return;
 	default:
-		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
-		       (unsigned long long)sv->value);
+		check_inline(c, sv);
 	}
 }
 
@@ -395,6 +413,23 @@ static void check_pending(struct check *c, struct slot_view *sv)
 			 sv->index, show, VAL_FRESH_PID(sv->value));
 }
 
+/* A claim of the slot's area (area.h) held by a thread that is gone. */
+static void check_area_claim(struct check *c, uint32_t idx)
+{
+	/* Relaxed: one word, judged alone. */
+	uint64_t a = shmkv__load_relaxed(&shmkv__slot(c->kv, idx)->area);
+	uint32_t tid = SLOT_AREA_TID(a);
+
+	if (tid != 0 && !shmkv__pid_alive(tid) &&
+	    shmkv__load_relaxed(&shmkv__slot(c->kv, idx)->area) == a)
+		leftover(c,
+			 "slot %u: its inline area is claimed by thread %u, "
+			 "which is gone (taken over by the next writer or "
+			 "insert that needs it, a reclamation step, or "
+			 "shmkv_recover)",
+			 idx, tid);
+}
+
 static void check_slot(struct check *c, uint32_t idx)
 {
 	struct slot_view sv;
@@ -403,6 +438,7 @@ static void check_slot(struct check *c, uint32_t idx)
 	if (bound > c->kv->geo.probe_limit)
 		report(c, "slot %u: probe bound %u exceeds the probe limit %u",
 		       idx, bound, c->kv->geo.probe_limit);
+	check_area_claim(c, idx);
 	if (!slot_read(c->kv, idx, &sv))
 		return; /* changing under us: a busy slot, not a broken one */
 	switch (SLOT_STATE(sv.state)) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "area.h"
 #include "atomic.h"
 #include "engine.h"
 #include "expire.h"
@@ -31,6 +32,8 @@ struct run {
 	uint32_t old_owner;	     /* the id the current block's tag named */
 	size_t blk_room;	     /* and the data bytes it holds */
 	struct shmkv_slot_ref inserted; /* a slot we inserted; state 0: none */
+	uint32_t klen;	    /* the key's length: what it leaves of the slot */
+	uint64_t area_held; /* our claim of the slot's area (area.h); 0: none */
 	uint32_t stale_still; /* SHMKV_ACT_STALE in a row on an unmoved word */
 	int64_t now;	      /* CLOCK_BOOTTIME ms, read at most once */
 	/* Is op->new_bytes a canonical 48-bit integer? Decided on first
@@ -97,6 +100,32 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 	return 0;
 }
 
+/* An inline value: copied and compared, then accepted if the word still
+ * names it. Return: 0, SHMKV__STALE (it moved), -EBADMSG. */
+static int read_inline(struct run *r, uint64_t v, struct shmkv_cur *cur)
+{
+	const struct shmkv_op *op = r->op;
+	const struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
+	const unsigned char *src =
+		shmkv__inline_bytes(s, r->kv->geo.slot_size, v);
+	size_t len = VAL_INLINE_LEN(v);
+	bool eq = false;
+
+	if (src == NULL)
+		return -EBADMSG;
+	if (op->want_bytes && op->cap > 0)
+		memcpy(op->buf, src, len < op->cap ? len : op->cap);
+	if (op->cmp)
+		eq = op->cmp_len == len && memcmp(op->cmp, src, len) == 0;
+	if (!shmkv__inline_still(s, v))
+		return SHMKV__STALE;
+	cur->exists = true;
+	cur->equal = eq;
+	cur->len = len;
+	cur->bytes = op->want_bytes ? op->buf : NULL;
+	return 0;
+}
+
 /* Decodes value word @v of the slot in r->ref.
  * Return: 0, SHMKV__STALE, RELOOKUP, -EBADMSG. */
 static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
@@ -123,7 +152,7 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 	case VAL_BLOCK:
 		return read_block(r, v, cur);
 	default:
-		return -EBADMSG;
+		return read_inline(r, v, cur);
 	}
 }
 
@@ -173,6 +202,15 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 	return 0;
 }
 
+/* The INLINE word of @len bytes staged in the slot's area for a CAS from
+ * @old, the claim held in r->area_held; 0: store a block instead. */
+static uint64_t stage_inline(struct run *r, uint64_t old, const void *bytes,
+			     size_t len)
+{
+	return shmkv__area_stage(r->kv, r->ref.index, r->ref.state, r->klen,
+				 old, bytes, len, &r->area_held);
+}
+
 static int store_int(struct run *r, int64_t v, int64_t deadline, uint64_t *nv)
 {
 	char digits[SHMKV_INT_STRLEN];
@@ -185,13 +223,37 @@ static int store_int(struct run *r, int64_t v, int64_t deadline, uint64_t *nv)
 				deadline, nv);
 }
 
-/* The current value with a new deadline: copied block to block, since a
- * published block is immutable. Return: 0, SHMKV__STALE, -errno. */
+/* Copies the string value @old names (a block, or inline) into @dst
+ * (@cap bytes). Return: 0 and *@len, SHMKV__STALE, -EBADMSG. */
+static int copy_value(struct run *r, uint64_t old, void *dst, size_t cap,
+		      size_t *len)
+{
+	const struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
+	const unsigned char *src;
+
+	if (VAL_KIND(old) == VAL_BLOCK) {
+		struct shmkv_block_view view;
+		int err = shmkv__block_read(r->kv, old, dst, cap, &view);
+
+		*len = view.len;
+		return err;
+	}
+	src = shmkv__inline_bytes(s, r->kv->geo.slot_size, old);
+	if (src == NULL)
+		return -EBADMSG;
+	*len = VAL_INLINE_LEN(old);
+	memcpy(dst, src, *len < cap ? *len : cap);
+	return shmkv__inline_still(s, old) ? 0 : SHMKV__STALE;
+}
+
+/* The current value with a new deadline: copied into a new block (or
+ * area), since a published value is immutable. Return: 0, SHMKV__STALE,
+ * -errno. */
 static int store_from_old(struct run *r, uint64_t old,
 			  const struct shmkv_cur *cur, uint64_t *nv)
 {
-	struct shmkv_block_view view;
 	struct shmkv_block_shm *b;
+	size_t len;
 	int64_t iv;
 	int err;
 
@@ -201,17 +263,24 @@ static int store_from_old(struct run *r, uint64_t old,
 	if (err)
 		return err;
 	b = r->blk;
-	err = shmkv__block_read(r->kv, old, b->data, r->blk_room, &view);
+	err = copy_value(r, old, b->data, r->blk_room, &len);
 	if (err)
 		return err;
+	if (len > r->blk_room)
+		return SHMKV__STALE; /* another value now: decide again */
 	/* Without a TTL, an integer goes back inline, as SET would store it
-	 * (PERSIST of "123" must not keep a block). Our block is unpublished:
-	 * its bytes are stable, and run's end frees it. */
-	if (r->op->new_deadline_ms == 0 &&
-	    shmkv__string2ll((const char *)b->data, view.len, &iv) &&
-	    iv >= VAL_INT_MIN && iv <= VAL_INT_MAX)
-		return store_int(r, iv, 0, nv);
-	*nv = seal_block(r, view.len, r->op->new_deadline_ms);
+	 * (PERSIST of "123" must not keep a block), and a short string into
+	 * the slot. Our block is unpublished: its bytes are stable, and run's
+	 * end frees it. */
+	if (r->op->new_deadline_ms == 0) {
+		if (shmkv__string2ll((const char *)b->data, len, &iv) &&
+		    iv >= VAL_INT_MIN && iv <= VAL_INT_MAX)
+			return store_int(r, iv, 0, nv);
+		*nv = stage_inline(r, old, b->data, len);
+		if (*nv != 0)
+			return 0;
+	}
+	*nv = seal_block(r, len, r->op->new_deadline_ms);
 	return 0;
 }
 
@@ -245,8 +314,36 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 		return store_int(r, op->new_int, op->new_deadline_ms, nv);
 	if (op->new_deadline_ms == 0 && new_is_inline(r))
 		return store_int(r, r->new_inline_val, 0, nv);
+	if (op->new_deadline_ms == 0) {
+		*nv = stage_inline(r, old, op->new_bytes, op->new_len);
+		if (*nv != 0)
+			return 0;
+	}
 	return block_with_bytes(r, op->new_bytes, op->new_len,
 				op->new_deadline_ms, nv);
+}
+
+/* The CAS of commit(), and the release of an area claim around it. */
+static bool publish_word(struct run *r, uint64_t old, uint64_t nv)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
+	bool done;
+
+	if (VAL_KIND(nv) == VAL_BLOCK)
+		SHMKV_CRASH_POINT("block_unpublished");
+	if (VAL_KIND(nv) == VAL_INLINE)
+		SHMKV_CRASH_POINT("area_written");
+	/* Full barrier: publishes the new block's (or area's) content with
+	 * the word and is the command's linearization point. */
+	done = shmkv__cas_full(&s->value, old, nv) == old;
+	if (r->area_held != 0) {
+		if (done)
+			SHMKV_CRASH_POINT("area_published");
+		shmkv__area_release(s, r->area_held,
+				    done && VAL_KIND(nv) == VAL_INLINE);
+		r->area_held = 0;
+	}
+	return done;
 }
 
 /*
@@ -257,17 +354,11 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
  */
 static bool commit(struct run *r, uint64_t old, uint64_t nv)
 {
-	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
-
 	if (VAL_KIND(old) == VAL_BLOCK) {
 		shmkv__value_settle(r->kv, old, r->old_owner);
 		r->old_owner = 0;
 	}
-	if (VAL_KIND(nv) == VAL_BLOCK)
-		SHMKV_CRASH_POINT("block_unpublished");
-	/* Full barrier: publishes the new block's content with the word and
-	 * is the command's linearization point. */
-	if (shmkv__cas_full(word, old, nv) != old)
+	if (!publish_word(r, old, nv))
 		return false;
 	if (VAL_KIND(nv) == VAL_BLOCK)
 		r->block = 0;
@@ -289,7 +380,8 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 {
 	struct shmkv *kv = f->kv;
 	struct run r = { .kv = kv,
-			 .ref = { .index = f->idx, .state = f->state } };
+			 .ref = { .index = f->idx, .state = f->state },
+			 .klen = f->klen };
 	uint32_t ver = shmkv__fast_ver(f);
 	bool done = false;
 
@@ -305,10 +397,12 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 				break;
 			r.old_owner = view.owner;
 		} else if (!shmkv__word_is_int(old, ver) &&
-			   !shmkv__word_is_none(old, ver)) {
+			   !shmkv__word_is_none(old, ver) &&
+			   VAL_KIND(old) != VAL_INLINE) {
 			break;
 		}
-		if (block_with_bytes(&r, bytes, len, 0, &nv) != 0)
+		nv = stage_inline(&r, old, bytes, len);
+		if (nv == 0 && block_with_bytes(&r, bytes, len, 0, &nv) != 0)
 			break;
 		SHMKV_PAUSE_POINT("fast_loaded");
 		done = commit(&r, old, nv);
@@ -473,6 +567,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 	k.len = (uint32_t)kr->len;
 	k.hash32 = kr->hash32;
 	k.home = kr->home & kv->mask;
+	r.klen = k.len;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
 		int found = find(&r, kr, &k);

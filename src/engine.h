@@ -137,6 +137,7 @@ static inline int shmkv__key_check(const struct shmkv *kv, const void *key,
 struct shmkv__fast {
 	struct shmkv *kv;
 	uint32_t idx;
+	uint32_t klen; /* the key's length: what it leaves of the slot */
 	uint64_t state;
 };
 
@@ -159,6 +160,7 @@ static inline bool shmkv__fast_of_ref(shmkv_t *kv,
 		return false;
 	f->kv = kv;
 	f->idx = ref->slot;
+	f->klen = (uint32_t)ref->len;
 	f->state = ref->state;
 	return true;
 }
@@ -198,10 +200,11 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 /*
  * SET of @len bytes (which are not an inline integer's, and at most
  * value_max) with no option, on the slot of @f, of a handle that may
- * write: a value block stored and published as the
+ * write: stored in the slot's area or a value block and published as the
  * engine would, without an op. Return: true if stored; false if the engine
- * must decide (the word is not an inline integer, NONE or a block of this
- * incarnation, or it kept moving, or storage ran out): nothing changed.
+ * must decide (the word is not an inline integer, NONE, an inline string
+ * or a block of this incarnation, or it kept moving, or storage ran out):
+ * nothing changed.
  */
 bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);

@@ -151,8 +151,13 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	err = resolve_defaults(cfg, g);
 	if (err)
 		return err;
-	g->slot_size = (uint32_t)round_up(
-		sizeof(struct shmkv_slot_shm) + g->key_max, 32);
+	/* A power of two (indexing is a shift) of at least a cache line:
+	 * with key_max <= 28 one slot is one line, and whatever a key leaves
+	 * of it holds short values (layout.h). */
+	g->slot_size = pow2_at_least(SHMKV_SLOT_FIXED + g->key_max);
+	if (g->slot_size < SHMKV_SLOT_MIN)
+		g->slot_size = SHMKV_SLOT_MIN;
+	g->slot_shift = (uint32_t)__builtin_ctz(g->slot_size);
 	g->slots_offset = SHMKV_HEADER_SIZE;
 	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
 	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));

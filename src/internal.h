@@ -42,6 +42,7 @@ struct shmkv_geometry {
 	/* log2(units_per_page), block.c's shift: process-local only
 	 * (derived, not a header field). */
 	uint32_t unit_shift;
+	uint32_t slot_shift; /* log2(slot_size): process-local too */
 	uint64_t value_memory;
 	uint64_t slots_offset;
 	uint64_t page_table_offset;
@@ -94,8 +95,8 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 						 uint32_t index)
 {
 	return (struct shmkv_slot_shm *)(kv->slots +
-					 (size_t)(index & kv->mask) *
-						 kv->geo.slot_size);
+					 ((size_t)(index & kv->mask)
+					  << kv->geo.slot_shift));
 }
 
 /*
@@ -260,7 +261,7 @@ struct shmkv_slot_ref {
 struct shmkv_key {
 	const void *bytes;
 	uint32_t len;
-	uint32_t hash32; /* stored in the slot, filters compares */
+	uint32_t hash32; /* its top 16 bits are in the slot (SLOT_KEYMETA) */
 	uint32_t home;	 /* first slot of the probe sequence */
 };
 

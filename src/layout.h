@@ -22,8 +22,10 @@
  * visits, a reclamation cursor, per-slot wait words, the DOOM tag bit.
  * 3: the header's flags word (huge pages); units per page are a power of
  * two; the top size class is whole cache lines. 4: value blocks name the
- * thread that holds them, and freed blocks may sit in a thread's cache. */
-#define SHMKV_LAYOUT_VERSION 4u
+ * thread that holds them, and freed blocks may sit in a thread's cache.
+ * 5: power-of-two slots with an area word and a key fingerprint; short
+ * values inline in the slot (VAL_INLINE). */
+#define SHMKV_LAYOUT_VERSION 5u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	     (2u << 20)
@@ -125,7 +127,7 @@ _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
 		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
 		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
-	       "header layout (version 4)");
+	       "header layout (version 5)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u
@@ -137,16 +139,23 @@ _Static_assert(offsetof(struct shmkv_header_shm, visits) % 8 == 0,
 	       "visit words are 64-bit aligned");
 
 /*
- * A slot: one key, its value word and the probe bound of the keys whose
- * home it is. The key bytes follow the fixed part; slot_size is
- * round_up(32 + key_max, 32) so the atomic words never straddle a line.
+ * A slot: one key, its value word, the claim word of its inline area and
+ * the probe bound of the keys whose home it is. slot_size is a power of
+ * two of at least one cache line (64 bytes when key_max <= 28), so that
+ * finding a slot is a shift and a slot of 64 bytes lies in one line. The
+ * key bytes follow the fixed part; short values live in the same slot,
+ * placed from its end (the "area", see VAL_INLINE and struct area below).
  */
 struct shmkv_slot_shm {
-	uint64_t state;	      /* SLOT_* state | pid | version, see below */
-	uint64_t value;	      /* the value word, see below */
+	uint64_t state; /* SLOT_* state | pid | version, see below */
+	uint64_t value; /* the value word, see below */
+	/* Claim of the slot's bytes past the fixed part (SLOT_AREA_*): only
+	 * its holder writes them (an inline value, or an inserter's key), and
+	 * only it publishes an inline value. Never reset: its publish number
+	 * keeps growing over every incarnation of the slot. */
+	uint64_t area;
 	uint32_t probe_bound; /* probes of keys homed here stay below this */
-	uint32_t hash;	      /* high half of the key's hash */
-	uint32_t key_len;
+	uint32_t keymeta;     /* SLOT_KEYMETA: hash fingerprint | key length */
 	/* Futex word of processes waiting for this key's value to change
 	 * (safe locks): bit 0 some waiter may sleep, bits 1-31 a wake-up
 	 * sequence (wait.c). Kept across recycling: a new key inherits at
@@ -154,7 +163,30 @@ struct shmkv_slot_shm {
 	uint32_t wait;
 	unsigned char key[];
 };
-_Static_assert(sizeof(struct shmkv_slot_shm) == 32, "slot layout");
+/* Where the key starts; inline values end at the slot's end. */
+#define SHMKV_SLOT_FIXED  36u
+#define SHMKV_SLOT_MIN	  64u
+_Static_assert(offsetof(struct shmkv_slot_shm, key) == SHMKV_SLOT_FIXED &&
+		       offsetof(struct shmkv_slot_shm, area) == 16,
+	       "slot layout (version 5)");
+/* The high 16 bits of the key's 32-bit hash and its length (<= 4096), in
+ * one word: a probe rejects almost every other key with one load. */
+#define SLOT_KEYMETA(hash32, len) (((hash32)&0xffff0000u) | (uint32_t)(len))
+#define SLOT_KEYMETA_LEN(m)	  ((uint32_t)(m)&0xffffu)
+
+/*
+ * The area word: bits 0-21 the thread id (tid) of its claimer, 0: free
+ * (Linux tids are below 2^22); bits 22-63 the number of the last inline
+ * value published in this slot. A claim is taken by CAS and released by
+ * its holder's store; a dead holder's claim is taken over by CAS with the
+ * number bumped (it may have published that number before dying), so no
+ * two inline values of one slot ever carry one number (area.h).
+ */
+#define SLOT_AREA_TID_BITS 22u
+#define SLOT_AREA_TID(a)   ((uint32_t)((a) & ((1u << SLOT_AREA_TID_BITS) - 1)))
+#define SLOT_AREA_NUM(a)   ((a) >> SLOT_AREA_TID_BITS)
+#define SLOT_AREA_WORD(num, tid)                                               \
+	(((uint64_t)(num) << SLOT_AREA_TID_BITS) | (uint64_t)(tid))
 
 /*
  * Slot state word: bits 0-2 state, 3-31 pid of a claimer, 32-63 version.
@@ -195,10 +227,15 @@ enum shmkv_slot_state {
  *              the page), bits 0-31 the block's generation, so a block freed
  *              and reused is never mistaken for the one a reader started
  *              copying.
- *  (11) is never written: reading it means corruption.
+ *  INLINE (11): a short string in the slot itself: bits 0-41 its publish
+ *              number (the area word's, unique in the slot for 2^42
+ *              inline writes), bits 42-49 its length, bits 50-57 its
+ *              offset from the slot's end, bits 58-61 zero. Its bytes are
+ *              slot[slot_size - off - len, slot_size - off); they are
+ *              written only while no value word names them (area.h).
  */
 #define VAL_KIND(w) ((unsigned)((w) >> 62))
-enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
+enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 #define VAL_NONE_WORD(version, dead)                                           \
 	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
 #define VAL_FRESH_BIT	((uint64_t)1 << 33)
@@ -225,6 +262,14 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2 };
 	 (uint64_t)(gen))
 #define VAL_BLOCK_UNIT(w) ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
 #define VAL_BLOCK_GEN(w)  ((uint32_t)(w))
+#define VAL_INLINE_NUM_MASK ((((uint64_t)1) << 42) - 1)
+#define VAL_INLINE_MAX	    255u /* bytes: the length and offset fields */
+#define VAL_INLINE_WORD(num, len, off)                                         \
+	(((uint64_t)VAL_INLINE << 62) | ((uint64_t)(off) << 50) |              \
+	 ((uint64_t)(len) << 42) | ((uint64_t)(num)&VAL_INLINE_NUM_MASK))
+#define VAL_INLINE_LEN(w)      ((uint32_t)((w) >> 42) & 0xffu)
+#define VAL_INLINE_OFF(w)      ((uint32_t)((w) >> 50) & 0xffu)
+#define VAL_INLINE_RESERVED(w) ((uint32_t)((w) >> 58) & 0xfu)
 
 /*
  * Pin integers: the inline integers -(2^46 + unit * 2^16 + tag), tag 16
@@ -289,7 +334,7 @@ _Static_assert(sizeof(struct shmkv_block_shm) + 40 <= SHMKV_CACHE_LINE,
 /* The format word: a build whose structs differ is refused at attach. */
 #define SHMKV_LAYOUT_FORMAT                                                    \
 	((SHMKV_LAYOUT_VERSION << 24) |                                        \
-	 ((uint32_t)sizeof(struct shmkv_slot_shm) << 16) |                     \
+	 (SHMKV_SLOT_FIXED << 16) |                     \
 	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | SHMKV_HASH_VERSION)
 /* Bumped when the key hash (hash.c) changes: keys would not be found. */
 #define SHMKV_HASH_VERSION 3u

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "area.h"
 #include "atomic.h"
 #include "engine.h"
 #include "fault.h"
@@ -737,6 +738,23 @@ int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
 	return 0;
 }
 
+/* The owner record that INLINE word @w names in slot @idx, copied and
+ * validated (area.h). Return: 0, -ENOLCK (not a record, or it moved). */
+static int inline_record(const struct shmkv *kv, uint32_t idx, uint64_t w,
+			 struct shmkv_lock_rec *rec)
+{
+	const struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	const unsigned char *src = shmkv__inline_bytes(s, kv->geo.slot_size, w);
+	size_t len = VAL_INLINE_LEN(w);
+
+	if (src == NULL || len > sizeof(*rec))
+		return -ENOLCK;
+	memcpy(rec, src, len);
+	if (!shmkv__inline_still(s, w))
+		return -ENOLCK;
+	return shmkv__lock_rec_parse(rec, len, rec) == 0 ? 0 : -ENOLCK;
+}
+
 /* Finds the value word that published @lk's grant, for held().
  * Return: 0, or -ENOLCK if the key's value is not that grant. */
 static int find_word(struct shmkv__lock *lk)
@@ -766,6 +784,8 @@ static int find_word(struct shmkv__lock *lk)
 	else if (VAL_KIND(w) == VAL_BLOCK &&
 		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
 		err = shmkv__lock_rec_parse(&rec, view.len, &rec);
+	else if (VAL_KIND(w) == VAL_INLINE)
+		err = inline_record(kv, ref.index, w, &rec);
 	else
 		err = -ENOLCK;
 	if (err || !shmkv__slot_still(kv, &ref))

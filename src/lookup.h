@@ -73,9 +73,11 @@ static inline bool shmkv__bytes_equal(const unsigned char *a, const void *bv,
 static inline bool shmkv__key_equal(const struct shmkv_slot_shm *s,
 				    const struct shmkv_key *k)
 {
-	/* Relaxed: a racing rewrite is caught by the caller's state re-check. */
-	if (shmkv__load32_relaxed(&s->hash) != k->hash32 ||
-	    shmkv__load32_relaxed(&s->key_len) != k->len)
+	/* Relaxed: a racing rewrite is caught by the caller's state re-check.
+	 * One load rejects all but 1/65536 of the other keys of the same
+	 * length. */
+	if (shmkv__load32_relaxed(&s->keymeta) !=
+	    SLOT_KEYMETA(k->hash32, k->len))
 		return false;
 	/* k->len <= key_max, so this stays inside the slot. */
 	return shmkv__bytes_equal(s->key, k->bytes, k->len);

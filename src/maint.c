@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "area.h"
 #include "atomic.h"
 #include "expire.h"
 #include "fault.h"
@@ -29,6 +30,8 @@ static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
 		return 0;
 	if (VAL_KIND(v) == VAL_INT)
 		return VAL_INT_TAG(v) == (SLOT_VERSION(w) & 0x3fffu) ? v : 0;
+	if (VAL_KIND(v) == VAL_INLINE) /* never has a TTL */
+		return v;
 	if (VAL_KIND(v) != VAL_BLOCK ||
 	    shmkv__block_read(kv, v, NULL, 0, &view) != 0)
 		return 0;
@@ -86,6 +89,11 @@ static int recover_slots(struct shmkv *kv, struct shmkv_recover_report *rep)
 			&shmkv__slot(kv, (uint32_t)i)->state);
 		unsigned st = SLOT_STATE(w);
 
+		/* A dead thread's claim of the slot's area (area.h). */
+		if (shmkv__area_reclaim(shmkv__slot(kv, (uint32_t)i))) {
+			fixed++;
+			rep->stale_claims++;
+		}
 		if (st == SLOT_EMPTY ||
 		    !shmkv__slot_reclaim(kv, (uint32_t)i, w, true))
 			continue;
@@ -144,6 +152,10 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 		return;
 	case SLOT_MEMBER:
 		v = member_value(kv, i, w, &deadline, &owner);
+		if (v != 0 && VAL_KIND(v) == VAL_INLINE)
+			st->inline_values++;
+		else if (v != 0 && VAL_KIND(v) == VAL_BLOCK)
+			st->block_values++;
 		if (v == 0)
 			st->tombstones++;
 		else if (shmkv__expired(deadline, now))
@@ -231,7 +243,7 @@ static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
 	    shmkv__expired(deadline, now))
 		return -1;
 	/* Relaxed: after the state's acquire; re-checked after the copy. */
-	len = shmkv__load32_relaxed(&s->key_len);
+	len = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
 	if (len > kv->geo.key_max)
 		return -1;
 	memcpy(key, s->key, len);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "area.h"
 #include "atomic.h"
 #include "fault.h"
 #include "owned.h"
@@ -377,6 +378,7 @@ static void reap_slot(struct shmkv *kv, uint32_t idx)
 	/* Acquire: pairs with the CAS that set the state. */
 	uint64_t w = shmkv__load_acquire(state);
 
+	shmkv__area_reclaim(shmkv__slot(kv, idx));
 	if (SLOT_STATE(w) == SLOT_EMPTY ||
 	    (SLOT_STATE(w) == SLOT_INSERTING && !inserter_dead(kv, idx)))
 		return;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "area.h"
 #include "engine.h"
 #include "fault.h"
 #include "intconv.h"
@@ -106,7 +107,32 @@ static inline int shmkv__give_block(const shmkv_t *kv, uint64_t w,
 	return view.len > out->cap ? -ENOBUFS : 1;
 }
 
-/* GET and EXISTS of an inline integer, a block without TTL, or nothing. */
+/* GET's reply for the inline string @w names in @f's slot: a copy that
+ * the word still names after it (area.h). */
+static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
+				     struct shmkv_value *out)
+{
+	const struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
+	const unsigned char *src =
+		shmkv__inline_bytes(s, f->kv->geo.slot_size, w);
+	size_t len = VAL_INLINE_LEN(w);
+
+	if (src == NULL)
+		return SHMKV__FAST_SLOW; /* corrupt: the engine reports it */
+	if (out != NULL && out->cap > 0)
+		memcpy(out->buf, src, len < out->cap ? len : out->cap);
+	SHMKV_PAUSE_POINT("inline_copied");
+	if (!shmkv__inline_still(s, w))
+		return SHMKV__FAST_SLOW;
+	if (out == NULL)
+		return 1;
+	/* As the engine: what fits is copied, len says what it needed. */
+	out->len = len;
+	return len > out->cap ? -ENOBUFS : 1;
+}
+
+/* GET and EXISTS of an inline integer or string, a block without TTL, or
+ * nothing. */
 static inline int shmkv__fast_get(const struct shmkv__fast *f,
 				  struct shmkv_value *out)
 {
@@ -120,6 +146,8 @@ static inline int shmkv__fast_get(const struct shmkv__fast *f,
 	ver = shmkv__fast_ver(f);
 	if (shmkv__word_is_int(w, ver))
 		return shmkv__give_int(out, VAL_INT_VALUE(w));
+	if (VAL_KIND(w) == VAL_INLINE)
+		return shmkv__give_inline(f, w, out);
 	if (VAL_KIND(w) == VAL_BLOCK) {
 		SHMKV_PAUSE_POINT("fast_loaded");
 		return shmkv__give_block(f->kv, w, out);
@@ -131,18 +159,20 @@ static inline int shmkv__fast_get(const struct shmkv__fast *f,
 	return 0;
 }
 
-/* Swaps inline integer @i in for an inline integer or NONE: SET and
- * GETSET. Return: true and the word replaced in *@old, or false (take
- * the engine). */
+/* Swaps inline integer @i in for an inline integer or NONE (or, if
+ * @over_inline, an inline string: SET, which need not read it): SET and
+ * GETSET. Return: true and the word replaced in *@old, or false (take the
+ * engine). */
 static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
-					uint64_t *old)
+					bool over_inline, uint64_t *old)
 {
 	uint32_t ver = shmkv__fast_ver(f);
 
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		if (!shmkv__fast_word(f, old) ||
 		    (!shmkv__word_is_int(*old, ver) &&
-		     !shmkv__word_is_none(*old, ver)))
+		     !shmkv__word_is_none(*old, ver) &&
+		     !(over_inline && VAL_KIND(*old) == VAL_INLINE)))
 			return false;
 		SHMKV_PAUSE_POINT("fast_loaded");
 		if (shmkv__fast_swap(f, *old, VAL_INT_WORD(ver, i)))
@@ -156,7 +186,7 @@ static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
 {
 	uint64_t old;
 
-	return shmkv__fast_swap_int(f, i, &old) ? 1 : SHMKV__FAST_SLOW;
+	return shmkv__fast_swap_int(f, i, true, &old) ? 1 : SHMKV__FAST_SLOW;
 }
 
 /* SET of the bytes @val (@vlen), which are no inline integer's, when the
@@ -192,7 +222,7 @@ static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
 	uint64_t w;
 
 	if (old == NULL || old->buf == NULL || old->cap < SHMKV_INT_STRLEN ||
-	    !shmkv__fast_swap_int(f, i, &w))
+	    !shmkv__fast_swap_int(f, i, false, &w))
 		return SHMKV__FAST_SLOW;
 	if (VAL_KIND(w) == VAL_INT)
 		return shmkv__give_int(old, VAL_INT_VALUE(w));
@@ -265,8 +295,8 @@ static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
 	return shmkv__word_is_none(w, ver) ? 0 : SHMKV__FAST_SLOW;
 }
 
-/* DEL of NONE (nothing to delete) or of an inline integer: one CAS, no
- * value storage to free. */
+/* DEL of NONE (nothing to delete) or of an inline integer or string: one
+ * CAS, no value storage to free. */
 static inline int shmkv__fast_del(const struct shmkv__fast *f)
 {
 	uint64_t w;
@@ -276,7 +306,7 @@ static inline int shmkv__fast_del(const struct shmkv__fast *f)
 		return SHMKV__FAST_SLOW;
 	if (shmkv__word_is_none(w, ver))
 		return 0;
-	if (shmkv__word_is_int(w, ver) &&
+	if ((shmkv__word_is_int(w, ver) || VAL_KIND(w) == VAL_INLINE) &&
 	    shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
 		return 1;
 	return SHMKV__FAST_SLOW;

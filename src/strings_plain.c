@@ -45,6 +45,7 @@ static inline int plain_find(shmkv_t *kv, const void *key, size_t klen,
 	r = shmkv__lookup_inline(kv, &p->k, &sr);
 	p->found = r < 0 ? KEY_UNSURE : r;
 	p->f.idx = sr.index;
+	p->f.klen = p->k.len;
 	p->f.state = r == 1 ? sr.state : 0;
 	return 0;
 }

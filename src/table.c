@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "area.h"
 #include "atomic.h"
 #include "fault.h"
 #include "internal.h"
@@ -146,7 +147,7 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
 	struct shmkv_key k;
 	/* Relaxed: after the caller's acquire of @w; the state re-check
 	 * after the copy validates it. */
-	uint32_t len = shmkv__load32_relaxed(&s->key_len);
+	uint32_t len = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
 
 	if (len > kv->geo.key_max)
 		return; /* corrupt: recovery reports it, nobody can match it */
@@ -231,21 +232,34 @@ static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
 	return shmkv__cas_full(state, w, busy) == w ? busy : 0;
 }
 
-/* Writes @k into the claimed slot and runs the duplicate check. */
+/* publish(): the slot's area is held by a writer of an earlier key there. */
+#define SKIPPED 2
+
+/* Writes @k into the claimed slot and runs the duplicate check.
+ * Return: as shmkv__insert, or SKIPPED (the slot was given back). */
 static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
-		   uint32_t d, uint64_t busy, struct shmkv_slot_ref *ref)
+		   uint32_t d, uint64_t busy, bool thorough,
+		   struct shmkv_slot_ref *ref)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	uint32_t ver = SLOT_VERSION(busy);
 	uint64_t inserting = SLOT_WORD(SLOT_INSERTING, 0, ver);
-	uint64_t w;
+	uint64_t w, held;
 
 	SHMKV_CRASH_POINT("slot_claimed");
+	/* The key bytes are the area's too (area.h): a writer that matched
+	 * the slot's last key may still be writing a value over them. Its
+	 * claim makes the slot taken, as a live process's BUSY one is. */
+	held = shmkv__area_claim(s, thorough);
+	if (held == 0) {
+		give_back(kv, idx, busy);
+		return SKIPPED;
+	}
 	/* Relaxed stores: published by the full-barrier CAS to INSERTING. */
-	shmkv__store32_relaxed(&s->hash, k->hash32);
-	shmkv__store32_relaxed(&s->key_len, k->len);
+	shmkv__store32_relaxed(&s->keymeta, SLOT_KEYMETA(k->hash32, k->len));
 	if (k->len > 0)
 		memcpy(s->key, k->bytes, k->len);
+	shmkv__area_release(s, held, false);
 	shmkv__store_relaxed(&s->value, VAL_FRESH_WORD(ver, SLOT_PID(busy)));
 	raise_bound(kv, k->home, d + 1);
 	SHMKV_CRASH_POINT("key_written");
@@ -292,8 +306,12 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 			uint64_t busy = try_claim(kv, idx, pid, pass == 1,
 						  &helped);
 
-			if (busy != 0)
-				return publish(kv, k, idx, d, busy, ref);
+			int r = busy != 0 ? publish(kv, k, idx, d, busy,
+						      pass == 1, ref)
+					  : SKIPPED;
+
+			if (r != SKIPPED)
+				return r;
 		}
 	}
 	/* A stuck insert we decided may have been our own key's, now a

@@ -141,8 +141,8 @@ static struct shmkv_slot_shm *find_slot(shmkv_t *kv, const char *key)
 		struct shmkv_slot_shm *s = shmkv__slot(kv, i);
 
 		if (SLOT_STATE(s->state) == SLOT_MEMBER &&
-		    s->key_len == strlen(key) &&
-		    memcmp(s->key, key, s->key_len) == 0)
+		    SLOT_KEYMETA_LEN(s->keymeta) == strlen(key) &&
+		    memcmp(s->key, key, strlen(key)) == 0)
 			return s;
 	}
 	return NULL;
@@ -173,7 +173,7 @@ static void leave_crash_debris(shmkv_t *kv)
 	e = find_empty(kv);
 	FZ_ASSERT(e != NULL, "seed: no empty slot");
 	memcpy(e->key, "int", 3);
-	e->key_len = 3;
+	e->keymeta = SLOT_KEYMETA(e->keymeta, 3);
 	e->state = SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(e->state));
 	/* The last block of the first claimed page: allocated, never
 	 * published, by a process now dead. */

@@ -5,8 +5,8 @@
  *
  * Input: [patch count u8 (mod 17)][patches, 12 bytes each][script]
  *   patch: [region u8][mode u8][index u16][value u64]
- *     region (mod 10): slot state, value, probe_bound, hash (or wait), key_len, key
- *       bytes; page table word; block tag/deadline/len/slot; header
+ *     region (mod 10): slot state, value, probe_bound, keymeta (or wait), area
+ *       claim, key and inline value bytes; page table word; block tag/deadline/len/slot; header
  *       clock_offset_ms/lock_wait/visits/reap cursors; any 8 bytes past the
  *       header. index picks the slot, page table word, header word or
  *       word; for a block, index % pages the page, index >> 8 the block.
@@ -37,7 +37,7 @@ enum region {
 	R_VALUE,
 	R_BOUND,
 	R_HASH,
-	R_KEYLEN,
+	R_AREA,
 	R_KEY,
 	R_PAGE,
 	R_BLOCK,
@@ -152,7 +152,7 @@ static void apply_patch(struct fz_in *in)
 	uint32_t index = fz_u16(in);
 	uint64_t v = fz_u64(in);
 	struct shmkv_slot_shm *s = shmkv__slot(owner, index);
-	size_t key_words = (owner->geo.slot_size - sizeof(*s)) / 8;
+	size_t key_words = (owner->geo.slot_size - SHMKV_SLOT_FIXED) / 8;
 
 	if (region == R_STATE)
 		patch64(&s->state, mode, v);
@@ -161,9 +161,9 @@ static void apply_patch(struct fz_in *in)
 	else if (region == R_BOUND)
 		patch32(&s->probe_bound, mode, v);
 	else if (region == R_HASH) /* or the slot's futex word beside it */
-		patch32((mode >> 2) & 1 ? &s->wait : &s->hash, mode, v);
-	else if (region == R_KEYLEN)
-		patch32(&s->key_len, mode, v);
+		patch32((mode >> 2) & 1 ? &s->wait : &s->keymeta, mode, v);
+	else if (region == R_AREA)
+		patch64(&s->area, mode, v);
 	else if (region == R_KEY)
 		patch64(s->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
 	else if (region == R_PAGE)

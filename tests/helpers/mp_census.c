@@ -89,7 +89,7 @@ static int census_key(shmkv_t *kv, struct census *c, const struct kl_key *k,
 		return rc;
 	c->live++;
 	if (!mp_is_int48(buf, v.len) || ttl != -1)
-		c->need_block++;
+		c->strings++;
 	if (ok && !ok(buf, v.len))
 		c->bad_values++;
 	return 0;
@@ -110,7 +110,9 @@ int mp_census_take(shmkv_t *kv, uint64_t slots, struct census *c,
 		if (rc)
 			return rc;
 	}
-	return shmkv_stats(kv, &c->st);
+	rc = shmkv_stats(kv, &c->st);
+	c->need_block = c->st.block_values;
+	return rc;
 }
 
 /* Checks a census; @expect_live < 0 means "any". Return: 0, or -1 and a
@@ -141,6 +143,12 @@ int mp_census_check(const struct census *c, long expect_live, char *why,
 		snprintf(why, cap, "stats: %llu pending, %llu corrupt slots",
 			 (unsigned long long)st->pending,
 			 (unsigned long long)st->corrupt);
+	else if (st->inline_values + st->block_values != c->strings)
+		snprintf(why, cap,
+			 "%zu string values, stats count %llu inline and %llu "
+			 "in blocks",
+			 c->strings, (unsigned long long)st->inline_values,
+			 (unsigned long long)st->block_values);
 	else if (mp_blocks_used(st) != c->need_block)
 		snprintf(why, cap,
 			 "%llu value blocks used, %zu live keys need one",

@@ -34,7 +34,10 @@ struct census {
 	struct keylist keys;
 	size_t dups, first_dup;
 	size_t live;	   /* scanned keys GET finds */
-	size_t need_block; /* of those: a non-int48 value or a TTL */
+	size_t strings;	   /* of those: a non-int48 value or a TTL */
+	/* Value blocks the keys name (shmkv_stats: a string lives in its
+	 * slot or in a block, depending on the room its slot had) */
+	size_t need_block;
 	size_t bad_values; /* values the validator refused */
 	struct shmkv_stats st;
 };

@@ -33,6 +33,11 @@ extern char tu_name[TU_NAME_CAP];
 #define TU_SLOTS     1024u
 #define TU_KEY_MAX   64u
 #define TU_VALUE_MAX 1024u
+/* A string too long to live in the slot of any key of such a store (its
+ * slots are 128 bytes, 36 of them fixed): its value is a block. */
+#define TU_BLOCK_TEXT                                                          \
+	"a string long enough that no slot of a store of key_max 64 can "     \
+	"keep it inline, so that it lives in a value block"
 
 /* Suite hooks: .init = tu_setup creates tu_kv; .fini = tu_teardown closes
  * it and unlinks every name the test created. */

@@ -31,7 +31,9 @@ void torture_verdict(struct torture_tally *t, bool ok, const char *fmt, ...)
 }
 
 struct census {
-	uint64_t live, need_block, bad;
+	uint64_t live, bad;
+	uint64_t strings; /* values that are no inline integer, or have a TTL */
+	uint64_t pins;	  /* values that name a lock cell (a block) */
 	long long ctr[TL_COUNT];
 	char why[160]; /* the first bad key */
 };
@@ -74,10 +76,10 @@ static void census_key(const struct torture_tally *t, struct census *c,
 	uint32_t unit, seq;
 
 	c->live++;
-	c->need_block += !mp_is_int48(v, len) || ttl != -1;
+	c->strings += !mp_is_int48(v, len) || ttl != -1;
 	/* A held safe lock's value names its lock cell, a block too. */
-	c->need_block += mp_is_int48(v, len) &&
-			 val_pin_decode(strtoll(v, NULL, 10), &unit, &seq);
+	c->pins += mp_is_int48(v, len) &&
+		   val_pin_decode(strtoll(v, NULL, 10), &unit, &seq);
 	if (klen == 4 && key[0] == 'k')
 		ok = written(t, v, len);
 	else if (klen == 8 && !memcmp(key, "lock.pat", 8))
@@ -232,12 +234,19 @@ static void audit_content(shmkv_t *kv, struct torture_tally *t,
 		(unsigned long long)st.pending, (unsigned long long)st.corrupt,
 		(unsigned long long)st.expired,
 		(unsigned long long)st.live_keys, (unsigned long long)c->live);
-	torture_verdict(t, mp_blocks_used(&st) == c->need_block + ints,
-			"value storage: %llu blocks used, live keys need %llu "
-			"(+%llu integers kept in blocks)",
+	torture_verdict(t,
+			st.inline_values + st.block_values == c->strings + ints,
+			"%llu string values (+%llu integers in blocks), stats "
+			"count %llu inline and %llu in blocks",
+			(unsigned long long)c->strings, (unsigned long long)ints,
+			(unsigned long long)st.inline_values,
+			(unsigned long long)st.block_values);
+	torture_verdict(t, mp_blocks_used(&st) == st.block_values + c->pins,
+			"value storage: %llu blocks used, keys name %llu and "
+			"lock cells %llu",
 			(unsigned long long)mp_blocks_used(&st),
-			(unsigned long long)c->need_block,
-			(unsigned long long)ints);
+			(unsigned long long)st.block_values,
+			(unsigned long long)c->pins);
 	torture_verdict(t, ints == 0,
 			"%llu keys hold an integer without TTL in a value "
 			"block, where the README keeps it inline (PERSIST or "

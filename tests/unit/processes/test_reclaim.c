@@ -42,7 +42,7 @@ TestSuite(crashpoint_reap, .init = tu_setup, .fini = tu_teardown);
 #endif
 
 #define LEASE	  60000
-#define BLOCK_VAL "a-value-that-lives-in-a-block-xxxxxxxxxx"
+#define BLOCK_VAL TU_BLOCK_TEXT
 
 static int reap(pid_t pid)
 {

@@ -64,10 +64,10 @@ Test(shmctl_maint, check_reports_a_corrupted_store_and_exits_4)
 
 	tu_populate(tu_kv, 50);
 	SET("n", "12"); /* an inline integer: no block to leak */
-	tu_slot_of(tu_kv, "n")->value = (uint64_t)3 << 62;
+	tu_slot_of(tu_kv, "n")->value = (uint64_t)0x31 << 58;
 	r = RUN("check", tu_name);
 	assert_code(r, 4);
-	assert_has(r.out, ": malformed value word 0xc000000000000000\n");
+	assert_has(r.out, ": malformed value word 0xc400000000000000\n");
 	assert_has(r.out, ": 1 problem found\n");
 	r = RUN("check", "--json", tu_name);
 	assert_code(r, 4);
