@@ -119,9 +119,9 @@ static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 
 	if (src == NULL)
 		return SHMKV__FAST_SLOW; /* corrupt: the engine reports it */
+	SHMKV_PAUSE_POINT("fast_loaded");
 	if (out != NULL && out->cap > 0)
 		memcpy(out->buf, src, len < out->cap ? len : out->cap);
-	SHMKV_PAUSE_POINT("inline_copied");
 	if (!shmkv__inline_still(s, w))
 		return SHMKV__FAST_SLOW;
 	if (out == NULL)

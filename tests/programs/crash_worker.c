@@ -4,8 +4,9 @@
  * usage: crash_worker NAME MODE PREFIX START COUNT
  *
  *   int    SET PREFIX<i> to "<i>" (an inline integer)  for i in
- *   block  SET PREFIX<i> to a block value               [START, START+COUNT)
- *          (both from helpers/crash_value.h)
+ *   inline SET PREFIX<i> to a string kept in its slot   [START, START+COUNT)
+ *   block  SET PREFIX<i> to a block value
+ *          (all from helpers/crash_value.h)
  *   sweep  one full shmkv_sweep pass (PREFIX, START, COUNT ignored)
  *   create create NAME (1024 slots), close it; PREFIX, START, COUNT ignored
  *   create-named  the same, built in a named working file (as where
@@ -33,12 +34,12 @@ static int run_sets(shmkv_t *kv, const char *mode, const char *prefix,
 		    unsigned long start, unsigned long count)
 {
 	char key[64], val[CRASH_VALUE_CAP];
-	bool as_int = strcmp(mode, "int") == 0;
+	enum crash_kind kind = crash_kind_of(mode);
 
 	for (unsigned long i = start; i < start + count; i++) {
 		size_t kl = (size_t)snprintf(key, sizeof(key), "%s%lu", prefix,
 					     i);
-		size_t vl = crash_value(val, as_int, prefix, i);
+		size_t vl = crash_value(val, kind, prefix, i);
 		int rc = shmkv_set(kv, key, kl, val, vl, 0, 0, NULL);
 
 		if (rc != 1) {
@@ -92,9 +93,10 @@ int main(int argc, char **argv)
 	if (argc != 6 || arg_u64(argv[4], INT_MAX, &start) ||
 	    arg_u64(argv[5], INT_MAX, &count) ||
 	    (strcmp(argv[2], "int") && strcmp(argv[2], "block") &&
+	     strcmp(argv[2], "inline") &&
 	     strcmp(argv[2], "sweep") && strcmp(argv[2], "create") &&
 	     strcmp(argv[2], "create-named"))) {
-		fprintf(stderr, "usage: crash_worker NAME int|block|sweep|"
+		fprintf(stderr, "usage: crash_worker NAME int|inline|block|sweep|"
 				"create|create-named PREFIX START COUNT\n");
 		return WORKER_USAGE;
 	}

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/crash_value.h"
 #include "helpers/mp_census.h"
 #include "helpers/slot_of.h"
 #include "helpers/testutil.h"
@@ -354,7 +355,7 @@ Test(crashpoint_reap,
      a_block_a_killed_writer_replaced_is_reclaimed_by_ordinary_work)
 {
 	NEED_CRASH_POINTS();
-	char val[64];
+	char val[CRASH_VALUE_CAP];
 	struct shmkv_value v = { val, sizeof(val), 0 };
 
 	tu_assert_rc(shmkv_set(tu_kv, LIT("o0"), LIT(BLOCK_VAL), 0, 0, NULL),

@@ -52,12 +52,13 @@ TestSuite(crashpoint, .fini = tu_teardown);
 #define SWEEP_KEYS  6	/* expired keys a sweep meets */
 #define FRESH_KEYS  8	/* new keys the usability check writes */
 #define SCAN_KEYS   BIG_TABLE
-#define USE_BLOCK   "usable-block-value-xxxxxxxxxxxxxxxxxxxx"
-#define USE_BLOCK_2 "usable-block-value-yyyyyyyyyyyyyyyyyyyy"
+#define USE_BLOCK   TU_BLOCK_TEXT "-x"
+#define USE_BLOCK_2 TU_BLOCK_TEXT "-y"
 
 /* What killed processes left, as the segment shows it. */
 struct debris {
 	unsigned busy_dead;   /* slots claimed by a dead process */
+	unsigned area_dead;   /* slots' inline areas claimed by a dead thread */
 	unsigned inserting;   /* inserts left pending */
 	unsigned collided;    /* lost duplicates not given back */
 	unsigned dead_member; /* deleted keys' slots half recycled */
@@ -168,6 +169,11 @@ static void debris_slots(shmkv_t *kv, struct debris *d, unsigned char *ref,
 		uint64_t w = shmkv__load_acquire(&s->state);
 		uint64_t v = shmkv__load_acquire(&s->value);
 
+		/* Relaxed: the store is quiet. */
+		uint64_t a = shmkv__load_relaxed(&s->area);
+
+		d->area_dead += SLOT_AREA_TID(a) != 0 &&
+				!shmkv__pid_alive(SLOT_AREA_TID(a));
 		if (SLOT_STATE(w) == SLOT_BUSY)
 			d->busy_dead += !shmkv__pid_alive(SLOT_PID(w));
 		else if (SLOT_STATE(w) == SLOT_INSERTING)
@@ -217,13 +223,14 @@ static void assert_debris(const struct debris *d, const struct debris *want,
 			  const char *when)
 {
 	cr_assert(!memcmp(d, want, sizeof(*d)),
-		  "%s: %u dead claims, %u pending inserts, %u lost "
-		  "duplicates, %u half-recycled slots, %u leaked blocks, %u "
-		  "unconfirmed blocks; expected %u, %u, %u, %u, %u, %u",
-		  when, d->busy_dead, d->inserting, d->collided, d->dead_member,
-		  d->unref, d->unconfirmed, want->busy_dead, want->inserting,
-		  want->collided, want->dead_member, want->unref,
-		  want->unconfirmed);
+		  "%s: %u dead claims, %u dead area claims, %u pending "
+		  "inserts, %u lost duplicates, %u half-recycled slots, %u "
+		  "leaked blocks, %u unconfirmed blocks; expected %u, %u, %u, "
+		  "%u, %u, %u, %u",
+		  when, d->busy_dead, d->area_dead, d->inserting, d->collided,
+		  d->dead_member, d->unref, d->unconfirmed, want->busy_dead,
+		  want->area_dead, want->inserting, want->collided,
+		  want->dead_member, want->unref, want->unconfirmed);
 }
 
 /*
@@ -247,7 +254,7 @@ static void assert_worker_keys(shmkv_t *kv, const struct scenario *sc,
 
 	for (unsigned i = 0; strcmp(sc->mode, "sweep") && i < after; i++) {
 		size_t kl = tu_fmt(key, sizeof(key), sc->prefix, i);
-		size_t vl = crash_value(val, strcmp(sc->mode, "int") == 0,
+		size_t vl = crash_value(val, crash_kind_of(sc->mode),
 					sc->prefix, i);
 
 		if (i + 1 < after || sc->visible)
@@ -268,6 +275,15 @@ static void use_key(shmkv_t *kv, const char *key, bool keep)
 
 	tu_assert_rc(shmkv_set(kv, key, kl, LIT(USE_BLOCK), 0, 0, NULL), 1);
 	tu_assert_get(kv, key, kl, LIT(USE_BLOCK));
+	/* Strings for the slot (or, while a dead thread's claim of it is
+	 * being noticed, a block). */
+	tu_assert_rc(shmkv_set(kv, key, kl, LIT("usable-inline"), 0, 0, NULL),
+		     1);
+	tu_assert_get(kv, key, kl, LIT("usable-inline"));
+	tu_assert_rc(shmkv_set(kv, key, kl, LIT("usable-inline-2"), 0, 0,
+			       NULL),
+		     1);
+	tu_assert_get(kv, key, kl, LIT("usable-inline-2"));
 	tu_assert_rc(shmkv_setnx(kv, key, kl, LIT("1")), 0);
 	tu_assert_rc(shmkv_set(kv, key, kl, LIT("4242"), 0, 0, NULL), 1);
 	tu_assert_get(kv, key, kl, LIT("4242"));
@@ -325,9 +341,9 @@ static void assert_recovers(shmkv_t *kv, const struct scenario *sc,
 		    : !memcmp(&d, &sc->left, sizeof(d)) ? "none"
 							: "part");
 	tu_assert_rc(shmkv_recover(kv, &r),
-		     (int)(d.busy_dead + d.inserting + d.collided +
-			   d.dead_member + d.unref));
-	cr_assert(r.stale_claims == d.busy_dead &&
+		     (int)(d.busy_dead + d.area_dead + d.inserting +
+			   d.collided + d.dead_member + d.unref));
+	cr_assert(r.stale_claims == d.busy_dead + d.area_dead &&
 			  r.stuck_inserts == d.inserting &&
 			  r.collided == d.collided &&
 			  r.dead_slots == d.dead_member &&
@@ -545,6 +561,36 @@ Test(crashpoint, block_caching_leaves_the_replaced_block_until_recover)
 				    .prepare = prepare_blocks,
 				    .left = { .unref = 1, .unconfirmed = 1 },
 				    .per_pass = { .unconfirmed = 1 } });
+}
+
+/* Killed holding the claim of a slot's area (area.h), before or after its
+ * bytes, or after publishing them: the claim names a dead thread until
+ * the next writer (on its second meeting with it), insert or reclamation
+ * step takes it over. Nothing else is left: the bytes are the slot's. */
+#define AREA_SCENARIO(pt, visible_)                                            \
+	(struct scenario)                                                      \
+	{                                                                      \
+		.point = (pt), .slots = BIG_TABLE, .mode = "inline",           \
+		.prefix = "a", .visible = (visible_),                          \
+		.left = { .area_dead = 1 },                                    \
+	}
+
+Test(crashpoint, area_claimed_leaves_a_dead_claim_others_take_over)
+{
+	NEED_CRASH_POINTS();
+	run_scenario(&AREA_SCENARIO("area_claimed", false));
+}
+
+Test(crashpoint, area_written_leaves_a_dead_claim_and_no_value)
+{
+	NEED_CRASH_POINTS();
+	run_scenario(&AREA_SCENARIO("area_written", false));
+}
+
+Test(crashpoint, area_published_leaves_the_value_and_a_dead_claim)
+{
+	NEED_CRASH_POINTS();
+	run_scenario(&AREA_SCENARIO("area_published", true));
 }
 
 Test(crashpoint, swept_unfreed_leaks_the_expired_block_until_recover)

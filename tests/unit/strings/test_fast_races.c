@@ -18,21 +18,30 @@
 
 TestSuite(pausepoint_fast, .init = tu_setup, .fini = tu_teardown);
 
+/* Values too long for "a"'s slot, in value blocks; told apart by their
+ * first byte. */
+#define BLOCK_HELLO "h" TU_BLOCK_TEXT
+#define BLOCK_OTHER "o" TU_BLOCK_TEXT
+#define BLOCK_ZZZ   "z" TU_BLOCK_TEXT
+#define BLOCK_CHILD "c" TU_BLOCK_TEXT
+
 /* What a child does on a fresh handle of tu_name. */
 enum fast_call {
 	GET_A,
+	GET_A_TAIL,
 	SET_A_5,
 	INCR_A,
 	SETNX_A_7,
 	GETSET_A_5,
 	DELIFEQ_A_1,
 	SET_A_STRING,
+	SET_A_LONG,
 };
 
 static int fast_call(void *arg)
 {
 	enum fast_call call = *(const enum fast_call *)arg;
-	struct shmkv_value v = tu_value(32);
+	struct shmkv_value v = tu_value(256);
 	shmkv_t *kv;
 	int64_t n = 0;
 	int rc;
@@ -50,6 +59,14 @@ static int fast_call(void *arg)
 			rc = v.len >= 1 ? 100 + ((const char *)v.buf)[0]
 					: -1001;
 		break;
+	case GET_A_TAIL:
+		/* Its length and last byte: a torn read shows in either. */
+		rc = shmkv_get(kv, LIT("a"), &v);
+		if (rc == 1)
+			rc = v.len >= 1 ? (int)v.len * 1000 +
+						  ((const char *)v.buf)[v.len - 1]
+					: -1001;
+		break;
 	case SET_A_5:
 		rc = shmkv_set(kv, LIT("a"), LIT("5"), 0, 0, NULL);
 		break;
@@ -64,6 +81,9 @@ static int fast_call(void *arg)
 		rc = shmkv_set(kv, LIT("a"), LIT("child-16-bytes!!"), 0, 0,
 			       NULL);
 		break;
+	case SET_A_LONG:
+		rc = shmkv_set(kv, LIT("a"), LIT(BLOCK_CHILD), 0, 0, NULL);
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -71,9 +91,10 @@ static int fast_call(void *arg)
 	return rc;
 }
 
-static const enum fast_call calls[] = { GET_A,	     SET_A_5,	 INCR_A,
-					SETNX_A_7,   GETSET_A_5, DELIFEQ_A_1,
-					SET_A_STRING };
+static const enum fast_call calls[] = {
+	GET_A,	   GET_A_TAIL,	SET_A_5,     INCR_A,
+	SETNX_A_7, GETSET_A_5,	DELIFEQ_A_1, SET_A_STRING, SET_A_LONG,
+};
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
 {
@@ -160,7 +181,8 @@ Test(pausepoint_fast, a_get_whose_block_is_freed_under_it_never_reads_another)
 	int rc;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("hello"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
 	w = shmkv__load_acquire(&tu_slot_of(tu_kv, "a")->value);
 	hello = shmkv__block(tu_kv, w);
 	cr_assert_not_null(hello);
@@ -168,10 +190,11 @@ Test(pausepoint_fast, a_get_whose_block_is_freed_under_it_never_reads_another)
 	tu_child_await(&c);
 	/* The child holds the value word naming "hello"'s block. That block is
 	 * freed, then "b"'s values go round the page until one lands in it. */
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("other"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_OTHER), 0, 0, NULL),
+		     1);
 	for (int i = 0;; i++) {
 		tu_assert_rc(
-			shmkv_set(tu_kv, LIT("b"), LIT("zzzzz"), 0, 0, NULL),
+			shmkv_set(tu_kv, LIT("b"), LIT(BLOCK_ZZZ), 0, 0, NULL),
 			1);
 		tag = shmkv__load_acquire(&hello->tag);
 		if (BLK_USED(tag) && BLK_GEN(tag) != VAL_BLOCK_GEN(w))
@@ -184,12 +207,106 @@ Test(pausepoint_fast, a_get_whose_block_is_freed_under_it_never_reads_another)
 	cr_assert(rc == 100 + 'h' || rc == 100 + 'o', "GET read %d", rc);
 }
 
+/* The same for a string in the slot: its bytes are rewritten (by a value
+ * of another length, at the end the first one started from) between the
+ * child's load of the word and its copy. */
+Test(pausepoint_fast, a_get_whose_inline_bytes_are_rewritten_never_reads_them)
+{
+	struct shmkv_slot_shm *s;
+	struct tu_child c;
+	int rc;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("hello"), 0, 0, NULL), 1);
+	s = tu_slot_of(tu_kv, "a");
+	cr_assert_eq(VAL_KIND(s->value), VAL_INLINE);
+	c = start(GET_A_TAIL, "fast_loaded", 1);
+	tu_child_await(&c);
+	/* "other" goes beside "hello"; "zz" over hello's last two bytes. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("other"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("zz"), 0, 0, NULL), 1);
+	cr_assert_eq(VAL_KIND(s->value), VAL_INLINE);
+	cr_assert_eq(VAL_INLINE_OFF(s->value), 0, "zz is not over hello");
+	tu_child_let_go(&c);
+	rc = tu_child_finish(&c);
+	/* hello, other or zz; never "helzz", the bytes the child's word
+	 * named when it copied them. */
+	cr_assert(rc == 5000 + 'o' || rc == 5000 + 'r' || rc == 2000 + 'z',
+		  "GET read %d bytes ending in '%c'", rc / 1000, rc % 1000);
+}
+
+/* A writer that holds the area's claim makes nobody wait: another SET
+ * stores a block meanwhile, and the paused writer, losing its CAS, tries
+ * again and lands in the slot. Nothing leaks. */
+Test(pausepoint_fast, a_paused_inline_writer_sends_other_writers_to_a_block)
+{
+	struct shmkv_slot_shm *s;
+	struct shmkv_stats st;
+	struct tu_child c;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
+	s = tu_slot_of(tu_kv, "a");
+	c = start(SET_A_STRING, "fast_loaded", 1);
+	tu_child_await(&c);
+	cr_assert_neq(SLOT_AREA_TID(s->area), 0, "the child holds no claim");
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT("a"), LIT("parent-inline"), 0, 0, NULL),
+		1);
+	cr_assert_eq(VAL_KIND(s->value), VAL_BLOCK);
+	tu_assert_get_str(tu_kv, "a", "parent-inline");
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_get_str(tu_kv, "a", "child-16-bytes!!");
+	cr_assert_eq(VAL_KIND(s->value), VAL_INLINE);
+	cr_assert_eq(SLOT_AREA_TID(s->area), 0);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 0, "%llu blocks in use",
+		     (unsigned long long)mp_blocks_used(&st));
+}
+
+/* A writer paused with its bytes staged, while its key is deleted and
+ * another key homed on the same slot is inserted: the insert may not
+ * write its key where the writer is about to write (the slot is skipped,
+ * as a live process's claimed one), and the writer, losing its CAS, sets
+ * its key afresh. Both keys read back whole. */
+Test(pausepoint_fast, an_insert_skips_the_slot_of_a_paused_inline_writer)
+{
+	struct shmkv_slot_ref a;
+	struct tu_child c;
+	char other[32];
+	uint64_t w;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
+	a = tu_slot_ref(tu_kv, "a");
+	c = start(SET_A_STRING, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
+	key_homed_at(a.index, 0, other);
+	tu_assert_rc(shmkv_set(tu_kv, other, strlen(other),
+			       LIT("a value for the other key"), 0, 0, NULL),
+		     1);
+	cr_assert_neq(tu_slot_ref(tu_kv, other).index, a.index,
+		      "the insert took the slot the writer is writing");
+	w = shmkv__load_acquire(&shmkv__slot(tu_kv, a.index)->state);
+	cr_assert_neq(SLOT_STATE(w), SLOT_MEMBER);
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_get_str(tu_kv, "a", "child-16-bytes!!");
+	tu_assert_get(tu_kv, other, strlen(other),
+		      LIT("a value for the other key"));
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
 Test(pausepoint_fast, a_set_whose_integer_became_a_block_stores_and_frees_it)
 {
 	struct shmkv_stats st;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(lose_one_cas(SET_A_5, "1", "hello"), 1);
+	tu_assert_rc(lose_one_cas(SET_A_5, "1", BLOCK_HELLO), 1);
 	tu_assert_get(tu_kv, LIT("a"), "5", 1);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_eq(mp_blocks_used(&st), 0, "the replaced block leaked");
@@ -263,24 +380,22 @@ Test(pausepoint_fast,
 	int lost = 0;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(
-		shmkv_set(tu_kv, LIT("a"), LIT("parent-value-000"), 0, 0, NULL),
-		1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
 	/* Each time the child has its block built and is about to publish
 	 * it, the parent replaces the block it would replace. */
-	c = start(SET_A_STRING, "fast_loaded", PAUSES);
+	c = start(SET_A_LONG, "fast_loaded", PAUSES);
 	while (lost < PAUSES && tu_child_paused(&c)) {
 		tu_assert_rc(shmkv_set(tu_kv, LIT("a"),
-				       lost & 1 ? "parent-value-111"
-						: "parent-value-222",
-				       16, 0, 0, NULL),
+				       lost & 1 ? BLOCK_OTHER : BLOCK_ZZZ,
+				       strlen(BLOCK_ZZZ), 0, 0, NULL),
 			     1);
 		tu_child_let_go(&c);
 		lost++;
 	}
 	cr_assert(lost > 0 && lost < PAUSES, "%d CASes lost", lost);
 	tu_assert_rc(tu_child_finish(&c), 1);
-	tu_assert_get_str(tu_kv, "a", "child-16-bytes!!");
+	tu_assert_get_str(tu_kv, "a", BLOCK_CHILD);
 	/* One value, one block: neither the child's unpublished blocks nor
 	 * the replaced ones stay allocated (a cached free block is free). */
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
