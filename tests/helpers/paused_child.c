@@ -42,6 +42,11 @@ struct tu_child tu_child_start(int (*call)(void *arg), void *arg,
 	if (c.pid == 0) {
 		int rc;
 
+		/* Only the parent's ends stay open elsewhere: a parent that
+		 * dies (a failed assertion) ends a paused child's read. */
+		close(p2c[1]);
+		close(c2p[0]);
+		close(res[0]);
 		pause_at = at;
 		pauses_left = pauses;
 		to_parent = c2p[1];
