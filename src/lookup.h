@@ -123,6 +123,12 @@ static inline int shmkv__lookup_inline(const struct shmkv *kv,
 {
 	uint32_t bound = shmkv__probe_bound(kv, k->home);
 
+	/* A slot of two lines keeps its strings at the end: fetch that line
+	 * while the first one is compared, not after the value word is read
+	 * (a read for the string's bytes would start only then). */
+	if (kv->geo.slot_size > SHMKV_CACHE_LINE)
+		__builtin_prefetch((const char *)shmkv__slot(kv, k->home) +
+				   SHMKV_CACHE_LINE);
 	for (uint32_t d = 0; d < bound; d++) {
 		uint32_t idx = (k->home + d) & kv->mask;
 		uint64_t w;

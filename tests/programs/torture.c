@@ -64,6 +64,9 @@ static const struct {
 	{ "block_unpublished", 300 },
 	{ "old_block_unfreed", 300 },
 	{ "block_caching", 300 },
+	{ "area_claimed", 300 },
+	{ "area_written", 300 },
+	{ "area_published", 300 },
 	{ "swept_unfreed", 3 },
 	{ "any", 300 },
 };
