@@ -158,6 +158,11 @@ static inline uint64_t shmkv__area_stage(const struct shmkv *kv, uint32_t idx,
 		*held = 0;
 		return 0;
 	}
+	/* Release fence, as a seqlock writer's: a reader whose copy sees any
+	 * byte we write next also sees, at its re-read, the word that moved
+	 * off these bytes (which our acquire load above observed). Free on
+	 * x86 and ARMv8, where the acquire load already orders the stores. */
+	shmkv__fence_release();
 	if (len > 0)
 		memcpy((unsigned char *)s + size - (uint32_t)off - len, bytes,
 		       len);
