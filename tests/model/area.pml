@@ -48,7 +48,8 @@
  * that finds a live claimer claims again until it gets the area: a
  * non-progress cycle).
  * SPEC_NO_VCHECK: the writer's step 3 as the protocol text has it, which
- * never looks at what V is (README.md, "Findings in the area protocol").
+ * never looks at what V is (README.md, "Findings in the area protocol");
+ * V_FIRST: the writer re-checks the state word after each load of V too.
  */
 
 #ifndef NPROC
@@ -157,6 +158,7 @@ bool i3_claim_released = true;		  /* every command releases */
 bool i4_publish_numbers_unique = true;	  /* at each INLINE publish */
 bool p3_write_lands_in_its_incarnation = true; /* at each value CAS */
 bool p3_value_of_its_incarnation = true; /* the writer's V */
+bool p3_recycled_only_when_dead = true;	  /* at each give-back */
 bool sat_version = true;		  /* bounds never reached */
 bool sat_publish_number = true;
 
@@ -177,6 +179,10 @@ bool sat_publish_number = true;
 /* state word w -> EMPTY(version + 1), the give-back of table.c */
 inline give_back(w)
 {
+	p3_recycled_only_when_dead = WS(w) != MEMBER || val == VNONE(WV(w), 1, 0);
+#if P3
+	assert(p3_recycled_only_when_dead);
+#endif
 	sat_version = WV(w) < MAXVER;
 	assert(sat_version);
 	st = W(EMPTY, 0, WV(w) + 1);
@@ -319,6 +325,16 @@ set_claim: /* step 1: a claim that fails sends the value to a block */
 set_load: /* step 3 */
 	atomic {
 		V = val;
+#ifdef V_FIRST
+	}
+	atomic { /* attempt()'s order: the state re-checked after V's load */
+		if
+		:: st != rw ->
+			after = AFTER_RELOOKUP;
+			goto set_release
+		:: else
+		fi;
+#endif
 #ifndef SPEC_NO_VCHECK
 		/* V is loaded after the state check: the slot may have been
 		 * deleted and recycled since, leaving V its DEAD word. Never
