@@ -50,6 +50,9 @@
  * SPEC_NO_VCHECK: the writer's step 3 as the protocol text has it, which
  * never looks at what V is (README.md, "Findings in the area protocol");
  * V_FIRST: the writer re-checks the state word after each load of V too.
+ * CODE: the inline writer as src/area.h (commit ff2e1b5) has it;
+ * BUG_CODE_NO_VALUE_CHECK: without its re-load of the value word after
+ * the claim (BUG_NO_STATE_CHECK drops its state re-check).
  */
 
 #ifndef NPROC
@@ -217,6 +220,12 @@ inline claim()
 #endif
 			printf("P%d takes over P%d's claim\n", me, ATID(area));
 			area = AREA(an, me)
+#ifdef CODE
+		:: ATID(area) != 0 && !ALIVE(ATID(area)) ->
+			/* area.c: a claim seen held for the first time is left
+			 * alone, dead or not */
+			got = false
+#endif
 		:: else ->
 			printf("P%d: the area is claimed by P%d\n", me,
 			       ATID(area));
@@ -234,6 +243,7 @@ inline claim()
 #define AFTER_BLOCK	1
 #define AFTER_RELOOKUP	2
 #define AFTER_GIVE_BACK 3
+#define AFTER_RETRY	4 /* CODE: attempt() again */
 
 proctype worker(byte me)
 {
@@ -287,7 +297,11 @@ lookup:
 		:: WS(st) == MEMBER && kid == k ->
 			rw = st;
 			if
+#ifndef CODE
 			:: op == SET && rlen > 0 -> goto set_claim
+#else
+			:: op == SET && rlen > 0 -> goto code_attempt
+#endif
 			:: op == SET && rlen == 0 -> goto block
 			:: op == GET -> goto get
 			:: op == DEL -> goto del
@@ -402,7 +416,11 @@ set_write: /* step 4: plain stores, one cell a step */
 		:: else ->
 			tries++;
 			if
+#ifndef CODE
 			:: tries < RETRIES -> goto set_load
+#else
+			:: tries < RETRIES -> after = AFTER_RETRY
+#endif
 			:: else -> after = AFTER_BLOCK
 			fi
 		fi
@@ -422,7 +440,61 @@ set_release: /* step 6 */
 		:: after == AFTER_BLOCK -> after = 0; goto block
 		:: after == AFTER_RELOOKUP -> after = 0; goto relookup
 		:: after == AFTER_GIVE_BACK -> after = 0; goto finish_give_back
+		:: after == AFTER_RETRY -> after = 0; goto code_attempt
 		fi
+	}
+
+	/*
+	 * ---- CODE: the inline writer as src/area.h has it ----
+	 * engine.c's attempt() loads V and re-checks the state word, decides
+	 * (DEAD: finish the give-back), places the region from V
+	 * (shmkv__area_place), then shmkv__area_stage() claims, re-loads the
+	 * state word and the value word (each must be unchanged), and writes
+	 * the bytes; commit() CASes V -> INLINE, and the claim is released
+	 * whatever the CAS did. A lost CAS starts the attempt again.
+	 */
+code_attempt:
+	atomic { V = val } /* load-acquire */
+	atomic {
+		if
+		:: st != rw -> goto relookup
+		:: st == rw && ISDEAD(V) -> goto finish_give_back
+		:: else
+		fi;
+		roff = 0;
+		if
+		:: VKIND(V) == K_INL && VOFF(V) < rlen ->
+			roff = VOFF(V) + VLEN(V)
+		:: else
+		fi;
+		if
+		:: RSTART(roff, rlen) < KLEN(k) -> goto block /* no room */
+		:: else
+		fi
+	}
+	claim();
+	atomic { /* acquire: the state word, after the claim */
+		if
+		:: !got -> goto block
+#ifndef BUG_NO_STATE_CHECK
+		:: got && st != rw ->
+			after = AFTER_BLOCK;
+			goto set_release
+#endif
+		:: else
+		fi
+	}
+	atomic { /* acquire: the value word, still V */
+#ifndef BUG_CODE_NO_VALUE_CHECK
+		if
+		:: val != V ->
+			after = AFTER_BLOCK;
+			goto set_release
+		:: else
+		fi;
+#endif
+		ci = RSTART(roff, rlen);
+		goto set_write
 	}
 
 	/* ---- a value block: engine.c attempt() (checked by slots.pml) ---- */
@@ -431,7 +503,7 @@ block:
 		V = val;
 		if
 		:: st != rw -> goto relookup
-		:: ISDEAD(V) -> goto finish_give_back
+		:: st == rw && ISDEAD(V) -> goto finish_give_back
 		:: else
 		fi
 	}
@@ -456,9 +528,10 @@ del:
 		V = val;
 		if
 		:: st != rw -> goto relookup
-		:: ISDEAD(V) -> goto finish_give_back
-		:: V == VNONE(WV(rw), 0, 0) -> goto recycle
-		:: VKIND(V) == K_NONE && !ISDEAD(V) && V != VNONE(WV(rw), 0, 0) ->
+		:: st == rw && ISDEAD(V) -> goto finish_give_back
+		:: st == rw && V == VNONE(WV(rw), 0, 0) -> goto recycle
+		:: st == rw && VKIND(V) == K_NONE && !ISDEAD(V) &&
+		   V != VNONE(WV(rw), 0, 0) ->
 			goto op_done /* FRESH: no value to delete */
 		:: else
 		fi
@@ -500,7 +573,8 @@ get:
 	atomic {
 		if
 		:: st != rw -> goto relookup /* not the incarnation it matched */
-		:: VKIND(V) != K_INL -> goto op_done /* not inline: as before */
+		:: st == rw && VKIND(V) != K_INL ->
+			goto op_done /* not inline: as before */
 		:: else
 		fi;
 		i1_region_in_bounds = VOFF(V) + VLEN(V) <= NCELL;
@@ -567,14 +641,13 @@ ins_claim:
 #else
 	got = true;
 #endif
-	atomic { /* key meta, and (no one reads it yet) the FRESH value */
+	atomic { /* key meta */
 		if
 		:: !got -> goto ins_fail
 		:: else
 		fi;
 		MAY_DIE;
 		kid = k;
-		val = VNONE(WV(bw), 0, 1);
 		ci = 0
 	}
 ins_key: /* the key bytes, one cell a step */
@@ -595,6 +668,10 @@ ins_key: /* the key bytes, one cell a step */
 		an = 0
 	}
 #endif
+	atomic { /* FRESH, as table.c publish() stores it */
+		MAY_DIE;
+		val = VNONE(WV(bw), 0, 1)
+	}
 	atomic {
 		MAY_DIE;
 		ci = 0;

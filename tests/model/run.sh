@@ -102,12 +102,16 @@ checks=(
 	"area-good-2deaths|ok|-DMAXKILL=2|-DSAFETY||area: both workers may die"
 	"area-good-3workers|ok|-DNPROC=3 -DNOPS=1|-DSAFETY $C||area: 3 workers x 1 command, 1 death"
 	"area-live|ok||-DNP|-l|area: no non-progress cycle (nobody waits for a claim)"
+"area-code|ok|-DCODE|-DSAFETY||area: the writer as src/area.h has it (V loaded and checked before the claim, re-checked after), 2 workers x 2 commands"
+	"area-code-3workers|ok|-DCODE -DNPROC=3 -DNOPS=1|-DSAFETY $C||area: src/area.h's writer, 3 workers x 1 command"
+	"area-code-live|ok|-DCODE|-DNP|-l|area: src/area.h's writer, no non-progress cycle"
 	"area-broken-no-state-check|fail:i2_key_cells_intact|-DBUG_NO_STATE_CHECK -DP3=0|-DSAFETY||area: writer without step 2 (the state re-check after its claim)"
-	"area-broken-key-no-claim|fail:i1_named_region_intact|-DBUG_INSERT_NO_CLAIM -DP3=0|-DSAFETY||area: inserter writes its key without claiming the area"
+	"area-broken-key-no-claim|fail:i2_key_cells_intact|-DBUG_INSERT_NO_CLAIM -DP3=0|-DSAFETY||area: inserter writes its key without claiming the area"
 	"area-broken-takeover-num|fail:i4_publish_numbers_unique|-DBUG_TAKEOVER_NO_INC -DP3=0|-DSAFETY||area: takeover of a dead claim keeps its number"
 	"area-broken-no-reread|fail:i1_no_torn_read|-DBUG_READER_NO_RECHECK -DP3=0|-DSAFETY||area: reader accepts its copy without loading V again"
 	"area-broken-overlap|fail:i1_named_region_intact|-DBUG_OVERLAP -DP3=0|-DSAFETY||area: writer's region ignores V's (off 0 always)"
 	"area-broken-claim-wait|cycle|-DBUG_CLAIM_WAIT|-DNP|-l|area: writer claims again until a live claimer lets go"
+"area-code-broken-no-value-check|fail:i1_named_region_intact|-DCODE -DBUG_CODE_NO_VALUE_CHECK -DP3=0|-DSAFETY||area: src/area.h's writer without its re-load of the value word after the claim"
 	"area-finding-dead-value|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK|-DSAFETY||area, protocol as written: a writer publishes over the DEAD word of a DEL (after its step 2); the recycler then empties the slot"
 	"area-finding-v-first|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK -DV_FIRST|-DSAFETY||area: the same with the state re-checked after each load of V: not a fix"
 )
@@ -132,6 +136,8 @@ if [ "$full" = 1 ]; then
 		"area-full-empty-3cmds|ok|-DINIT=0 -DNOPS=3|-DSAFETY $C||area: from an EMPTY slot, 2 workers x 3 commands"
 		"area-full-live-3workers|ok|-DNPROC=3 -DNOPS=1|-DNP $C|-l|area: no non-progress cycle, 3 workers x 1 command"
 		"area-full-3workers-rw|ok|-DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: a reader (2 GETs), a writer (2 SETs) and a worker (2 SETs or DELs), 1 death"
+		"area-full-code-3workers-rw|ok|-DCODE -DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: src/area.h's writer; a reader (2 GETs), a writer (2 SETs), a worker (2 SETs or DELs)"
+		"area-full-code-empty-3cmds|ok|-DCODE -DINIT=0 -DNOPS=3|-DSAFETY $C||area: src/area.h's writer from an EMPTY slot, 2 workers x 3 commands"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
