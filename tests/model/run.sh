@@ -137,6 +137,7 @@ if [ "$full" = 1 ]; then
 		"area-full-live-3workers|ok|-DNPROC=3 -DNOPS=1|-DNP $C|-l|area: no non-progress cycle, 3 workers x 1 command"
 		"area-full-3workers-rw|ok|-DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: a reader (2 GETs), a writer (2 SETs) and a worker (2 SETs or DELs), 1 death"
 		"area-full-code-3workers-rw|ok|-DCODE -DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: src/area.h's writer; a reader (2 GETs), a writer (2 SETs), a worker (2 SETs or DELs)"
+		"area-full-code-no-state-check|ok|-DCODE -DBUG_NO_STATE_CHECK -DNPROC=3 -DNOPS=1|-DSAFETY $C||area: src/area.h's writer without its state re-check after the claim still passes (its value re-check covers it, README)"
 		"area-full-code-empty-3cmds|ok|-DCODE -DINIT=0 -DNOPS=3|-DSAFETY $C||area: src/area.h's writer from an EMPTY slot, 2 workers x 3 commands"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
