@@ -26,6 +26,8 @@
  *     cell, load V again, accept iff unchanged.
  *   DEL k (4): CAS the value to NONE, then recycle the slot: NONE -> DEAD,
  *     state -> EMPTY(v+1). No claim.
+ *   RECLAIM (8): recovery frees a dead thread's claim, number + 1
+ *     (area.c shmkv__area_reclaim).
  * A worker may die before any step that writes (MAY_DIE); a claim whose
  * claimer is dead is taken over (publish number + 1).
  *
@@ -138,7 +140,7 @@
 #define ANUM(a)	   ((a) >> 2)
 #define ATID(a)	   ((a) & 3)
 
-mtype = { SET, GET, DEL };
+mtype = { SET, GET, DEL, RECLAIM };
 
 byte st;	    /* state word */
 short val;	    /* value word */
@@ -267,6 +269,7 @@ next_op:
 		:: OPS_OF(me) & 1 -> op = SET
 		:: OPS_OF(me) & 2 -> op = GET
 		:: OPS_OF(me) & 4 -> op = DEL
+		:: OPS_OF(me) & 8 -> op = RECLAIM
 		fi;
 		if
 		:: k = 1
@@ -282,7 +285,10 @@ next_op:
 		:: op != SET
 		fi;
 		printf("P%d %e k%d len %d\n", me, op, k, rlen);
-		goto lookup
+		if
+		:: op == RECLAIM -> goto reclaim
+		:: else -> goto lookup
+		fi
 	}
 relookup:
 	atomic {
@@ -697,6 +703,22 @@ ins_fail: /* a live claimer: give the slot back, try the next (none) */
 		:: else
 		fi;
 		printf("P%d SET k%d: -ENOSPC\n", me, k);
+		goto op_done
+	}
+
+	/* ---- recovery's and reclamation's shmkv__area_reclaim() ---- */
+reclaim:
+	atomic {
+		MAY_DIE;
+		if
+		:: ATID(area) != 0 && ATID(area) != me && !ALIVE(ATID(area)) ->
+			/* as a takeover, released at once */
+			sat_publish_number = ANUM(area) + 1 < MAXNUM;
+			assert(sat_publish_number);
+			printf("P%d frees dead P%d's claim\n", me, ATID(area));
+			area = AREA(ANUM(area) + 1, 0)
+		:: else
+		fi;
 		goto op_done
 	}
 
