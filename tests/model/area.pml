@@ -17,7 +17,8 @@
  *
  * Workers run NOPS commands each, any of those OPS<pid> allows:
  *   SET k (1): look the key up; missing: insert it (claim the slot BUSY,
- *     claim the area, write the key cells, release, INSERTING, MEMBER);
+ *     claim the area, write the key cells, release, FRESH, INSERTING,
+ *     MEMBER);
  *     then write its value: inline (claim, state re-check, load V, choose
  *     a region disjoint from V's, write the cells, CAS V -> INLINE(n+1),
  *     release), or, when the claim or the room fails or the value is
