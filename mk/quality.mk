@@ -215,7 +215,8 @@ valgrind-run: $(SHMCTL)
 
 # ---------------------------------------------------------------------------
 # Model check (tests/model/): spin explores every interleaving of the
-# Promela models of the slot protocol and the safe lock's takeover;
+# Promela models of the slot protocol, the safe lock's takeover and the
+# inline value area;
 # MODEL_FULL=1 adds the big 3-process runs.
 
 .PHONY: model model-run

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - model-check the slot protocol (slots.pml, which includes
-# defs.pml and monitor.pml) and the safe lock's takeover protocol
-# (locks.pml: the lock-* checks) with spin.
+# defs.pml and monitor.pml), the safe lock's takeover protocol
+# (locks.pml: the lock-* checks) and the inline value area (area.pml:
+# the area-* checks) with spin.
 #
 #   tests/model/run.sh           the CI set (2-3 minutes on 2 cores)
 #   tests/model/run.sh --full    adds the big runs (20-40 minutes, 5 GB)
@@ -9,9 +10,9 @@
 #                                that has one
 #   tests/model/run.sh NAME...   only the named checks (see --list)
 #
-# Every check is one spin run of slots.pml (locks.pml for the lock-*
-# checks) with some -D options, and an expectation: "ok" (complete
-# search, no violation), "fail:<flag>" (spin must find a counterexample
+# Every check is one spin run of slots.pml (locks.pml, area.pml for the
+# lock-*, area-* checks) with some -D options, and an expectation: "ok"
+# (complete search, no violation), "fail:<flag>" (spin must find a counterexample
 # naming that assertion flag), "cycle" (spin must find a non-progress
 # cycle). A deliberately broken variant that spin does not reject fails
 # the run, as does a good model it does reject. README.md here says what
@@ -31,7 +32,7 @@ for a in "$@"; do
 	--trails) trails=1 ;;
 	--list) only=(--list) ;;
 	-h | --help)
-		sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -92,6 +93,27 @@ checks=(
 	"lock-broken-free-no-scan|fail:lk_taken_grant_is_judged|$L -DBUG_FREE_NO_SCAN -DFREES=1 -DHCELLS=1 -DAUX=0|-DSAFETY||lock: freeing a cell without DOOM and the scan of the intents"
 	"lock-broken-visit-no-fence|fail:lk_taken_grant_is_judged|$L -DBUG_TAKER_NO_FENCE -DAUX=0|-DSAFETY||lock: no fence between the intent store and the re-validation loads"
 	"lock-broken-claim-no-fence|fail:lk_taken_grant_is_judged|$L -DBUG_HOLDER_NO_FENCE -DAUX=0|-DSAFETY||lock: no fence between the claim's ctl store and its scan"
+	# The inline value area (area.pml): README.md, "The area model". The
+	# broken variants run with -DP3=0, so that spin shows the damage to
+	# the area's own invariants.
+	"area-good|ok||-DSAFETY||area: 1 slot, 2 workers x 2 commands (SET, GET, DEL of 2 keys), an inline value to start, 1 death"
+	"area-good-empty|ok|-DINIT=0|-DSAFETY||area: the same from an EMPTY slot (2 inserts race)"
+	"area-good-blocks|ok|-DLENS=7 -DKLEN2=2|-DSAFETY||area: long values too (value blocks replace inline ones), both keys write inline"
+	"area-good-2deaths|ok|-DMAXKILL=2|-DSAFETY||area: both workers may die"
+	"area-good-3workers|ok|-DNPROC=3 -DNOPS=1|-DSAFETY $C||area: 3 workers x 1 command, 1 death"
+	"area-live|ok||-DNP|-l|area: no non-progress cycle (nobody waits for a claim)"
+	"area-code|ok|-DCODE -DOPS2=15|-DSAFETY||area: the writer as src/area.h has it (V loaded and checked before the claim, re-checked after), 2 workers x 2 commands, worker 2 may also run recovery's reclaim of a dead claim"
+	"area-code-3workers|ok|-DCODE -DNPROC=3 -DNOPS=1 -DOPS2=15|-DSAFETY $C||area: src/area.h's writer, 3 workers x 1 command (worker 2: or a reclaim)"
+	"area-code-live|ok|-DCODE|-DNP|-l|area: src/area.h's writer, no non-progress cycle"
+	"area-broken-no-state-check|fail:i2_key_cells_intact|-DBUG_NO_STATE_CHECK -DP3=0|-DSAFETY||area: writer without step 2 (the state re-check after its claim)"
+	"area-broken-key-no-claim|fail:i2_key_cells_intact|-DBUG_INSERT_NO_CLAIM -DP3=0|-DSAFETY||area: inserter writes its key without claiming the area"
+	"area-broken-takeover-num|fail:i4_publish_numbers_unique|-DBUG_TAKEOVER_NO_INC -DP3=0|-DSAFETY||area: takeover of a dead claim keeps its number"
+	"area-broken-no-reread|fail:i1_no_torn_read|-DBUG_READER_NO_RECHECK -DP3=0|-DSAFETY||area: reader accepts its copy without loading V again"
+	"area-broken-overlap|fail:i1_named_region_intact|-DBUG_OVERLAP -DP3=0|-DSAFETY||area: writer's region ignores V's (off 0 always)"
+	"area-broken-claim-wait|cycle|-DBUG_CLAIM_WAIT|-DNP|-l|area: writer claims again until a live claimer lets go"
+	"area-code-broken-no-value-check|fail:i1_named_region_intact|-DCODE -DBUG_CODE_NO_VALUE_CHECK -DP3=0|-DSAFETY||area: src/area.h's writer without its re-load of the value word after the claim"
+	"area-finding-dead-value|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK|-DSAFETY||area, protocol as written: a writer publishes over the DEAD word of a DEL (after its step 2); the recycler then empties the slot"
+	"area-finding-v-first|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK -DV_FIRST|-DSAFETY||area: the same with the state re-checked after each load of V: not a fix"
 )
 if [ "$full" = 1 ]; then
 	memlim=${MODEL_MEMLIM:-8000}
@@ -111,6 +133,12 @@ if [ "$full" = 1 ]; then
 		"lock-full-reuse-3procs|ok|$L -DNTAKER=2 -DSEQ_BITS=1 -DRECLAIM=1 -DTAKER_ACQUIRE=1 -DFREES=1 -DHCELLS=1 -DNACQ=1 -DNTAKE=2 -DMAXKILL=0|-DSAFETY $C||lock: cells reused across processes, the takers winning twice"
 		"lock-full-free-extend|ok|$L -DFREES=2 -DEXTEND=2 -DHCELLS=1 -DMAXKILL=2|-DSAFETY $C||lock: frees, reuse and extends together, 2 deaths"
 		"lock-full-seq3|ok|$L -DSEQ_BITS=3|-DSAFETY||lock: 3 sequence bits, 16 acquires"
+		"area-full-empty-3cmds|ok|-DINIT=0 -DNOPS=3|-DSAFETY $C||area: from an EMPTY slot, 2 workers x 3 commands"
+		"area-full-live-3workers|ok|-DNPROC=3 -DNOPS=1|-DNP $C|-l|area: no non-progress cycle, 3 workers x 1 command"
+		"area-full-3workers-rw|ok|-DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: a reader (2 GETs), a writer (2 SETs) and a worker (2 SETs or DELs), 1 death"
+		"area-full-code-3workers-rw|ok|-DCODE -DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: src/area.h's writer; a reader (2 GETs), a writer (2 SETs), a worker (2 SETs or DELs)"
+		"area-full-code-no-state-check|ok|-DCODE -DBUG_NO_STATE_CHECK -DNPROC=3 -DNOPS=1|-DSAFETY $C||area: src/area.h's writer without its state re-check after the claim still passes (its value re-check covers it, README)"
+		"area-full-code-empty-3cmds|ok|-DCODE -DINIT=0 -DNOPS=3|-DSAFETY $C||area: src/area.h's writer from an EMPTY slot, 2 workers x 3 commands"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
@@ -130,6 +158,7 @@ mkdir -p "$work"
 model_of() {
 	case $1 in
 	lock-*) echo locks.pml ;;
+	area-*) echo area.pml ;;
 	*) echo slots.pml ;;
 	esac
 }
