@@ -23,6 +23,9 @@
  *   incr       INCR, hot key
  *   set_16b    SET of a 16-byte string, uniform keys
  *   get_16b    GET of a 16-byte string, uniform keys
+ *   set_16b_2l, get_16b_2l  the same in slots of two lines (key_max 64,
+ *              the default; the others use bench_core's key_max 16:
+ *              one-line slots, room for one 16-byte value beside the key)
  * A reply other than the expected one stops the run (exit 1): a count of
  * failing calls would be a count of something else.
  */
@@ -51,12 +54,15 @@ enum op {
 	OP_INCR,
 	OP_SET_16,
 	OP_GET_16,
+	OP_SET_16_2L,
+	OP_GET_16_2L,
 	OP_N
 };
 static const struct {
 	const char *name;
 	enum bench_vkind vk;
 	int uniform;
+	uint32_t key_max; /* 0: bench_store_config's */
 } ops[OP_N] = {
 	[OP_GET_INT] = { "get_int", BV_INT, 0 },
 	[OP_SET_INT] = { "set_int", BV_INT, 0 },
@@ -66,6 +72,8 @@ static const struct {
 	[OP_INCR] = { "incr", BV_INT, 0 },
 	[OP_SET_16] = { "set_16b", BV_16, 1 },
 	[OP_GET_16] = { "get_16b", BV_16, 1 },
+	[OP_SET_16_2L] = { "set_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
+	[OP_GET_16_2L] = { "get_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
 };
 
 /* The commands each op calls: counted ones, then the helper, if any. */
@@ -82,6 +90,8 @@ static const struct {
 	[OP_INCR] = { { BCMD_INCR }, 1, -1 },
 	[OP_SET_16] = { { BCMD_SET }, 1, -1 },
 	[OP_GET_16] = { { BCMD_GET }, 1, -1 },
+	[OP_SET_16_2L] = { { BCMD_SET }, 1, -1 },
+	[OP_GET_16_2L] = { { BCMD_GET }, 1, -1 },
 };
 
 int ops_instr_call(struct bench_kv *kv, enum bench_cmd c, uint32_t id,
@@ -150,6 +160,9 @@ static int open_impl(struct setup *s, enum impl im, enum op op)
 
 	if (im == I_SHMKV || im == I_PREP) {
 		struct shmkv_config cfg = bench_store_config(vk, s->n);
+
+		if (ops[op].key_max != 0)
+			cfg.key_max = ops[op].key_max;
 
 		err = bench_store_create("instr", &cfg, &s->store,
 					 s->store_name);
@@ -290,7 +303,7 @@ static int usage(void)
 	fprintf(stderr, "usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
 			"  IMPL: shmkv prepared mutex rculfhash\n"
 			"  OP: get_int set_int setnx del setnx_del incr "
-			"set_16b get_16b\n");
+			"set_16b get_16b set_16b_2l get_16b_2l\n");
 	return 2;
 }
 

@@ -389,10 +389,12 @@ $(awk -F, '
 	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
 	END {
 		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
-			  "get_16b", op, "|")
+			  "get_16b|set_16b_2l|get_16b_2l", op, "|")
 		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
 		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
-		      "SET 16 B, uniform|GET 16 B, uniform", title, "|")
+		      "SET 16 B, uniform|GET 16 B, uniform|" \
+		      "SET 16 B, uniform, 2-line slots|" \
+		      "GET 16 B, uniform, 2-line slots", title, "|")
 		goal["get_int"] = "<= 200: " meets("shmkv", "get_int", 200) \
 			"; prepared <= 60: " meets("prepared", "get_int", 60)
 		goal["set_int"] = "<= 220: " meets("shmkv", "set_int", 220)
@@ -400,6 +402,8 @@ $(awk -F, '
 		goal["incr"] = "<= 250: " meets("shmkv", "incr", 250)
 		goal["set_16b"] = "<= 350 with <= 2 locked: " \
 			meets("shmkv", "set_16b", 350, 2)
+		goal["set_16b_2l"] = "<= 350 with <= 2 locked: " \
+			meets("shmkv", "set_16b_2l", 350, 2)
 		print "| command, values, keys | shmkv | prepared key | " \
 		      "mutex map | rculfhash | goal (issue 12) |"
 		print "| --- | ---: | ---: | ---: | ---: | --- |"

@@ -38,6 +38,31 @@
 /* The claim when the fast CAS fails (see shmkv__area_claim). */
 uint64_t shmkv__area_claim_slow(struct shmkv_slot_shm *s, uint32_t tid,
 				bool judge);
+/* Copies @n bytes: up to 32 with fixed-size moves (overlapping where @n
+ * is not a multiple), which the compiler inlines; a libc memcpy call
+ * costs as much as the rest of a short string's SET. */
+static inline void shmkv__copy_short(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *p = src;
+
+	if (n > 32) {
+		memcpy(d, p, n);
+	} else if (n >= 16) {
+		memcpy(d, p, 16);
+		memcpy(d + n - 16, p + n - 16, 16);
+	} else if (n >= 8) {
+		memcpy(d, p, 8);
+		memcpy(d + n - 8, p + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, p, 4);
+		memcpy(d + n - 4, p + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = p[i];
+	}
+}
+
 /* Recovery's and reclamation's: frees the claim of a dead thread on slot
  * @s, number bumped as a takeover's. Return: 1 if one was freed. */
 int shmkv__area_reclaim(struct shmkv_slot_shm *s);
@@ -163,10 +188,29 @@ static inline uint64_t shmkv__area_stage(const struct shmkv *kv, uint32_t idx,
 	 * off these bytes (which our acquire load above observed). Free on
 	 * x86 and ARMv8, where the acquire load already orders the stores. */
 	shmkv__fence_release();
-	if (len > 0)
-		memcpy((unsigned char *)s + size - (uint32_t)off - len, bytes,
-		       len);
+	shmkv__copy_short((unsigned char *)s + size - (uint32_t)off - len, bytes,
+			  len);
 	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, (uint32_t)off);
+}
+
+/*
+ * Publishes INLINE word @nv, staged by shmkv__area_stage() under claim
+ * @held, over @old in slot @s: the CAS (the command's linearization
+ * point), then the claim's release. Return: whether the CAS won.
+ */
+static inline bool shmkv__area_publish(struct shmkv_slot_shm *s, uint64_t old,
+				       uint64_t nv, uint64_t held)
+{
+	bool done;
+
+	SHMKV_CRASH_POINT("area_written");
+	/* Full barrier: publishes the bytes with the word (readers' acquire
+	 * load of it pairs with this). */
+	done = shmkv__cas_full(&s->value, old, nv) == old;
+	if (done)
+		SHMKV_CRASH_POINT("area_published");
+	shmkv__area_release(s, held, done);
+	return done;
 }
 
 #endif /* SHMKV_AREA_H */

@@ -327,23 +327,16 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 static bool publish_word(struct run *r, uint64_t old, uint64_t nv)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
-	bool done;
+	uint64_t held = r->area_held;
 
+	r->area_held = 0;
+	if (held != 0)
+		return shmkv__area_publish(s, old, nv, held);
 	if (VAL_KIND(nv) == VAL_BLOCK)
 		SHMKV_CRASH_POINT("block_unpublished");
-	if (VAL_KIND(nv) == VAL_INLINE)
-		SHMKV_CRASH_POINT("area_written");
-	/* Full barrier: publishes the new block's (or area's) content with
-	 * the word and is the command's linearization point. */
-	done = shmkv__cas_full(&s->value, old, nv) == old;
-	if (r->area_held != 0) {
-		if (done)
-			SHMKV_CRASH_POINT("area_published");
-		shmkv__area_release(s, r->area_held,
-				    done && VAL_KIND(nv) == VAL_INLINE);
-		r->area_held = 0;
-	}
-	return done;
+	/* Full barrier: publishes the new block's content with the word and
+	 * is the command's linearization point. */
+	return shmkv__cas_full(&s->value, old, nv) == old;
 }
 
 /*
@@ -401,7 +394,11 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   VAL_KIND(old) != VAL_INLINE) {
 			break;
 		}
-		nv = stage_inline(&r, old, bytes, len);
+		/* Over anything else, the slot was tried already
+		 * (shmkv__fast_set_inline): once a SET is enough to find a
+		 * claim held. */
+		nv = VAL_KIND(old) == VAL_BLOCK ? stage_inline(&r, old, bytes, len)
+						: 0;
 		if (nv == 0 && block_with_bytes(&r, bytes, len, 0, &nv) != 0)
 			break;
 		SHMKV_PAUSE_POINT("fast_loaded");

@@ -200,8 +200,9 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 /*
  * SET of @len bytes (which are not an inline integer's, and at most
  * value_max) with no option, on the slot of @f, of a handle that may
- * write: stored in the slot's area or a value block and published as the
- * engine would, without an op. Return: true if stored; false if the engine
+ * write: stored in a value block (or, over a block, in the slot's area:
+ * shmkv__fast_set_inline tried it over anything else) and published as
+ * the engine would, without an op. Return: true if stored; false if the engine
  * must decide (the word is not an inline integer, NONE, an inline string
  * or a block of this incarnation, or it kept moving, or storage ran out):
  * nothing changed.

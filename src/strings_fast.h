@@ -32,6 +32,13 @@
 static inline bool shmkv__inline_int_of(const shmkv_t *kv, const void *val,
 					size_t vlen, int64_t *i)
 {
+	unsigned char c = val != NULL && vlen > 0 ? *(const unsigned char *)val
+						     : '0';
+
+	/* Most strings are told from a number by their first byte, without
+	 * a call. */
+	if (c != '-' && (c < '0' || c > '9'))
+		return false;
 	return kv != NULL && (val != NULL || vlen == 0) &&
 	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
 	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
@@ -121,7 +128,7 @@ static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 		return SHMKV__FAST_SLOW; /* corrupt: the engine reports it */
 	SHMKV_PAUSE_POINT("fast_loaded");
 	if (out != NULL && out->cap > 0)
-		memcpy(out->buf, src, len < out->cap ? len : out->cap);
+		shmkv__copy_short(out->buf, src, len < out->cap ? len : out->cap);
 	if (!shmkv__inline_still(s, w))
 		return SHMKV__FAST_SLOW;
 	if (out == NULL)
@@ -189,13 +196,42 @@ static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
 	return shmkv__fast_swap_int(f, i, true, &old) ? 1 : SHMKV__FAST_SLOW;
 }
 
+/* SET of a string into the slot (area.h) over a word that names no value
+ * storage to free: NONE, an inline integer or an inline string. Return:
+ * 1, or SHMKV__FAST_SLOW (no room, a claim held, a lost CAS, a block). */
+static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
+					 const void *val, size_t vlen)
+{
+	uint32_t ver = shmkv__fast_ver(f);
+	uint64_t old, nv, held;
+
+	if (!shmkv__fast_word(f, &old) ||
+	    (VAL_KIND(old) != VAL_INLINE && !shmkv__word_is_int(old, ver) &&
+	     !shmkv__word_is_none(old, ver)))
+		return SHMKV__FAST_SLOW;
+	nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen, old, val, vlen,
+			       &held);
+	if (nv == 0)
+		return SHMKV__FAST_SLOW;
+	SHMKV_PAUSE_POINT("fast_loaded");
+	return shmkv__area_publish(shmkv__slot(f->kv, f->idx), old, nv, held)
+		       ? 1
+		       : SHMKV__FAST_SLOW;
+}
+
 /* SET of the bytes @val (@vlen), which are no inline integer's, when the
- * engine would take them without a word of doubt. */
+ * engine would take them without a word of doubt: into the slot, else
+ * into a block. */
 static inline int shmkv__fast_set_bytes(const struct shmkv__fast *f,
 					const void *val, size_t vlen)
 {
+	int r;
+
 	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
 		return SHMKV__FAST_SLOW;
+	r = shmkv__fast_set_inline(f, val, vlen);
+	if (r != SHMKV__FAST_SLOW)
+		return r;
 	return shmkv__set_bytes_fast(f, val, vlen) ? 1 : SHMKV__FAST_SLOW;
 }
 
