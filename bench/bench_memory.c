@@ -4,9 +4,10 @@
  * the most shmctl info takes without a warning) and in redis-server
  * (the growth of INFO memory's used_memory for the same keys and values).
  *
- * Two shmkv geometries: "fitted" (key_max 16, value_max 16, value storage
- * sized for the values) and "default" (shmkv_config_init's, with the same
- * slot count). For each, two figures per key:
+ * Two shmkv geometries: "fitted" (key_max 16: one-line slots of 64 bytes,
+ * each holding its 16-byte value; value_max 16 and the least value
+ * storage a store may have) and "default" (shmkv_config_init's, with the
+ * same slot count: 128-byte slots, values in them too). For each, two figures per key:
  *   segment  the whole segment: what the store holds of shared memory
  *            (created with posix_fallocate: all of it is reserved);
  *   in use   header, slot array, page table and the value pages given to
@@ -28,9 +29,9 @@
 #define LOG2_QUICK 16u
 #define VALUE_LEN  16u
 #define BATCH	   1000u
-/* A 16-byte value's block (24 B of header and the bytes, in whole cache
- * lines: 64 B) and slack. */
-#define MEMORY_FITS 72u
+/* Value storage of the fitted store: the values live in their slots, so
+ * only the minimum, a page for each of its two size classes, and room. */
+#define MEMORY_FITTED (256u << 10)
 
 enum store { ST_FITTED, ST_DEFAULT, ST_N };
 static const char *const store_name[ST_N] = { "shmkv_fitted", "shmkv_default" };
@@ -77,7 +78,7 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 	if (which == ST_FITTED) {
 		cfg.key_max = 16;
 		cfg.value_max = VALUE_LEN;
-		cfg.value_memory = (uint64_t)n * MEMORY_FITS + (512u << 10);
+		cfg.value_memory = MEMORY_FITTED;
 	}
 	err = bench_store_create("memory", &cfg, &kv, name);
 	if (err)
