@@ -63,6 +63,9 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit);
 	printf("  keys      %" PRIu64 " live, %" PRIu64 " with a TTL\n",
 	       st->live_keys, st->volatile_keys);
+	printf("  values    %" PRIu64 " strings in their slots, %" PRIu64
+	       " in value blocks (the rest: integers in the value word)\n",
+	       st->inline_values, st->block_values);
 	printf("  slots     %" PRIu64 " tombstones, %" PRIu64 " expired "
 	       "(not yet deleted), %" PRIu64 " pending, %" PRIu64 " corrupt\n",
 	       st->tombstones, st->expired, st->pending, st->corrupt);
@@ -114,6 +117,8 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_obj(j, "keys");
 	cj_u64(j, "live", st->live_keys);
 	cj_u64(j, "volatile", st->volatile_keys);
+	cj_u64(j, "inline_strings", st->inline_values);
+	cj_u64(j, "block_values", st->block_values);
 	cj_end(j, '}');
 	cj_obj(j, "slots");
 	cj_u64(j, "total", st->slots);

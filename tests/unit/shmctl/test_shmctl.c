@@ -374,6 +374,8 @@ Test(shmctl_info, shows_geometry_keys_tombstones_and_classes)
 	assert_code(r, 0);
 	assert_has(r.out, "1024 slots, key_max 64, value_max 1024");
 	assert_has(r.out, "3 live, 1 with a TTL");
+	/* "two" in its slot, "three" (a TTL) in a block, 1 in its word. */
+	assert_has(r.out, "1 strings in their slots, 1 in value blocks");
 	assert_has(r.out, "1 tombstones");
 	assert_has(r.out, "CLASS");
 	assert_has(r.out, "warnings  none");
@@ -390,7 +392,8 @@ Test(shmctl_info, json_follows_the_documented_schema)
 	assert_has(r.out, "\"config\":{\"slots\":1024,\"key_max\":64,"
 			  "\"value_max\":1024,\"probe_limit\":1024,"
 			  "\"value_memory\":");
-	assert_has(r.out, "\"keys\":{\"live\":2,\"volatile\":1}");
+	assert_has(r.out, "\"keys\":{\"live\":2,\"volatile\":1,"
+			  "\"inline_strings\":0,\"block_values\":1}");
 	assert_has(r.out, "\"slots\":{\"total\":1024,\"tombstones\":0,"
 			  "\"expired\":0,\"pending\":0,\"corrupt\":0,"
 			  "\"longest_probe\":");
