@@ -212,15 +212,24 @@ Test(check, reports_an_inline_value_over_its_key)
 	assert_found("overlaps its key");
 }
 
-Test(check, describes_an_area_claim_of_a_gone_thread_as_a_leftover)
+/* The populated store, with "short"'s area claimed by a thread that is
+ * gone. Return: the claim's publish number. */
+static uint64_t plant_dead_area_claim(struct shmkv_slot_shm **s)
 {
-	struct shmkv_slot_shm *s;
 	uint64_t num;
 
 	populate();
-	s = tu_slot_of(tu_kv, "short");
-	num = SLOT_AREA_NUM(s->area);
-	s->area = SLOT_AREA_WORD(num, dead_pid());
+	*s = tu_slot_of(tu_kv, "short");
+	num = SLOT_AREA_NUM((*s)->area);
+	(*s)->area = SLOT_AREA_WORD(num, dead_pid());
+	return num;
+}
+
+Test(check, describes_an_area_claim_of_a_gone_thread_as_a_leftover)
+{
+	struct shmkv_slot_shm *s;
+	uint64_t num = plant_dead_area_claim(&s);
+
 	assert_leftover("inline area is claimed by thread");
 	/* A writer that finds the claim stores a block; found again, the
 	 * claim is judged and taken over, its number bumped past whatever
@@ -238,12 +247,8 @@ Test(check, recover_frees_an_area_claim_of_a_gone_thread)
 {
 	struct shmkv_recover_report rep;
 	struct shmkv_slot_shm *s;
-	uint64_t num;
+	uint64_t num = plant_dead_area_claim(&s);
 
-	populate();
-	s = tu_slot_of(tu_kv, "short");
-	num = SLOT_AREA_NUM(s->area);
-	s->area = SLOT_AREA_WORD(num, dead_pid());
 	cr_assert_geq(shmkv_recover(tu_kv, &rep), 1);
 	cr_assert_eq(rep.stale_claims, 1);
 	cr_assert_eq(s->area, SLOT_AREA_WORD(num + 1, 0));

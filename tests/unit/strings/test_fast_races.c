@@ -235,6 +235,21 @@ Test(pausepoint_fast, a_get_whose_inline_bytes_are_rewritten_never_reads_them)
 		  "GET read %d bytes ending in '%c'", rc / 1000, rc % 1000);
 }
 
+/* "a" holds a block; a child SETs it to a 16-byte string and stops with
+ * the slot's area claimed and the string staged, before its CAS. */
+static struct tu_child pause_inline_writer(void)
+{
+	struct tu_child c;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
+	c = start(SET_A_STRING, "fast_loaded", 1);
+	tu_child_await(&c);
+	cr_assert_neq(SLOT_AREA_TID(tu_slot_of(tu_kv, "a")->area), 0,
+		      "the child holds no claim");
+	return c;
+}
+
 /* A writer that holds the area's claim makes nobody wait: another SET
  * stores a block meanwhile, and the paused writer, losing its CAS, tries
  * again and lands in the slot. Nothing leaks. */
@@ -245,12 +260,8 @@ Test(pausepoint_fast, a_paused_inline_writer_sends_other_writers_to_a_block)
 	struct tu_child c;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
-		     1);
+	c = pause_inline_writer();
 	s = tu_slot_of(tu_kv, "a");
-	c = start(SET_A_STRING, "fast_loaded", 1);
-	tu_child_await(&c);
-	cr_assert_neq(SLOT_AREA_TID(s->area), 0, "the child holds no claim");
 	tu_assert_rc(
 		shmkv_set(tu_kv, LIT("a"), LIT("parent-inline"), 0, 0, NULL),
 		1);
@@ -279,11 +290,8 @@ Test(pausepoint_fast, an_insert_skips_the_slot_of_a_paused_inline_writer)
 	uint64_t w;
 
 	NEED_PAUSE_POINTS();
-	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
-		     1);
+	c = pause_inline_writer();
 	a = tu_slot_ref(tu_kv, "a");
-	c = start(SET_A_STRING, "fast_loaded", 1);
-	tu_child_await(&c);
 	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
 	key_homed_at(a.index, 0, other);
 	tu_assert_rc(shmkv_set(tu_kv, other, strlen(other),
