@@ -188,8 +188,8 @@ static inline uint64_t shmkv__area_stage(const struct shmkv *kv, uint32_t idx,
 	 * off these bytes (which our acquire load above observed). Free on
 	 * x86 and ARMv8, where the acquire load already orders the stores. */
 	shmkv__fence_release();
-	shmkv__copy_short((unsigned char *)s + size - (uint32_t)off - len, bytes,
-			  len);
+	shmkv__copy_short((unsigned char *)s + size - (uint32_t)off - len,
+			  bytes, len);
 	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, (uint32_t)off);
 }
 

@@ -62,7 +62,7 @@ struct slot_view {
 	uint32_t index;
 	uint64_t state;
 	uint64_t value;
-	uint32_t hash16; /* the fingerprint: top 16 bits of the key's hash32 */
+	uint32_t hash16;  /* the fingerprint: top 16 bits of the key's hash32 */
 	uint32_t key_len; /* as stored: may exceed key_max if corrupt */
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 };
@@ -313,7 +313,8 @@ static void check_block_ref(struct check *c, const struct slot_view *sv)
  * (the caller checked key_len <= key_max). */
 static void check_inline(struct check *c, const struct slot_view *sv)
 {
-	uint32_t off = VAL_INLINE_OFF(sv->value), len = VAL_INLINE_LEN(sv->value);
+	uint32_t off = VAL_INLINE_OFF(sv->value),
+		 len = VAL_INLINE_LEN(sv->value);
 	uint32_t room = c->kv->geo.slot_size - SHMKV_SLOT_FIXED - sv->key_len;
 
 	if (VAL_INLINE_RESERVED(sv->value) != 0)

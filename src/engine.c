@@ -106,8 +106,8 @@ static int read_inline(struct run *r, uint64_t v, struct shmkv_cur *cur)
 {
 	const struct shmkv_op *op = r->op;
 	const struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
-	const unsigned char *src =
-		shmkv__inline_bytes(s, r->kv->geo.slot_size, v);
+	const unsigned char *src = shmkv__inline_bytes(s, r->kv->geo.slot_size,
+						       v);
 	size_t len = VAL_INLINE_LEN(v);
 	bool eq = false;
 
@@ -397,8 +397,9 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 		/* Over anything else, the slot was tried already
 		 * (shmkv__fast_set_inline): once a SET is enough to find a
 		 * claim held. */
-		nv = VAL_KIND(old) == VAL_BLOCK ? stage_inline(&r, old, bytes, len)
-						: 0;
+		nv = VAL_KIND(old) == VAL_BLOCK
+			     ? stage_inline(&r, old, bytes, len)
+			     : 0;
 		if (nv == 0 && block_with_bytes(&r, bytes, len, 0, &nv) != 0)
 			break;
 		SHMKV_PAUSE_POINT("fast_loaded");

@@ -28,9 +28,9 @@
 #define SHMKV_LAYOUT_VERSION 5u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
-#define SHMKV_HUGE_PAGE	     (2u << 20)
-#define SHMKV_HEADER_SIZE    4096u
-#define SHMKV_CLASSES_MAX    24u
+#define SHMKV_HUGE_PAGE	  (2u << 20)
+#define SHMKV_HEADER_SIZE 4096u
+#define SHMKV_CLASSES_MAX 24u
 /* Smallest value block; each class doubles it, the last fits value_max
  * in whole cache lines (geometry.c). */
 #define SHMKV_BLOCK_MIN	 32u
@@ -164,8 +164,8 @@ struct shmkv_slot_shm {
 	unsigned char key[];
 };
 /* Where the key starts; inline values end at the slot's end. */
-#define SHMKV_SLOT_FIXED  36u
-#define SHMKV_SLOT_MIN	  64u
+#define SHMKV_SLOT_FIXED 36u
+#define SHMKV_SLOT_MIN	 64u
 _Static_assert(offsetof(struct shmkv_slot_shm, key) == SHMKV_SLOT_FIXED &&
 		       offsetof(struct shmkv_slot_shm, area) == 16,
 	       "slot layout (version 5)");
@@ -260,8 +260,8 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 #define VAL_BLOCK_WORD(unit, gen)                                              \
 	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(unit) << 32) |              \
 	 (uint64_t)(gen))
-#define VAL_BLOCK_UNIT(w) ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
-#define VAL_BLOCK_GEN(w)  ((uint32_t)(w))
+#define VAL_BLOCK_UNIT(w)   ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
+#define VAL_BLOCK_GEN(w)    ((uint32_t)(w))
 #define VAL_INLINE_NUM_MASK ((((uint64_t)1) << 42) - 1)
 #define VAL_INLINE_MAX	    255u /* bytes: the length and offset fields */
 #define VAL_INLINE_WORD(num, len, off)                                         \
@@ -333,8 +333,7 @@ _Static_assert(sizeof(struct shmkv_block_shm) + 40 <= SHMKV_CACHE_LINE,
 
 /* The format word: a build whose structs differ is refused at attach. */
 #define SHMKV_LAYOUT_FORMAT                                                    \
-	((SHMKV_LAYOUT_VERSION << 24) |                                        \
-	 (SHMKV_SLOT_FIXED << 16) |                     \
+	((SHMKV_LAYOUT_VERSION << 24) | (SHMKV_SLOT_FIXED << 16) |             \
 	 ((uint32_t)sizeof(struct shmkv_block_shm) << 8) | SHMKV_HASH_VERSION)
 /* Bumped when the key hash (hash.c) changes: keys would not be found. */
 #define SHMKV_HASH_VERSION 3u

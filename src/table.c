@@ -307,7 +307,7 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 						  &helped);
 
 			int r = busy != 0 ? publish(kv, k, idx, d, busy,
-						      pass == 1, ref)
+						    pass == 1, ref)
 					  : SKIPPED;
 
 			if (r != SKIPPED)
