@@ -102,7 +102,11 @@ typedef struct shmkv shmkv_t;
 /** Geometry and permissions of a store, fixed at creation. */
 struct shmkv_config {
 	uint32_t slots;	       /**< hash slots, a power of two; 0: default */
-	uint32_t key_max;      /**< longest key in bytes; 0: default 64 */
+	uint32_t key_max;      /**< longest key in bytes; 0: default 64.
+				    A slot is the power of two >= 36 +
+				    key_max, at least 64 bytes: up to 28,
+				    one cache line; what a key leaves of
+				    its slot holds short strings */
 	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
 	uint32_t probe_limit;  /**< longest probe run; 0: default (1024) */
 	uint64_t value_memory; /**< bytes for value storage, split equally
