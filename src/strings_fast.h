@@ -76,18 +76,20 @@ static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
 static inline int shmkv__give_int(struct shmkv_value *out, int64_t v)
 {
 	char digits[SHMKV_INT_STRLEN];
+	char *to;
 	size_t n;
 
 	if (out == NULL)
 		return 1;
-	if (out->cap >= SHMKV_INT_STRLEN) {
-		out->len = shmkv__ll2string(out->buf, v);
-		return 1;
-	}
-	/* As the engine: what fits is copied, len says what it needed. */
-	n = shmkv__ll2string(digits, v);
-	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
+	/* Straight into a buffer that takes any integer (one copy of the
+	 * formatter inline, not two). */
+	to = out->cap >= SHMKV_INT_STRLEN ? out->buf : digits;
+	n = shmkv__ll2string(to, v);
 	out->len = n;
+	if (to == out->buf)
+		return 1;
+	/* As the engine: what fits is copied, len says what it needed. */
+	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
 	return n > out->cap ? -ENOBUFS : 1;
 }
 
