@@ -71,7 +71,8 @@ int shmkv__string2ll_rest(const char *s, size_t len, int64_t *out);
 
 /* Parses @s (@len bytes, not NUL-terminated) as Redis's string2ll does.
  * Return: 1 and *@out on success, 0 if @s is not a canonical int64. */
-static inline int shmkv__string2ll(const char *s, size_t len, int64_t *out)
+static inline __attribute__((always_inline)) int
+shmkv__string2ll(const char *s, size_t len, int64_t *out)
 {
 	size_t neg, n;
 	uint64_t w;

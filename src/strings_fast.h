@@ -29,8 +29,9 @@
 #define SHMKV__FAST_SLOW INT_MIN /* not decided here: take the engine */
 
 /* Is @val the canonical decimal form of an inline integer? */
-static inline bool shmkv__inline_int_of(const shmkv_t *kv, const void *val,
-					size_t vlen, int64_t *i)
+static SHMKV__INLINE bool shmkv__inline_int_of(const shmkv_t *kv,
+					       const void *val, size_t vlen,
+					       int64_t *i)
 {
 	unsigned char c = val != NULL && vlen > 0 ? *(const unsigned char *)val
 						     : '0';
@@ -73,7 +74,7 @@ static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
 }
 
 /* GET's reply for an inline integer: its decimal form into @out. */
-static inline int shmkv__give_int(struct shmkv_value *out, int64_t v)
+static SHMKV__INLINE int shmkv__give_int(struct shmkv_value *out, int64_t v)
 {
 	char digits[SHMKV_INT_STRLEN];
 	char *to;
@@ -121,7 +122,7 @@ static inline int shmkv__give_block(const shmkv_t *kv, uint64_t w,
 static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 				     struct shmkv_value *out)
 {
-	const struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
+	const struct shmkv_slot_shm *s = f->slot;
 	const unsigned char *src =
 		shmkv__inline_bytes(s, f->kv->geo.slot_size, w);
 	size_t len = VAL_INLINE_LEN(w);
@@ -142,8 +143,8 @@ static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 
 /* GET and EXISTS of an inline integer or string, a block without TTL, or
  * nothing. */
-static inline int shmkv__fast_get(const struct shmkv__fast *f,
-				  struct shmkv_value *out)
+static SHMKV__INLINE int shmkv__fast_get(const struct shmkv__fast *f,
+					 struct shmkv_value *out)
 {
 	uint64_t w;
 	uint32_t ver;
@@ -172,8 +173,9 @@ static inline int shmkv__fast_get(const struct shmkv__fast *f,
  * @over_inline, an inline string: SET, which need not read it): SET and
  * GETSET. Return: true and the word replaced in *@old, or false (take the
  * engine). */
-static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
-					bool over_inline, uint64_t *old)
+static SHMKV__INLINE bool shmkv__fast_swap_int(const struct shmkv__fast *f,
+					       int64_t i, bool over_inline,
+					       uint64_t *old)
 {
 	uint32_t ver = shmkv__fast_ver(f);
 
@@ -191,7 +193,8 @@ static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
 }
 
 /* SET of inline integer @i. Return: 1, or SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
+static SHMKV__INLINE int shmkv__fast_set_int(const struct shmkv__fast *f,
+					     int64_t i)
 {
 	uint64_t old;
 
@@ -216,9 +219,8 @@ static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
 	if (nv == 0)
 		return SHMKV__FAST_SLOW;
 	SHMKV_PAUSE_POINT("fast_loaded");
-	return shmkv__area_publish(shmkv__slot(f->kv, f->idx), old, nv, held)
-		       ? 1
-		       : SHMKV__FAST_SLOW;
+	return shmkv__area_publish(f->slot, old, nv, held) ? 1
+							   : SHMKV__FAST_SLOW;
 }
 
 /* SET of the bytes @val (@vlen), which are no inline integer's, when the
@@ -228,18 +230,19 @@ static inline int shmkv__fast_set_bytes(const struct shmkv__fast *f,
 					const void *val, size_t vlen)
 {
 	int r;
+	struct shmkv__fast copy = *f; /* so that *f's address never escapes */
 
 	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
 		return SHMKV__FAST_SLOW;
 	r = shmkv__fast_set_inline(f, val, vlen);
 	if (r != SHMKV__FAST_SLOW)
 		return r;
-	return shmkv__set_bytes_fast(f, val, vlen) ? 1 : SHMKV__FAST_SLOW;
+	return shmkv__set_bytes_fast(&copy, val, vlen) ? 1 : SHMKV__FAST_SLOW;
 }
 
 /* SET without options: an inline integer, or the bytes. */
-static inline int shmkv__fast_set(const struct shmkv__fast *f, const void *val,
-				  size_t vlen)
+static SHMKV__INLINE int shmkv__fast_set(const struct shmkv__fast *f,
+					 const void *val, size_t vlen)
 {
 	int64_t i;
 
@@ -254,8 +257,9 @@ static inline int shmkv__fast_set(const struct shmkv__fast *f, const void *val,
  * old value, and then nothing may change).
  * Return: 1 (had a value), 0 (had none), or SHMKV__FAST_SLOW.
  */
-static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
-					 struct shmkv_value *old)
+static SHMKV__INLINE int shmkv__fast_getset_int(const struct shmkv__fast *f,
+						int64_t i,
+						struct shmkv_value *old)
 {
 	uint64_t w;
 
@@ -269,8 +273,8 @@ static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
 }
 
 /* INCRBY of an inline integer or of nothing, staying inline. */
-static inline int shmkv__fast_incr(const struct shmkv__fast *f, int64_t delta,
-				   int64_t *result)
+static SHMKV__INLINE int shmkv__fast_incr(const struct shmkv__fast *f,
+					  int64_t delta, int64_t *result)
 {
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		uint64_t w;
@@ -301,7 +305,8 @@ static inline int shmkv__fast_incr(const struct shmkv__fast *f, int64_t delta,
 /* SETNX of inline integer @i over an inline integer (which exists: an
  * inline integer never has a TTL) or NONE. Return: 1 set, 0 exists, or
  * SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_setnx_int(const struct shmkv__fast *f, int64_t i)
+static SHMKV__INLINE int shmkv__fast_setnx_int(const struct shmkv__fast *f,
+					       int64_t i)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -319,7 +324,8 @@ static inline int shmkv__fast_setnx_int(const struct shmkv__fast *f, int64_t i)
 
 /* GET as a number: an inline integer is the answer in its value word, and
  * NONE is a missing key (neither ever has a TTL); nothing is printed. */
-static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
+static SHMKV__INLINE int shmkv__fast_get_int(const struct shmkv__fast *f,
+					     int64_t *out)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -335,7 +341,7 @@ static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
 
 /* DEL of NONE (nothing to delete) or of an inline integer or string: one
  * CAS, no value storage to free. */
-static inline int shmkv__fast_del(const struct shmkv__fast *f)
+static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -353,8 +359,8 @@ static inline int shmkv__fast_del(const struct shmkv__fast *f)
 /* DELIFEQ of inline integer @i against an inline integer or NONE (the
  * safe release of a lock whose value is a number). Return: 1 deleted, 0 not
  * equal or absent, or SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
-					  int64_t i)
+static SHMKV__INLINE int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
+						 int64_t i)
 {
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		uint64_t w;
