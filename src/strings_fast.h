@@ -33,16 +33,16 @@ static SHMKV__INLINE bool shmkv__inline_int_of(const shmkv_t *kv,
 					       const void *val, size_t vlen,
 					       int64_t *i)
 {
-	unsigned char c = val != NULL && vlen > 0 ? *(const unsigned char *)val
-						     : '0';
+	const char *s = val;
 
 	/* Most strings are told from a number by their first byte, without
-	 * a call. */
-	if (c != '-' && (c < '0' || c > '9'))
+	 * parsing; nothing (NULL or empty) is no number. */
+	if (s == NULL || vlen == 0 ||
+	    (s[0] != '-' && (unsigned)(unsigned char)s[0] - '0' > 9))
 		return false;
-	return kv != NULL && (val != NULL || vlen == 0) &&
-	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
-	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
+	return kv != NULL && vlen <= kv->geo.value_max &&
+	       shmkv__string2ll(s, vlen, i) && *i >= VAL_INT_MIN &&
+	       *i <= VAL_INT_MAX;
 }
 
 /*
@@ -73,25 +73,30 @@ static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
 	}
 }
 
+/* GET's reply for an inline integer @v into a buffer too short for some
+ * integers: out of line, so that the common case carries one copy of the
+ * formatter and no test of which buffer it wrote. */
+static __attribute__((noinline, unused)) int
+shmkv__give_int_short(struct shmkv_value *out, int64_t v)
+{
+	char digits[SHMKV_INT_STRLEN];
+	size_t n = shmkv__ll2string(digits, v);
+
+	/* As the engine: what fits is copied, len says what it needed. */
+	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
+	out->len = n;
+	return n > out->cap ? -ENOBUFS : 1;
+}
+
 /* GET's reply for an inline integer: its decimal form into @out. */
 static SHMKV__INLINE int shmkv__give_int(struct shmkv_value *out, int64_t v)
 {
-	char digits[SHMKV_INT_STRLEN];
-	char *to;
-	size_t n;
-
 	if (out == NULL)
 		return 1;
-	/* Straight into a buffer that takes any integer (one copy of the
-	 * formatter inline, not two). */
-	to = out->cap >= SHMKV_INT_STRLEN ? out->buf : digits;
-	n = shmkv__ll2string(to, v);
-	out->len = n;
-	if (to == out->buf)
-		return 1;
-	/* As the engine: what fits is copied, len says what it needed. */
-	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
-	return n > out->cap ? -ENOBUFS : 1;
+	if (out->cap < SHMKV_INT_STRLEN)
+		return shmkv__give_int_short(out, v);
+	out->len = shmkv__ll2string(out->buf, v);
+	return 1;
 }
 
 /*
