@@ -30,17 +30,24 @@ static SHMKV__INLINE void shmkv__key_init(const struct shmkv *kv,
 	k->home = (uint32_t)h & kv->mask;
 }
 
-static SHMKV__INLINE uint32_t shmkv__probe_bound(const struct shmkv *kv,
-						 uint32_t home)
+/* The probe bound kept in home slot @home_slot. */
+static SHMKV__INLINE uint32_t shmkv__probe_bound_at(
+	const struct shmkv *kv, const struct shmkv_slot_shm *home_slot)
 {
 	/* Relaxed: the bound publishes nothing. Its raise (a full-barrier CAS)
 	 * precedes the INSERTING CAS, so a key present when we start is under
 	 * the bound we read, and each slot scanned is validated by its own
 	 * acquire of the state. Acquire here would only keep the scan after
 	 * this load, which no argument uses (and costs a dmb on aarch64). */
-	uint32_t b = shmkv__load32_relaxed(&shmkv__slot(kv, home)->probe_bound);
+	uint32_t b = shmkv__load32_relaxed(&home_slot->probe_bound);
 
 	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
+}
+
+static SHMKV__INLINE uint32_t shmkv__probe_bound(const struct shmkv *kv,
+						 uint32_t home)
+{
+	return shmkv__probe_bound_at(kv, shmkv__slot(kv, home));
 }
 
 /* Word-wise compare: keys are short, and a libc memcmp call through the
@@ -131,17 +138,17 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 					    struct shmkv_slot_ref *ref,
 					    struct shmkv_slot_shm **slot)
 {
-	uint32_t bound = shmkv__probe_bound(kv, k->home);
+	/* The home slot, found once: its bound, then its key. */
+	struct shmkv_slot_shm *s = shmkv__slot(kv, k->home);
+	uint32_t bound = shmkv__probe_bound_at(kv, s);
 
 	/* A slot of two lines keeps its strings at the end: fetch that line
 	 * while the first one is compared, not after the value word is read
 	 * (a read for the string's bytes would start only then). */
 	if (kv->geo.slot_size > SHMKV_CACHE_LINE)
-		__builtin_prefetch((const char *)shmkv__slot(kv, k->home) +
-				   SHMKV_CACHE_LINE);
-	for (uint32_t d = 0; d < bound; d++) {
+		__builtin_prefetch((const char *)s + SHMKV_CACHE_LINE);
+	for (uint32_t d = 0; d < bound; d++, s = shmkv__slot(kv, k->home + d)) {
 		uint32_t idx = (k->home + d) & kv->mask;
-		struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 		uint64_t w;
 		int r = shmkv__slot_holds_at(s, k, 1u << SLOT_MEMBER, &w);
 
