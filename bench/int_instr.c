@@ -44,7 +44,7 @@ static int run_conv(const char *op, long n)
 		for (int i = 0; i < 1000; i++)
 			len[i] = shmkv__ll2string(text[i], i * 997 + 1);
 		for (long i = 0; i < n; i++) {
-			int64_t v;
+			int64_t v = 0;
 
 			acc += (uint64_t)shmkv__string2ll(text[i % 1000],
 							  len[i % 1000], &v) +

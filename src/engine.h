@@ -93,10 +93,10 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 
 /* Fills @pub for hashed key @k of @kv, remembering @slot and @state
  * (state 0: nothing remembered, the engine probes). */
-static inline void shmkv__keyref_fill(const struct shmkv *kv,
-				      struct shmkv_keyref *pub,
-				      const struct shmkv_key *k, uint32_t slot,
-				      uint64_t state)
+static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
+					     struct shmkv_keyref *pub,
+					     const struct shmkv_key *k,
+					     uint32_t slot, uint64_t state)
 {
 	struct shmkv__keyref *kr = shmkv__kref(pub);
 
@@ -113,8 +113,9 @@ static inline void shmkv__keyref_fill(const struct shmkv *kv,
  * Checks and hashes @key as shmkv_key_prepare() does (the one copy of its
  * checks): into @k. Return: 0, -EINVAL, -ENAMETOOLONG.
  */
-static inline int shmkv__key_check(const struct shmkv *kv, const void *key,
-				   size_t klen, struct shmkv_key *k)
+static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
+					  const void *key, size_t klen,
+					  struct shmkv_key *k)
 {
 	if (kv == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
@@ -136,6 +137,7 @@ static inline int shmkv__key_check(const struct shmkv *kv, const void *key,
 
 struct shmkv__fast {
 	struct shmkv *kv;
+	struct shmkv_slot_shm *slot; /* shmkv__slot(kv, idx), computed once */
 	uint32_t idx;
 	uint32_t klen; /* the key's length: what it leaves of the slot */
 	uint64_t state;
@@ -148,9 +150,9 @@ struct shmkv__fast {
  * key (then a read-only handle takes the general path, which refuses it);
  * a read also serves a read-only handle.
  */
-static inline bool shmkv__fast_of_ref(shmkv_t *kv,
-				      const struct shmkv_keyref *pub,
-				      bool write, struct shmkv__fast *f)
+static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
+					     const struct shmkv_keyref *pub,
+					     bool write, struct shmkv__fast *f)
 {
 	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
 
@@ -159,6 +161,7 @@ static inline bool shmkv__fast_of_ref(shmkv_t *kv,
 	    ref->slot > kv->mask)
 		return false;
 	f->kv = kv;
+	f->slot = shmkv__slot(kv, ref->slot);
 	f->idx = ref->slot;
 	f->klen = (uint32_t)ref->len;
 	f->state = ref->state;
@@ -166,9 +169,10 @@ static inline bool shmkv__fast_of_ref(shmkv_t *kv,
 }
 
 /* The value word, if the slot still holds the key (state unchanged). */
-static inline bool shmkv__fast_word(const struct shmkv__fast *f, uint64_t *w)
+static SHMKV__INLINE bool shmkv__fast_word(const struct shmkv__fast *f,
+					   uint64_t *w)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
+	struct shmkv_slot_shm *s = f->slot;
 
 	/* Acquire, then acquire: the value is this incarnation's if the state
 	 * word is unchanged after it (see shmkv__slot_still). */
@@ -176,15 +180,14 @@ static inline bool shmkv__fast_word(const struct shmkv__fast *f, uint64_t *w)
 	return shmkv__load_acquire(&s->state) == f->state;
 }
 
-static inline bool shmkv__fast_swap(const struct shmkv__fast *f, uint64_t old,
-				    uint64_t nv)
+static SHMKV__INLINE bool shmkv__fast_swap(const struct shmkv__fast *f,
+					   uint64_t old, uint64_t nv)
 {
 	/* Full barrier: the command's linearization point, as in commit(). */
-	return shmkv__cas_full(&shmkv__slot(f->kv, f->idx)->value, old, nv) ==
-	       old;
+	return shmkv__cas_full(&f->slot->value, old, nv) == old;
 }
 
-static inline uint32_t shmkv__fast_ver(const struct shmkv__fast *f)
+static SHMKV__INLINE uint32_t shmkv__fast_ver(const struct shmkv__fast *f)
 {
 	return SLOT_VERSION(f->state);
 }
@@ -211,12 +214,12 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);
 
 /* The value word's kind for the fast path, in the slot version @ver. */
-static inline bool shmkv__word_is_int(uint64_t w, uint32_t ver)
+static SHMKV__INLINE bool shmkv__word_is_int(uint64_t w, uint32_t ver)
 {
 	return VAL_KIND(w) == VAL_INT && VAL_INT_TAG(w) == (ver & 0x3fffu);
 }
 
-static inline bool shmkv__word_is_none(uint64_t w, uint32_t ver)
+static SHMKV__INLINE bool shmkv__word_is_none(uint64_t w, uint32_t ver)
 {
 	return VAL_KIND(w) == VAL_NONE && !VAL_IS_DEAD(w) &&
 	       VAL_NONE_VERSION(w) == ver;

@@ -91,6 +91,15 @@ struct shmkv {
 	char name[SHMKV_NAME_MAX + 1];
 };
 
+/*
+ * For the helpers of the straight-line paths (lookup.h, engine.h,
+ * strings_fast.h): inline even where the compiler's size heuristics would
+ * make a call, which with its register saves and the spills of the
+ * structs passed by address costs as much as a helper's body. Each public
+ * command that uses them gets its own copy, as it would by hand.
+ */
+#define SHMKV__INLINE inline __attribute__((always_inline))
+
 static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 						 uint32_t index)
 {

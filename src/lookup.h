@@ -18,8 +18,9 @@
 
 #define SHMKV__IN_SET(state, mask) (((mask) >> (state)) & 1u)
 
-static inline void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
-				   const void *key, size_t len)
+static SHMKV__INLINE void shmkv__key_init(const struct shmkv *kv,
+					  struct shmkv_key *k, const void *key,
+					  size_t len)
 {
 	uint64_t h = shmkv__hash(key, len, kv->hash_seed);
 
@@ -29,40 +30,48 @@ static inline void shmkv__key_init(const struct shmkv *kv, struct shmkv_key *k,
 	k->home = (uint32_t)h & kv->mask;
 }
 
-static inline uint32_t shmkv__probe_bound(const struct shmkv *kv, uint32_t home)
+/* The probe bound kept in home slot @home_slot. */
+static SHMKV__INLINE uint32_t shmkv__probe_bound_at(
+	const struct shmkv *kv, const struct shmkv_slot_shm *home_slot)
 {
 	/* Relaxed: the bound publishes nothing. Its raise (a full-barrier CAS)
 	 * precedes the INSERTING CAS, so a key present when we start is under
 	 * the bound we read, and each slot scanned is validated by its own
 	 * acquire of the state. Acquire here would only keep the scan after
 	 * this load, which no argument uses (and costs a dmb on aarch64). */
-	uint32_t b = shmkv__load32_relaxed(&shmkv__slot(kv, home)->probe_bound);
+	uint32_t b = shmkv__load32_relaxed(&home_slot->probe_bound);
 
 	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
 }
 
+static SHMKV__INLINE uint32_t shmkv__probe_bound(const struct shmkv *kv,
+						 uint32_t home)
+{
+	return shmkv__probe_bound_at(kv, shmkv__slot(kv, home));
+}
+
 /* Word-wise compare: keys are short, and a libc memcmp call through the
- * PLT costs more than comparing them. */
-static inline bool shmkv__bytes_equal(const unsigned char *a, const void *bv,
-				      size_t len)
+ * PLT costs more than comparing them. As the hash reads a key: 4 to 16
+ * bytes as two words from each side, which overlap for lengths that are
+ * not a multiple (some bytes compared twice); a longer key 8 bytes at a
+ * time until 16 or fewer are left, then those so. */
+static SHMKV__INLINE bool shmkv__bytes_equal(const unsigned char *a,
+					     const void *bv, size_t len)
 {
 	const unsigned char *b = bv;
-	uint64_t x, y;
-	uint32_t p, q;
 
-	for (; len >= 8; a += 8, b += 8, len -= 8) {
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
+	if (len >= 8) {
+		for (; len > 16; a += 8, b += 8, len -= 8)
+			if (shmkv__read64(a) != shmkv__read64(b))
+				return false;
+		return ((shmkv__read64(a) ^ shmkv__read64(b)) |
+			(shmkv__read64(a + len - 8) ^
+			 shmkv__read64(b + len - 8))) == 0;
 	}
-	if (len >= 4) {
-		memcpy(&p, a, 4);
-		memcpy(&q, b, 4);
-		if (p != q)
-			return false;
-		a += 4, b += 4, len -= 4;
-	}
+	if (len >= 4)
+		return ((shmkv__read32(a) ^ shmkv__read32(b)) |
+			(shmkv__read32(a + len - 4) ^
+			 shmkv__read32(b + len - 4))) == 0;
 	for (; len > 0; a++, b++, len--)
 		if (*a != *b)
 			return false;
@@ -70,8 +79,8 @@ static inline bool shmkv__bytes_equal(const unsigned char *a, const void *bv,
 }
 
 /* Compares a slot's key with @k; the caller validates the state around it. */
-static inline bool shmkv__key_equal(const struct shmkv_slot_shm *s,
-				    const struct shmkv_key *k)
+static SHMKV__INLINE bool shmkv__key_equal(const struct shmkv_slot_shm *s,
+					   const struct shmkv_key *k)
 {
 	/* Relaxed: a racing rewrite is caught by the caller's state re-check.
 	 * One load rejects all but 1/65536 of the other keys of the same
@@ -84,18 +93,16 @@ static inline bool shmkv__key_equal(const struct shmkv_slot_shm *s,
 }
 
 /*
- * Does slot @idx hold @k in one of the states of @states? The key bytes are
+ * Does slot @s hold @k in one of the states of @states? The key bytes are
  * stable for as long as the state word is unchanged (a slot's key is only
  * rewritten after a version bump), so the state is read before and after
  * the compare.
  * Return: 1 (yes, *@w is the state), 0 (no), -EAGAIN (kept changing).
  */
-static inline int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
-				    const struct shmkv_key *k, unsigned states,
-				    uint64_t *w)
+static SHMKV__INLINE int shmkv__slot_holds_at(struct shmkv_slot_shm *s,
+					      const struct shmkv_key *k,
+					      unsigned states, uint64_t *w)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
-
 	for (int n = 0; n < SHMKV__SLOT_READ_RETRIES; n++) {
 		/* Acquire: the key bytes read next are the ones published by
 		 * the CAS that made this state (BUSY -> INSERTING). */
@@ -115,34 +122,56 @@ static inline int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
 	return -EAGAIN;
 }
 
-/* Finds @k's MEMBER slot. Return: 1 and *@ref, 0 (absent: no MEMBER slot
- * held it during the scan), -EAGAIN (a slot kept changing under us). */
-static inline int shmkv__lookup_inline(const struct shmkv *kv,
-				       const struct shmkv_key *k,
-				       struct shmkv_slot_ref *ref)
+/* The same for slot @idx of @kv. */
+static SHMKV__INLINE int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
+					   const struct shmkv_key *k,
+					   unsigned states, uint64_t *w)
 {
-	uint32_t bound = shmkv__probe_bound(kv, k->home);
+	return shmkv__slot_holds_at(shmkv__slot(kv, idx), k, states, w);
+}
+
+/* Finds @k's MEMBER slot. Return: 1 and *@ref (and the slot in *@slot),
+ * 0 (absent: no MEMBER slot held it during the scan), -EAGAIN (a slot kept
+ * changing under us). */
+static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
+					    const struct shmkv_key *k,
+					    struct shmkv_slot_ref *ref,
+					    struct shmkv_slot_shm **slot)
+{
+	/* The home slot, found once: its bound, then its key. */
+	struct shmkv_slot_shm *s = shmkv__slot(kv, k->home);
+	uint32_t bound = shmkv__probe_bound_at(kv, s);
 
 	/* A slot of two lines keeps its strings at the end: fetch that line
 	 * while the first one is compared, not after the value word is read
 	 * (a read for the string's bytes would start only then). */
 	if (kv->geo.slot_size > SHMKV_CACHE_LINE)
-		__builtin_prefetch((const char *)shmkv__slot(kv, k->home) +
-				   SHMKV_CACHE_LINE);
-	for (uint32_t d = 0; d < bound; d++) {
+		__builtin_prefetch((const char *)s + SHMKV_CACHE_LINE);
+	for (uint32_t d = 0; d < bound; d++, s = shmkv__slot(kv, k->home + d)) {
 		uint32_t idx = (k->home + d) & kv->mask;
 		uint64_t w;
-		int r = shmkv__slot_holds(kv, idx, k, 1u << SLOT_MEMBER, &w);
+		int r = shmkv__slot_holds_at(s, k, 1u << SLOT_MEMBER, &w);
 
 		if (r < 0)
 			return r;
 		if (r) {
 			ref->index = idx;
 			ref->state = w;
+			*slot = s;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The same, without the slot. */
+static SHMKV__INLINE int shmkv__lookup_inline(const struct shmkv *kv,
+					      const struct shmkv_key *k,
+					      struct shmkv_slot_ref *ref)
+{
+	struct shmkv_slot_shm *slot;
+
+	return shmkv__lookup_slot(kv, k, ref, &slot);
 }
 
 #endif /* SHMKV_LOOKUP_H */

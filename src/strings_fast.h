@@ -29,19 +29,20 @@
 #define SHMKV__FAST_SLOW INT_MIN /* not decided here: take the engine */
 
 /* Is @val the canonical decimal form of an inline integer? */
-static inline bool shmkv__inline_int_of(const shmkv_t *kv, const void *val,
-					size_t vlen, int64_t *i)
+static SHMKV__INLINE bool shmkv__inline_int_of(const shmkv_t *kv,
+					       const void *val, size_t vlen,
+					       int64_t *i)
 {
-	unsigned char c = val != NULL && vlen > 0 ? *(const unsigned char *)val
-						     : '0';
+	const char *s = val;
 
 	/* Most strings are told from a number by their first byte, without
-	 * a call. */
-	if (c != '-' && (c < '0' || c > '9'))
+	 * parsing; nothing (NULL or empty) is no number. */
+	if (s == NULL || vlen == 0 ||
+	    (s[0] != '-' && (unsigned)(unsigned char)s[0] - '0' > 9))
 		return false;
-	return kv != NULL && (val != NULL || vlen == 0) &&
-	       vlen <= kv->geo.value_max && shmkv__string2ll(val, vlen, i) &&
-	       *i >= VAL_INT_MIN && *i <= VAL_INT_MAX;
+	return kv != NULL && vlen <= kv->geo.value_max &&
+	       shmkv__string2ll(s, vlen, i) && *i >= VAL_INT_MIN &&
+	       *i <= VAL_INT_MAX;
 }
 
 /*
@@ -72,23 +73,30 @@ static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
 	}
 }
 
-/* GET's reply for an inline integer: its decimal form into @out. */
-static inline int shmkv__give_int(struct shmkv_value *out, int64_t v)
+/* GET's reply for an inline integer @v into a buffer too short for some
+ * integers: out of line, so that the common case carries one copy of the
+ * formatter and no test of which buffer it wrote. */
+static __attribute__((noinline, unused)) int
+shmkv__give_int_short(struct shmkv_value *out, int64_t v)
 {
 	char digits[SHMKV_INT_STRLEN];
-	size_t n;
+	size_t n = shmkv__ll2string(digits, v);
 
-	if (out == NULL)
-		return 1;
-	if (out->cap >= SHMKV_INT_STRLEN) {
-		out->len = shmkv__ll2string(out->buf, v);
-		return 1;
-	}
 	/* As the engine: what fits is copied, len says what it needed. */
-	n = shmkv__ll2string(digits, v);
 	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
 	out->len = n;
 	return n > out->cap ? -ENOBUFS : 1;
+}
+
+/* GET's reply for an inline integer: its decimal form into @out. */
+static SHMKV__INLINE int shmkv__give_int(struct shmkv_value *out, int64_t v)
+{
+	if (out == NULL)
+		return 1;
+	if (out->cap < SHMKV_INT_STRLEN)
+		return shmkv__give_int_short(out, v);
+	out->len = shmkv__ll2string(out->buf, v);
+	return 1;
 }
 
 /*
@@ -119,7 +127,7 @@ static inline int shmkv__give_block(const shmkv_t *kv, uint64_t w,
 static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 				     struct shmkv_value *out)
 {
-	const struct shmkv_slot_shm *s = shmkv__slot(f->kv, f->idx);
+	const struct shmkv_slot_shm *s = f->slot;
 	const unsigned char *src =
 		shmkv__inline_bytes(s, f->kv->geo.slot_size, w);
 	size_t len = VAL_INLINE_LEN(w);
@@ -140,8 +148,8 @@ static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 
 /* GET and EXISTS of an inline integer or string, a block without TTL, or
  * nothing. */
-static inline int shmkv__fast_get(const struct shmkv__fast *f,
-				  struct shmkv_value *out)
+static SHMKV__INLINE int shmkv__fast_get(const struct shmkv__fast *f,
+					 struct shmkv_value *out)
 {
 	uint64_t w;
 	uint32_t ver;
@@ -170,8 +178,9 @@ static inline int shmkv__fast_get(const struct shmkv__fast *f,
  * @over_inline, an inline string: SET, which need not read it): SET and
  * GETSET. Return: true and the word replaced in *@old, or false (take the
  * engine). */
-static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
-					bool over_inline, uint64_t *old)
+static SHMKV__INLINE bool shmkv__fast_swap_int(const struct shmkv__fast *f,
+					       int64_t i, bool over_inline,
+					       uint64_t *old)
 {
 	uint32_t ver = shmkv__fast_ver(f);
 
@@ -189,7 +198,8 @@ static inline bool shmkv__fast_swap_int(const struct shmkv__fast *f, int64_t i,
 }
 
 /* SET of inline integer @i. Return: 1, or SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_set_int(const struct shmkv__fast *f, int64_t i)
+static SHMKV__INLINE int shmkv__fast_set_int(const struct shmkv__fast *f,
+					     int64_t i)
 {
 	uint64_t old;
 
@@ -214,9 +224,8 @@ static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
 	if (nv == 0)
 		return SHMKV__FAST_SLOW;
 	SHMKV_PAUSE_POINT("fast_loaded");
-	return shmkv__area_publish(shmkv__slot(f->kv, f->idx), old, nv, held)
-		       ? 1
-		       : SHMKV__FAST_SLOW;
+	return shmkv__area_publish(f->slot, old, nv, held) ? 1
+							   : SHMKV__FAST_SLOW;
 }
 
 /* SET of the bytes @val (@vlen), which are no inline integer's, when the
@@ -226,18 +235,19 @@ static inline int shmkv__fast_set_bytes(const struct shmkv__fast *f,
 					const void *val, size_t vlen)
 {
 	int r;
+	struct shmkv__fast copy = *f; /* so that *f's address never escapes */
 
 	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
 		return SHMKV__FAST_SLOW;
 	r = shmkv__fast_set_inline(f, val, vlen);
 	if (r != SHMKV__FAST_SLOW)
 		return r;
-	return shmkv__set_bytes_fast(f, val, vlen) ? 1 : SHMKV__FAST_SLOW;
+	return shmkv__set_bytes_fast(&copy, val, vlen) ? 1 : SHMKV__FAST_SLOW;
 }
 
 /* SET without options: an inline integer, or the bytes. */
-static inline int shmkv__fast_set(const struct shmkv__fast *f, const void *val,
-				  size_t vlen)
+static SHMKV__INLINE int shmkv__fast_set(const struct shmkv__fast *f,
+					 const void *val, size_t vlen)
 {
 	int64_t i;
 
@@ -252,8 +262,9 @@ static inline int shmkv__fast_set(const struct shmkv__fast *f, const void *val,
  * old value, and then nothing may change).
  * Return: 1 (had a value), 0 (had none), or SHMKV__FAST_SLOW.
  */
-static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
-					 struct shmkv_value *old)
+static SHMKV__INLINE int shmkv__fast_getset_int(const struct shmkv__fast *f,
+						int64_t i,
+						struct shmkv_value *old)
 {
 	uint64_t w;
 
@@ -267,8 +278,8 @@ static inline int shmkv__fast_getset_int(const struct shmkv__fast *f, int64_t i,
 }
 
 /* INCRBY of an inline integer or of nothing, staying inline. */
-static inline int shmkv__fast_incr(const struct shmkv__fast *f, int64_t delta,
-				   int64_t *result)
+static SHMKV__INLINE int shmkv__fast_incr(const struct shmkv__fast *f,
+					  int64_t delta, int64_t *result)
 {
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		uint64_t w;
@@ -299,7 +310,8 @@ static inline int shmkv__fast_incr(const struct shmkv__fast *f, int64_t delta,
 /* SETNX of inline integer @i over an inline integer (which exists: an
  * inline integer never has a TTL) or NONE. Return: 1 set, 0 exists, or
  * SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_setnx_int(const struct shmkv__fast *f, int64_t i)
+static SHMKV__INLINE int shmkv__fast_setnx_int(const struct shmkv__fast *f,
+					       int64_t i)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -317,7 +329,8 @@ static inline int shmkv__fast_setnx_int(const struct shmkv__fast *f, int64_t i)
 
 /* GET as a number: an inline integer is the answer in its value word, and
  * NONE is a missing key (neither ever has a TTL); nothing is printed. */
-static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
+static SHMKV__INLINE int shmkv__fast_get_int(const struct shmkv__fast *f,
+					     int64_t *out)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -333,7 +346,7 @@ static inline int shmkv__fast_get_int(const struct shmkv__fast *f, int64_t *out)
 
 /* DEL of NONE (nothing to delete) or of an inline integer or string: one
  * CAS, no value storage to free. */
-static inline int shmkv__fast_del(const struct shmkv__fast *f)
+static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 {
 	uint64_t w;
 	uint32_t ver = shmkv__fast_ver(f);
@@ -351,8 +364,8 @@ static inline int shmkv__fast_del(const struct shmkv__fast *f)
 /* DELIFEQ of inline integer @i against an inline integer or NONE (the
  * safe release of a lock whose value is a number). Return: 1 deleted, 0 not
  * equal or absent, or SHMKV__FAST_SLOW. */
-static inline int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
-					  int64_t i)
+static SHMKV__INLINE int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
+						 int64_t i)
 {
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		uint64_t w;

@@ -20,43 +20,51 @@ enum found {
 			 * engine refuses) */
 };
 
+/* A plain command's key and what its lookup found. Its address is never
+ * taken but by the inline helpers below, so that it lives in registers:
+ * the engine's way gets copies (plain_ref). */
 struct plain {
 	struct shmkv_key k;
 	struct shmkv__fast f;
 	int found;
-	struct shmkv_keyref ref; /* filled only for the engine's way */
 };
 
 /* Checks, hashes and looks up @key. Return: 0 and p->found, or -EINVAL,
  * -ENAMETOOLONG (before anything else, as shmkv_key_prepare). */
-static inline int plain_find(shmkv_t *kv, const void *key, size_t klen,
-			     bool write, struct plain *p)
+static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
+				    bool write, struct plain *p)
 {
 	struct shmkv_slot_ref sr = { 0, 0 };
 	int r = shmkv__key_check(kv, key, klen, &p->k);
 
 	if (r)
 		return r;
-	p->f.kv = kv;
+	p->f = (struct shmkv__fast){ .kv = kv, .klen = p->k.len };
 	if (write && kv->readonly) {
 		p->found = KEY_UNSURE;
 		return 0;
 	}
-	r = shmkv__lookup_inline(kv, &p->k, &sr);
-	p->found = r < 0 ? KEY_UNSURE : r;
+	/* The slot (set only if found) says what was found: so that a
+	 * reader of the code, or the analyzer, sees f.slot set. */
+	r = shmkv__lookup_slot(kv, &p->k, &sr, &p->f.slot);
+	p->found = r < 0	       ? KEY_UNSURE
+		   : p->f.slot != NULL ? KEY_FOUND
+				       : KEY_ABSENT;
 	p->f.idx = sr.index;
-	p->f.klen = p->k.len;
-	p->f.state = r == 1 ? sr.state : 0;
+	p->f.state = sr.state; /* 0 unless found */
 	return 0;
 }
 
-/* The prepared key for the engine's way, remembering the slot found. */
-static inline struct shmkv_keyref *plain_ref(struct plain *p)
+/* The prepared key for the engine's way in *@ref, remembering the slot
+ * found (if @found): from copies, and out of line, so that the fast
+ * path's struct plain stays in registers. */
+static __attribute__((noinline)) struct shmkv_keyref *
+plain_ref(struct shmkv_key k, bool found, struct shmkv__fast f,
+	  struct shmkv_keyref *ref)
 {
-	shmkv__keyref_fill(p->f.kv, &p->ref, &p->k,
-			   p->found == KEY_FOUND ? p->f.idx : 0,
-			   p->found == KEY_FOUND ? p->f.state : 0);
-	return &p->ref;
+	shmkv__keyref_fill(f.kv, ref, &k, found ? f.idx : 0,
+			   found ? f.state : 0);
+	return ref;
 }
 
 /*
@@ -66,9 +74,9 @@ static inline struct shmkv_keyref *plain_ref(struct plain *p)
  * would have refused the call first (a NULL buffer with a capacity): then
  * it does, as before.
  */
-static bool answer_absent(const struct plain *p, struct shmkv_value *out)
+static bool answer_absent(int found, struct shmkv_value *out)
 {
-	if (p->found != KEY_ABSENT ||
+	if (found != KEY_ABSENT ||
 	    (out != NULL && out->buf == NULL && out->cap > 0))
 		return false;
 	if (out != NULL)
@@ -90,10 +98,12 @@ static bool answer_absent(const struct plain *p, struct shmkv_value *out)
 		if (p_.found == KEY_FOUND &&                                   \
 		    (r_ = (fast)) != SHMKV__FAST_SLOW)                         \
 			return r_;                                             \
-		if ((absent_ok) && answer_absent(&p_, out))                    \
+		if ((absent_ok) && answer_absent(p_.found, out))               \
 			return 0;                                              \
 		{                                                              \
-			struct shmkv_keyref *ref_ = plain_ref(&p_);            \
+			struct shmkv_keyref kr_;                               \
+			struct shmkv_keyref *ref_ = plain_ref(                 \
+				p_.k, p_.found == KEY_FOUND, p_.f, &kr_);      \
 			return (slow);                                         \
 		}                                                              \
 	} while (0)
