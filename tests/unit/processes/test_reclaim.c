@@ -208,15 +208,19 @@ Test(reclaim, a_dead_owners_cell_whose_freer_died_half_way_is_reclaimed)
 	cr_assert_eq(blocks_used(), 0);
 }
 
+/* "k" set to a value in a block: its slot in *@s, the block returned. */
+static struct shmkv_block_shm *published_block(struct shmkv_slot_shm **s)
+{
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	*s = tu_slot_of(tu_kv, "k");
+	return shmkv__block(tu_kv, (*s)->value);
+}
+
 Test(reclaim, a_published_block_nothing_names_is_reclaimed_by_ordinary_work)
 {
 	struct shmkv_slot_shm *s;
+	struct shmkv_block_shm *b = published_block(&s);
 
-	struct shmkv_block_shm *b;
-
-	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
-	s = tu_slot_of(tu_kv, "k");
-	b = shmkv__block(tu_kv, s->value);
 	/* A replace's CAS, by a thread that died before its free, of a
 	 * block another thread published: the replacer settled it first. */
 	b->tag = BLK_TAG(BLK_GEN(b->tag), 0, 1);
@@ -233,11 +237,8 @@ static uint32_t dead_pid(void);
 Test(reclaim, a_dead_replacers_own_block_is_reclaimed_within_a_turn)
 {
 	struct shmkv_slot_shm *s;
-	struct shmkv_block_shm *b;
+	struct shmkv_block_shm *b = published_block(&s);
 
-	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
-	s = tu_slot_of(tu_kv, "k");
-	b = shmkv__block(tu_kv, s->value);
 	cr_assert_eq(BLK_PID(b->tag), shmkv__self_tid(),
 		     "a published block keeps its publisher's tid");
 	b->tag = BLK_TAG(BLK_GEN(b->tag), dead_pid(), 1);

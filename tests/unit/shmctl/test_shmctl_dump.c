@@ -85,10 +85,27 @@ static void assert_holds_items(shmkv_t *kv)
 	cr_assert_eq(st.live_keys, NITEMS);
 }
 
+/* Dumps tu_name to a file and restores it into a new store (its name in
+ * @copy). Return: restore's run, which succeeded. */
+static struct run dump_into_copy(char copy[TU_NAME_CAP])
+{
+	char path[64];
+	struct run r;
+
+	ctl_temp_path(path, sizeof(path));
+	r = RUN("dump", tu_name, "--output", path);
+	assert_reply(r, 0, "");
+	tu_make_name(copy, "copy");
+	r = RUN("restore", copy, path);
+	unlink(path);
+	assert_code(r, 0);
+	return r;
+}
+
 Test(shmctl_dump, round_trips_binary_keys_values_and_ttls_to_a_new_store)
 {
 	struct shmkv_config cfg = tu_config(256, 32, 2000, 1 << 20);
-	char path[64], copy[TU_NAME_CAP];
+	char copy[TU_NAME_CAP];
 	shmkv_t *kv;
 	struct run r;
 
@@ -97,13 +114,7 @@ Test(shmctl_dump, round_trips_binary_keys_values_and_ttls_to_a_new_store)
 	for (size_t i = 0; i < NITEMS; i++)
 		ctl_set_kv(items[i].k, items[i].kl, items[i].v, items[i].vl,
 			   items[i].px);
-	ctl_temp_path(path, sizeof(path));
-	r = RUN("dump", tu_name, "--output", path);
-	assert_reply(r, 0, "");
-	tu_make_name(copy, "copy");
-	r = RUN("restore", copy, path);
-	unlink(path);
-	assert_code(r, 0);
+	r = dump_into_copy(copy);
 	assert_has(r.out, "restored 10 keys into ");
 	assert_has(r.out, "(created)");
 	kv = tu_open(copy, 0);
@@ -116,20 +127,14 @@ Test(shmctl_dump, round_trips_binary_keys_values_and_ttls_to_a_new_store)
 Test(shmctl_dump, round_trips_the_huge_page_choice)
 {
 	struct shmkv_config cfg = tu_config(256, 32, 64, 1 << 20);
-	char path[64], copy[TU_NAME_CAP];
+	char copy[TU_NAME_CAP];
 	shmkv_t *kv;
 	struct run r;
 
 	cfg.flags = SHMKV_CONFIG_HUGE_PAGES;
 	ctl_recreate(&cfg);
 	SET("a", "1");
-	ctl_temp_path(path, sizeof(path));
-	r = RUN("dump", tu_name, "--output", path);
-	assert_reply(r, 0, "");
-	tu_make_name(copy, "copy");
-	r = RUN("restore", copy, path);
-	unlink(path);
-	assert_code(r, 0);
+	dump_into_copy(copy);
 	kv = tu_open(copy, 0);
 	assert_same_geometry(tu_kv, kv);
 	cr_assert_eq(tu_get_config(kv).flags, SHMKV_CONFIG_HUGE_PAGES);

@@ -280,8 +280,7 @@ static void use_key(shmkv_t *kv, const char *key, bool keep)
 	tu_assert_rc(shmkv_set(kv, key, kl, LIT("usable-inline"), 0, 0, NULL),
 		     1);
 	tu_assert_get(kv, key, kl, LIT("usable-inline"));
-	tu_assert_rc(shmkv_set(kv, key, kl, LIT("usable-inline-2"), 0, 0,
-			       NULL),
+	tu_assert_rc(shmkv_set(kv, key, kl, LIT("usable-inline-2"), 0, 0, NULL),
 		     1);
 	tu_assert_get(kv, key, kl, LIT("usable-inline-2"));
 	tu_assert_rc(shmkv_setnx(kv, key, kl, LIT("1")), 0);
@@ -533,18 +532,21 @@ Test(crashpoint, block_unpublished_leaks_a_block_that_recover_frees)
 					 .per_pass = { .unconfirmed = 1 } });
 }
 
+/* A worker killed between replacing one of prepare_blocks()'s blocks and
+ * freeing it: the replaced block, unnamed, and its own, naming it. */
+#define REPLACE_SCENARIO(pt)                                                   \
+	(struct scenario)                                                      \
+	{                                                                      \
+		.point = (pt), .slots = BIG_TABLE, .mode = "block",            \
+		.prefix = "b", .visible = true, .prepare = prepare_blocks,     \
+		.left = { .unref = 1, .unconfirmed = 1 },                      \
+		.per_pass = { .unconfirmed = 1 },                              \
+	}
+
 Test(crashpoint, old_block_unfreed_leaks_the_replaced_block_until_recover)
 {
 	NEED_CRASH_POINTS();
-	run_scenario(
-		&(struct scenario){ .point = "old_block_unfreed",
-				    .slots = BIG_TABLE,
-				    .mode = "block",
-				    .prefix = "b",
-				    .visible = true,
-				    .prepare = prepare_blocks,
-				    .left = { .unref = 1, .unconfirmed = 1 },
-				    .per_pass = { .unconfirmed = 1 } });
+	run_scenario(&REPLACE_SCENARIO("old_block_unfreed"));
 }
 
 /* Killed freeing the replaced block into its cache: the same leftovers as
@@ -552,15 +554,7 @@ Test(crashpoint, old_block_unfreed_leaks_the_replaced_block_until_recover)
 Test(crashpoint, block_caching_leaves_the_replaced_block_until_recover)
 {
 	NEED_CRASH_POINTS();
-	run_scenario(
-		&(struct scenario){ .point = "block_caching",
-				    .slots = BIG_TABLE,
-				    .mode = "block",
-				    .prefix = "b",
-				    .visible = true,
-				    .prepare = prepare_blocks,
-				    .left = { .unref = 1, .unconfirmed = 1 },
-				    .per_pass = { .unconfirmed = 1 } });
+	run_scenario(&REPLACE_SCENARIO("block_caching"));
 }
 
 /* Killed holding the claim of a slot's area (area.h), before or after its
