@@ -29,6 +29,7 @@
 #ifndef SHMKV_AREA_H
 #define SHMKV_AREA_H
 
+#include <errno.h>
 #include <string.h>
 
 #include "atomic.h"
@@ -134,17 +135,34 @@ shmkv__inline_bytes(const struct shmkv_slot_shm *s, uint32_t size, uint64_t v)
 	return (const unsigned char *)s + size - off - len;
 }
 
-/* After a read of the bytes INLINE word @v named in @s: true if @v still
- * names them, so what was read is the value @v published. */
-static inline bool shmkv__inline_still(const struct shmkv_slot_shm *s,
-				       uint64_t v)
+/*
+ * Reads the string INLINE word @v names in slot @s of a store with slots
+ * of @size bytes: copies up to @cap bytes of it into @dst (if not NULL)
+ * and compares it with @cmp (if not NULL: *@equal), then checks that @v
+ * still names those bytes, so that what was read is the value @v
+ * published. Return: 0, SHMKV__STALE (it moved: load the word again), or
+ * -EBADMSG (the word names bytes outside the slot).
+ */
+static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
+				     uint32_t size, uint64_t v, void *dst,
+				     size_t cap, const void *cmp,
+				     size_t cmp_len, bool *equal)
 {
+	const unsigned char *src = shmkv__inline_bytes(s, size, v);
+	size_t len = VAL_INLINE_LEN(v);
+
+	if (src == NULL)
+		return -EBADMSG;
+	if (dst != NULL && cap > 0)
+		shmkv__copy_short(dst, src, len < cap ? len : cap);
+	if (cmp != NULL)
+		*equal = cmp_len == len && memcmp(cmp, src, len) == 0;
 	/* Acquire fence: the reads of the bytes complete before the re-read
 	 * of the word. Unchanged, no writer can have touched them: they are
 	 * written only while no word names them, and the word's number never
 	 * comes back. */
 	shmkv__fence_acquire();
-	return shmkv__load_relaxed(&s->value) == v;
+	return shmkv__load_relaxed(&s->value) == v ? 0 : SHMKV__STALE;
 }
 
 /*

@@ -105,23 +105,15 @@ static int read_block(struct run *r, uint64_t v, struct shmkv_cur *cur)
 static int read_inline(struct run *r, uint64_t v, struct shmkv_cur *cur)
 {
 	const struct shmkv_op *op = r->op;
-	const struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
-	const unsigned char *src = shmkv__inline_bytes(s, r->kv->geo.slot_size,
-						       v);
-	size_t len = VAL_INLINE_LEN(v);
-	bool eq = false;
+	int err = shmkv__inline_read(
+		shmkv__slot(r->kv, r->ref.index), r->kv->geo.slot_size, v,
+		op->want_bytes ? op->buf : NULL, op->want_bytes ? op->cap : 0,
+		op->cmp, op->cmp_len, &cur->equal);
 
-	if (src == NULL)
-		return -EBADMSG;
-	if (op->want_bytes && op->cap > 0)
-		memcpy(op->buf, src, len < op->cap ? len : op->cap);
-	if (op->cmp)
-		eq = op->cmp_len == len && memcmp(op->cmp, src, len) == 0;
-	if (!shmkv__inline_still(s, v))
-		return SHMKV__STALE;
+	if (err)
+		return err;
 	cur->exists = true;
-	cur->equal = eq;
-	cur->len = len;
+	cur->len = VAL_INLINE_LEN(v);
 	cur->bytes = op->want_bytes ? op->buf : NULL;
 	return 0;
 }
@@ -228,22 +220,18 @@ static int store_int(struct run *r, int64_t v, int64_t deadline, uint64_t *nv)
 static int copy_value(struct run *r, uint64_t old, void *dst, size_t cap,
 		      size_t *len)
 {
-	const struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
-	const unsigned char *src;
+	struct shmkv_block_view view;
+	int err;
 
-	if (VAL_KIND(old) == VAL_BLOCK) {
-		struct shmkv_block_view view;
-		int err = shmkv__block_read(r->kv, old, dst, cap, &view);
-
-		*len = view.len;
-		return err;
+	if (VAL_KIND(old) != VAL_BLOCK) {
+		*len = VAL_INLINE_LEN(old);
+		return shmkv__inline_read(shmkv__slot(r->kv, r->ref.index),
+					  r->kv->geo.slot_size, old, dst, cap,
+					  NULL, 0, NULL);
 	}
-	src = shmkv__inline_bytes(s, r->kv->geo.slot_size, old);
-	if (src == NULL)
-		return -EBADMSG;
-	*len = VAL_INLINE_LEN(old);
-	memcpy(dst, src, *len < cap ? *len : cap);
-	return shmkv__inline_still(s, old) ? 0 : SHMKV__STALE;
+	err = shmkv__block_read(r->kv, old, dst, cap, &view);
+	*len = view.len;
+	return err;
 }
 
 /* The current value with a new deadline: copied into a new block (or
@@ -389,9 +377,7 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			if (shmkv__block_read(kv, old, NULL, 0, &view) != 0)
 				break;
 			r.old_owner = view.owner;
-		} else if (!shmkv__word_is_int(old, ver) &&
-			   !shmkv__word_is_none(old, ver) &&
-			   VAL_KIND(old) != VAL_INLINE) {
+		} else if (!shmkv__word_owns_nothing(old, ver)) {
 			break;
 		}
 		/* Over anything else, the slot was tried already

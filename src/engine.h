@@ -225,6 +225,14 @@ static SHMKV__INLINE bool shmkv__word_is_none(uint64_t w, uint32_t ver)
 	       VAL_NONE_VERSION(w) == ver;
 }
 
+/* Does the word name no value storage (NONE, an inline integer or a string
+ * in the slot, of this incarnation), so that replacing it frees nothing? */
+static inline bool shmkv__word_owns_nothing(uint64_t w, uint32_t ver)
+{
+	return shmkv__word_is_int(w, ver) || shmkv__word_is_none(w, ver) ||
+	       VAL_KIND(w) == VAL_INLINE;
+}
+
 /* Fails with -ENOBUFS when the current value does not fit op->buf. */
 static inline int shmkv__need_copy(const struct shmkv_op *op,
 				   const struct shmkv_cur *cur)

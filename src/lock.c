@@ -743,14 +743,11 @@ int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
 static int inline_record(const struct shmkv *kv, uint32_t idx, uint64_t w,
 			 struct shmkv_lock_rec *rec)
 {
-	const struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
-	const unsigned char *src = shmkv__inline_bytes(s, kv->geo.slot_size, w);
 	size_t len = VAL_INLINE_LEN(w);
 
-	if (src == NULL || len > sizeof(*rec))
-		return -ENOLCK;
-	memcpy(rec, src, len);
-	if (!shmkv__inline_still(s, w))
+	if (len > sizeof(*rec) ||
+	    shmkv__inline_read(shmkv__slot(kv, idx), kv->geo.slot_size, w, rec,
+			       len, NULL, 0, NULL) != 0)
 		return -ENOLCK;
 	return shmkv__lock_rec_parse(rec, len, rec) == 0 ? 0 : -ENOLCK;
 }

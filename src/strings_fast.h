@@ -2,16 +2,16 @@
  * strings_fast.h - the straight-line paths of the string commands.
  *
  * A command on a key whose slot is known and whose value word is an inline
- * integer or NONE (or, for GET, a block without TTL) needs nothing of the
- * engine: one load of the value word checked against the slot's state
+ * integer, a string in the slot or NONE (or, for GET, a block without TTL)
+ * needs nothing of the engine: one load of the value word checked against the slot's state
  * word, and for a write one CAS expecting that word, the same
  * linearization points as the engine's (engine.c). Every other case, and a
  * CAS lost SHMKV__FAST_TRIES times in a row, answers SHMKV__FAST_SLOW: the
  * caller then takes the engine, which decides afresh (a lost race is never
  * an error). The prepared-key commands (strings.c) and the plain ones
  * (strings_plain.c) both start here: GET, GET as a number, SET, SETNX,
- * GETSET, INCRBY, DEL and DELIFEQ of inline integers, and GET of a block
- * without TTL.
+ * GETSET, INCRBY, DEL and DELIFEQ of inline integers, GET, SET and DEL of
+ * strings in the slot (area.h), and GET of a block without TTL.
  */
 #ifndef SHMKV_STRINGS_FAST_H
 #define SHMKV_STRINGS_FAST_H
@@ -52,27 +52,6 @@ static SHMKV__INLINE bool shmkv__inline_int_of(const shmkv_t *kv,
  * fifth of a prepared GET.
  */
 
-/* Copies @n <= SHMKV_INT_STRLEN bytes with fixed-size moves (overlapping
- * where @n is not a multiple), which the compiler inlines: a libc memcpy
- * call would cost as much as printing the integer. */
-static inline void shmkv__copy_digits(void *dst, const char *src, size_t n)
-{
-	unsigned char *d = dst;
-
-	if (n >= 8) {
-		memcpy(d, src, 8);
-		if (n > 16)
-			memcpy(d + 8, src + 8, 8);
-		memcpy(d + n - 8, src + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(d, src, 4);
-		memcpy(d + n - 4, src + n - 4, 4);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			d[i] = (unsigned char)src[i];
-	}
-}
-
 /* GET's reply for an inline integer @v into a buffer too short for some
  * integers: out of line, so that the common case carries one copy of the
  * formatter and no test of which buffer it wrote. */
@@ -82,8 +61,10 @@ shmkv__give_int_short(struct shmkv_value *out, int64_t v)
 	char digits[SHMKV_INT_STRLEN];
 	size_t n = shmkv__ll2string(digits, v);
 
-	/* As the engine: what fits is copied, len says what it needed. */
-	shmkv__copy_digits(out->buf, digits, n < out->cap ? n : out->cap);
+	/* As the engine: what fits is copied, len says what it needed (a
+	 * libc copy: this path is the rare one). */
+	if (out->cap > 0)
+		memcpy(out->buf, digits, n < out->cap ? n : out->cap);
 	out->len = n;
 	return n > out->cap ? -ENOBUFS : 1;
 }
@@ -123,21 +104,17 @@ static inline int shmkv__give_block(const shmkv_t *kv, uint64_t w,
 }
 
 /* GET's reply for the inline string @w names in @f's slot: a copy that
- * the word still names after it (area.h). */
+ * the word still names after it (area.h). A string that moved, or a
+ * corrupt word, is the engine's: it reads afresh, or reports it. */
 static inline int shmkv__give_inline(const struct shmkv__fast *f, uint64_t w,
 				     struct shmkv_value *out)
 {
-	const struct shmkv_slot_shm *s = f->slot;
-	const unsigned char *src =
-		shmkv__inline_bytes(s, f->kv->geo.slot_size, w);
 	size_t len = VAL_INLINE_LEN(w);
 
-	if (src == NULL)
-		return SHMKV__FAST_SLOW; /* corrupt: the engine reports it */
 	SHMKV_PAUSE_POINT("fast_loaded");
-	if (out != NULL && out->cap > 0)
-		shmkv__copy_short(out->buf, src, len < out->cap ? len : out->cap);
-	if (!shmkv__inline_still(s, w))
+	if (shmkv__inline_read(f->slot, f->kv->geo.slot_size, w,
+			       out != NULL ? out->buf : NULL,
+			       out != NULL ? out->cap : 0, NULL, 0, NULL) != 0)
 		return SHMKV__FAST_SLOW;
 	if (out == NULL)
 		return 1;
@@ -186,9 +163,9 @@ static SHMKV__INLINE bool shmkv__fast_swap_int(const struct shmkv__fast *f,
 
 	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
 		if (!shmkv__fast_word(f, old) ||
-		    (!shmkv__word_is_int(*old, ver) &&
-		     !shmkv__word_is_none(*old, ver) &&
-		     !(over_inline && VAL_KIND(*old) == VAL_INLINE)))
+		    !(over_inline ? shmkv__word_owns_nothing(*old, ver)
+				  : shmkv__word_is_int(*old, ver) ||
+					    shmkv__word_is_none(*old, ver)))
 			return false;
 		SHMKV_PAUSE_POINT("fast_loaded");
 		if (shmkv__fast_swap(f, *old, VAL_INT_WORD(ver, i)))
@@ -215,9 +192,7 @@ static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
 	uint32_t ver = shmkv__fast_ver(f);
 	uint64_t old, nv, held;
 
-	if (!shmkv__fast_word(f, &old) ||
-	    (VAL_KIND(old) != VAL_INLINE && !shmkv__word_is_int(old, ver) &&
-	     !shmkv__word_is_none(old, ver)))
+	if (!shmkv__fast_word(f, &old) || !shmkv__word_owns_nothing(old, ver))
 		return SHMKV__FAST_SLOW;
 	nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen, old, val, vlen,
 			       &held);
@@ -355,7 +330,7 @@ static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 		return SHMKV__FAST_SLOW;
 	if (shmkv__word_is_none(w, ver))
 		return 0;
-	if ((shmkv__word_is_int(w, ver) || VAL_KIND(w) == VAL_INLINE) &&
+	if (shmkv__word_owns_nothing(w, ver) &&
 	    shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
 		return 1;
 	return SHMKV__FAST_SLOW;
