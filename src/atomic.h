@@ -13,7 +13,7 @@
  * atomic for the other processes mapping the segment.
  *
  * Process-local words that threads share (the pid cache, a handle's
- * allocation hints, serial, extension and reaped flag, the lock layer's
+ * allocation hints, serial, extension and reaped pid, the lock layer's
  * cell pool) use these same wrappers, not the __atomic builtins: one layer
  * to audit, one set of orderings to name, and TSan sees them as atomics
  * through the redefinitions below. The bool and pointer forms are for such

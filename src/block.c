@@ -265,21 +265,34 @@ static __thread struct block_cache caches[CACHE_STORES]
 static __thread uint32_t cache_next /* the one to drop next */
 	__attribute__((tls_model("initial-exec")));
 
-/* This store's cache, this thread's (a new store's, or in a fork child,
- * whose copies name its parent's thread, an empty one). */
-static inline struct block_cache *cache_of(const struct shmkv *kv, uint32_t tid)
+/* This store's cache, this thread's, if it has one (in a fork child,
+ * whose copies name its parent's thread, none). */
+static inline struct block_cache *cache_find(const struct shmkv *kv,
+					     uint32_t tid)
 {
-	struct block_cache *c;
-
 	if (caches[0].store == kv->hash_seed && caches[0].tid == tid)
 		return &caches[0];
 	for (uint32_t i = 1; i < CACHE_STORES; i++)
 		if (caches[i].store == kv->hash_seed && caches[i].tid == tid)
 			return &caches[i];
+	return NULL;
+}
+
+/* This store's cache, this thread's: a new, empty one if it has none
+ * (*@started is set then). Only an allocation starts one, so that the
+ * owner of every cache has been through shmkv__value_alloc_reaping. */
+static struct block_cache *cache_start(const struct shmkv *kv, uint32_t tid,
+				       bool *started)
+{
+	struct block_cache *c = cache_find(kv, tid);
+
+	if (c != NULL)
+		return c;
 	c = &caches[cache_next++ % CACHE_STORES];
 	memset(c, 0, sizeof(*c));
 	c->store = kv->hash_seed;
 	c->tid = tid;
+	*started = true;
 	return c;
 }
 
@@ -310,10 +323,11 @@ static bool cache_take(struct shmkv *kv, struct block_cache *cache,
 	return true;
 }
 
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
+		       bool *started)
 {
 	uint32_t tid = shmkv__self_tid();
-	struct block_cache *cache = cache_of(kv, tid);
+	struct block_cache *cache = cache_start(kv, tid, started);
 
 	for (uint32_t c = 0; c < kv->geo.class_count; c++)
 		if (class_room(kv, c) >= len) {
@@ -366,11 +380,11 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 
 void shmkv__value_free(struct shmkv *kv, uint64_t ref)
 {
-	uint32_t tid = shmkv__self_tid(), cls;
+	uint32_t tid = shmkv__self_tid(), cls = 0; /* set if b != NULL */
 	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
-	struct block_cache *cache = cache_of(kv, tid);
+	struct block_cache *cache = cache_find(kv, tid);
 
-	if (b == NULL || cache->ref[cls] != 0) {
+	if (b == NULL || cache == NULL || cache->ref[cls] != 0) {
 		shmkv__block_free(kv, ref);
 		return;
 	}
@@ -442,8 +456,8 @@ int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
 	view->owner = BLK_PID(tag);
 	/* Relaxed: ordered after the tag's acquire (which pairs with the
 	 * value word's CAS); a torn read is caught by the re-check. */
-	view->deadline_ms =
-		(int64_t)shmkv__load_relaxed((uint64_t *)&b->deadline_ms);
+	view->deadline_ms = (int64_t)shmkv__load_relaxed(
+		(uint64_t *)&b->deadline_ms);
 	view->len = shmkv__load32_relaxed(&b->len);
 	/* A torn or corrupt length never reads past the block. */
 	n = view->len < cap ? view->len : cap;

@@ -83,8 +83,10 @@ struct shmkv {
 	/* A layer's per-handle state, attached on first use (lock_cell.c's
 	 * cell pool): shmkv_close calls its close() before unmapping. */
 	struct shmkv_ext *ext;
-	/* This handle ran its reclamation step (owned.c). */
-	bool reaped;
+	/* The process that ran this handle's reclamation step (owned.c):
+	 * a fork child that starts owning blocks through an inherited
+	 * handle runs one of its own. 0: none yet. */
+	uint32_t reaped_pid;
 	/* NULL: this is the shared-memory store; else the backend that owns
 	 * the handle (backend.h), which its close and exec dispatch to. */
 	const struct shmkv_backend *backend;
@@ -103,9 +105,8 @@ struct shmkv {
 static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 						 uint32_t index)
 {
-	return (struct shmkv_slot_shm *)(kv->slots +
-					 ((size_t)(index & kv->mask)
-					  << kv->geo.slot_shift));
+	return (struct shmkv_slot_shm *)(kv->slots + ((size_t)(index & kv->mask)
+						      << kv->geo.slot_shift));
 }
 
 /*
@@ -298,8 +299,11 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 /* Value blocks (engine, sweep): allocated and freed through this
- * thread's cache, tagged with its tid (see block.c). */
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+ * thread's cache, tagged with its tid (see block.c). An allocation that
+ * starts the thread's cache of this store sets *@started (the caller,
+ * shmkv__value_alloc_reaping, then runs a reclamation step). */
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
+		       bool *started);
 void shmkv__value_free(struct shmkv *kv, uint64_t ref);
 void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);

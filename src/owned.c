@@ -37,15 +37,16 @@ int shmkv__owned_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 	struct shmkv_block_shm *b;
 	int err;
 
-	/* A handle that starts owning blocks (what a process that dies
-	 * without closing leaves behind) first reclaims a step's worth of
-	 * what dead processes left: each such process frees more than it
-	 * can leak. Process-local flag; a race only runs two steps. Relaxed:
-	 * it guards no data, only whether a step has run. */
-	if (!shmkv__load_bool_relaxed(&kv->reaped)) {
-		shmkv__store_bool_relaxed(&kv->reaped, true);
-		shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS,
-				 SHMKV_REAP_STEP_SLOTS, NULL);
+	/* A process that starts owning blocks through this handle (lock
+	 * cells: what a process that dies without closing leaves behind)
+	 * first reclaims a step's worth of what dead processes left: each
+	 * such process frees more than it can leak. A fork child's pid
+	 * differs from its parent's: it runs one too. Process-local word; a
+	 * race only runs two steps. Relaxed: it guards no data, only
+	 * whether a step has run. */
+	if (shmkv__load32_relaxed(&kv->reaped_pid) != shmkv__self_pid()) {
+		shmkv__store32_relaxed(&kv->reaped_pid, shmkv__self_pid());
+		shmkv__reap_first_step(kv);
 	}
 	err = shmkv__block_alloc_reaping(kv, len, ref);
 
@@ -322,13 +323,26 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 	return freed;
 }
 
+void shmkv__reap_first_step(struct shmkv *kv)
+{
+	shmkv__reap_step(kv, SHMKV_REAP_STEP_UNITS, SHMKV_REAP_STEP_SLOTS,
+			 NULL);
+}
+
 int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
 {
-	int err = shmkv__value_alloc(kv, len, ref);
+	bool started = false;
+	int err = shmkv__value_alloc(kv, len, ref, &started);
 
 	/* As below. */
 	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
-		err = shmkv__value_alloc(kv, len, ref);
+		err = shmkv__value_alloc(kv, len, ref, &started);
+	/* A thread that starts caching this store's blocks (what a thread
+	 * that exits leaves behind, tagged with its tid) reclaims a step's
+	 * worth of what the dead left, as a new lock user does: each such
+	 * thread frees more than it can leak. */
+	if (started)
+		shmkv__reap_first_step(kv);
 	return err;
 }
 

@@ -126,7 +126,14 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report);
  * here so that block.c never calls up into reclamation.
  */
 int shmkv__block_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref);
-/* The same for a value block (shmkv__value_alloc: this thread's). */
+/* The same for a value block (shmkv__value_alloc: this thread's); an
+ * allocation that starts this thread's block cache of the store runs
+ * shmkv__reap_first_step too. */
 int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref);
+/* The step that whoever starts owning blocks runs first (a process's
+ * first lock cell through a handle, a thread's first block cache of a
+ * store): what keeps a store used by short-lived processes and threads at
+ * its steady state. */
+void shmkv__reap_first_step(struct shmkv *kv);
 
 #endif /* SHMKV_OWNED_H */

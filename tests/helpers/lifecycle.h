@@ -149,11 +149,10 @@ struct lc_audit {
 	shmkv_t *kv;	  /* the soak's handle: never takes a lock */
 	const char *name; /* the store, for a handle of the audit's own */
 	struct lc_journal *j;
-	int64_t slack;	    /* blocks beyond the live keys' need allowed:
-				 the processes that can be alive at once */
+	int64_t most_alive; /* workers and fork children alive (or not yet
+				 reaped) at once in the round */
 	int passed, failed; /* properties checked */
-	/* What the last audit found (the first leaves extra_prev). */
-	int64_t extra_prev; /* blocks used beyond the live keys' need */
+	/* What the last audit found. */
 	uint64_t used_final, need_final, takeovers_here;
 	long problems_final;
 };

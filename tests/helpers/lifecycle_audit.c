@@ -380,10 +380,18 @@ static uint64_t blocks_of_live_pids(const shmkv_t *kv)
 
 static void audit_storage(struct lc_audit *a, int r)
 {
-	/* Reclamation is amortised: at most a full turn of the cursor's
-	 * worth of dead processes' cells (two each) may wait for it. */
-	int64_t backlog = 2 * (int64_t)steps_per_turn(a->kv);
-	int64_t slack = a->slack + backlog, extra;
+	/* Blocks used beyond the live keys' need are held by a process: its
+	 * lock cells (one per thread or handle, as a worker's sections take
+	 * one lock at a time: two at most) and the blocks its threads
+	 * allocated and had not yet published (two at most); a cached block
+	 * counts as free. Those of the dead wait for the cursor: a process
+	 * that was dead when the cursor last passed its blocks has none
+	 * left, so the ones that still hold some were alive within the last
+	 * turn: those alive at its start, and at most one per step of the
+	 * turn, as every process runs a step when it starts owning blocks
+	 * (owned.c). Never a function of how many processes ran. */
+	int64_t slack = 4 * (a->most_alive + steps_per_turn(a->kv));
+	int64_t extra, waiting;
 	long problems = 0;
 	uint64_t reused;
 	struct census c;
@@ -401,10 +409,11 @@ static void audit_storage(struct lc_audit *a, int r)
 	lc_verdict(
 		a, extra >= 0 && extra <= slack,
 		"round %d: %llu value blocks used, the %zu live keys need %zu: "
-		"%lld more than a bound of %lld (processes alive at once, and "
-		"the dead ones' cells a turn of reclamation may leave)",
+		"%lld more than a bound of %lld (what the holders alive within "
+		"a turn of reclamation may hold)",
 		r + 1, (unsigned long long)mp_blocks_used(st), c.live,
 		c.need_block, (long long)extra, (long long)slack);
+	waiting = extra;
 	/* The steady state: ordinary work (lock users coming and going, no
 	 * recover) leaves exactly what the live keys need: the leftovers of
 	 * the dead within two turns of the cursor, published blocks nothing
@@ -455,14 +464,17 @@ static void audit_storage(struct lc_audit *a, int r)
 	rc = shmkv_check(a->kv, show_problem, &problems);
 	lc_verdict(a, rc == 0, "round %d: shmkv_check found %d problems", r + 1,
 		   rc);
-	a->extra_prev = extra;
 	a->used_final = mp_blocks_used(st);
 	a->need_final = c.need_block;
 	a->problems_final = rc;
-	printf("lifecycle_soak: round %d: %llu value blocks used (live keys "
-	       "need %zu), slots %llu live + %llu tombstones + %llu pending, "
-	       "check %d problems\n",
-	       r + 1, (unsigned long long)mp_blocks_used(st), c.need_block,
+	printf("lifecycle_soak: round %d: %lld blocks waited for reclamation "
+	       "at its end (bound %lld: 4 x (%lld processes alive at once + "
+	       "%d steps a turn)); after lock users came and went, %llu "
+	       "value blocks used (live keys need %zu), slots %llu live + "
+	       "%llu tombstones + %llu pending, check %d problems\n",
+	       r + 1, (long long)waiting, (long long)slack,
+	       (long long)a->most_alive, steps_per_turn(a->kv),
+	       (unsigned long long)mp_blocks_used(st), c.need_block,
 	       (unsigned long long)st->live_keys,
 	       (unsigned long long)st->tombstones,
 	       (unsigned long long)st->pending, rc);

@@ -29,10 +29,12 @@
  *   often than holders died in their section; its counter exact
  *   (lifecycle.h: every increment acked or landed by a holder that died);
  * - the steady state: used value blocks <= the blocks the live keys need
- *   + SLACK, where SLACK = 2J + K (the processes that can be alive at
- *   once) + two cells for each reclamation step it takes to cover the
- *   store once (what amortised reclamation may not have reached yet):
- *   never a function of how many processes ran. Then ordinary work, lock
+ *   + SLACK, where SLACK = 4 x (the most processes alive at once in the
+ *   round + the reclamation steps it takes to cover the store once): a
+ *   process holds at most two lock cells and two blocks not yet
+ *   published, and the ones whose blocks the cursor may not have reached
+ *   yet were alive within its last turn (lifecycle_audit.c): never a
+ *   function of how many processes ran. Then ordinary work, lock
  *   users coming and going (no recover), must leave no leftover within
  *   two turns of the reclamation cursor (published blocks nothing names:
  *   SHMKV_REAP_ORPHAN_TURNS more), and exactly the blocks the live keys
@@ -100,6 +102,7 @@ struct soak {
 	struct lc_audit a;
 	/* Tallies over all rounds. */
 	uint64_t started[LC_KINDS], killed_holding, grandchildren;
+	uint64_t forks_reaped; /* fork children reaped, as j->forks counts */
 };
 
 static void die(const char *what, int err)
@@ -208,9 +211,22 @@ static void reaped(struct soak *s, pid_t pid, int st)
 	}
 	/* A fork child, orphaned to us: one of the four plain ways out. */
 	s->grandchildren++;
+	s->forks_reaped++;
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
 	    !(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT))
 		judge_exit(s, pid, "fork child", st, false);
+}
+
+/* Processes alive or not yet reaped: direct children and fork children
+ * (counted by their parent before fork(), reaped here). Only reaping
+ * lowers it, so taken before each reaping it sees every peak. */
+static void note_alive(struct soak *s)
+{
+	int64_t alive = s->running +
+			(int64_t)(atomic_load(&s->j->forks) - s->forks_reaped);
+
+	if (alive > s->a.most_alive)
+		s->a.most_alive = alive;
 }
 
 /* Reaps whatever has ended. Return: false once no child is left. */
@@ -258,9 +274,11 @@ static void run_round(struct soak *s, int r)
 	int64_t end = now_us() + (int64_t)(s->seconds / s->rounds * 1e6);
 	long target = (s->procs + s->rounds - 1) / s->rounds, started = 0;
 
+	s->a.most_alive = 0;
 	for (int i = 0; i < s->nlong; i++)
 		spawn(s, LC_LONG);
 	while (now_us() < end || started < target) {
+		note_alive(s);
 		reap_dead(s);
 		kill_due(s, false);
 		while (s->running_short < s->jobs) {
@@ -363,7 +381,6 @@ static void setup(struct soak *s)
 	s->a.kv = s->kv;
 	s->a.name = s->name;
 	s->a.j = s->j;
-	s->a.slack = 2 * s->jobs + s->nlong;
 }
 
 static void summary(const struct soak *s, double secs)

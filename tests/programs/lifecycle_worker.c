@@ -352,12 +352,14 @@ static int run(struct worker *w)
 	case LC_FORK:
 		steps(w, a_few(w));
 		fflush(NULL);
+		/* Counted before the child exists: the soak's count of
+		 * processes alive at once may only be high. */
+		atomic_fetch_add(&w->j->forks, 1);
 		pid = fork();
 		if (pid < 0)
 			return LW_SYSTEM;
 		if (pid == 0)
 			return fork_child(w);
-		atomic_fetch_add(&w->j->forks, 1);
 		steps(w, a_few(w));
 		return 0;
 	default:

@@ -1,7 +1,8 @@
 /*
  * test_reclaim.c - each leftover a dead process can leave is reclaimed by
  * ordinary work, with nobody running shmkv_recover: lock users coming and
- * going (each new handle's first lock cell runs a reclamation step,
+ * going (each process's first lock cell through a handle, and each
+ * thread's first value block in a store, runs a reclamation step,
  * src/owned.c) bring the store back to what the live keys need, within
  * the bound the README gives (one turn of the cursor; published blocks
  * nothing names: SHMKV_REAP_ORPHAN_TURNS turns).
@@ -500,4 +501,94 @@ Test(reclaim, a_threads_cache_outlives_its_visits_to_other_stores)
 	shmkv_close(other);
 	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
 	cr_assert_eq(value_of("k"), cached);
+}
+
+/*
+ * Who runs a step: whoever starts owning blocks, so that every thread or
+ * process that can leave some has paid for reclaiming a step's worth.
+ */
+
+static void *set_block(void *key)
+{
+	return (void *)(intptr_t)shmkv_set(tu_kv, key, strlen(key),
+					   LIT(BLOCK_VAL), 0, 0, NULL);
+}
+
+static void *del_key(void *key)
+{
+	return (void *)(intptr_t)shmkv_del(tu_kv, key, strlen(key));
+}
+
+/* Runs @fn(@key) in a new thread (one with no block cache) to its end.
+ * Return: what it returned. */
+static intptr_t in_new_thread(void *(*fn)(void *), const char *key)
+{
+	pthread_t th;
+	void *ret;
+
+	cr_assert_eq(pthread_create(&th, NULL, fn, (void *)key), 0);
+	cr_assert_eq(pthread_join(th, &ret), 0);
+	return (intptr_t)ret;
+}
+
+Test(reclaim, a_thread_that_starts_caching_blocks_runs_a_step)
+{
+	pthread_t th;
+	uint64_t cached;
+
+	cr_assert_eq(pthread_create(&th, NULL, thread_caches, &cached), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(leftovers(), 1, "the exited thread's cached block");
+	next_step_at(VAL_BLOCK_UNIT(cached));
+	/* No lock, no close: one SET of a block value, in a thread with no
+	 * cache of this store yet. */
+	cr_assert_eq(in_new_thread(set_block, "u"), 1);
+	cr_assert_eq(BLK_USED(block_tag(cached)), 0,
+		     "the step a new cache runs freed the gone thread's block");
+	cr_assert_eq(leftovers(), 0, "the SETting thread published its block");
+}
+
+Test(reclaim, a_thread_that_only_frees_leaves_no_cache)
+{
+	uint64_t ref;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("d"), LIT(BLOCK_VAL), 0, 0, NULL), 1);
+	ref = value_of("d");
+	cr_assert_eq(in_new_thread(del_key, "d"), 1);
+	cr_assert_eq(BLK_USED(block_tag(ref)), 0,
+		     "freed to the pool, not cached by a thread that never "
+		     "allocated (and so never ran a step)");
+	cr_assert_eq(leftovers(), 0);
+}
+
+Test(reclaim, a_fork_child_that_starts_owning_through_its_parents_handle_steps)
+{
+	struct shmkv_lock lk;
+	uint32_t unit, dead;
+	uint64_t tag;
+	pid_t pid;
+
+	/* The parent's handle has run its step: its first lock cell. */
+	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "parent"));
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE), SHMKV_LOCK_ACQUIRED);
+	tu_assert_rc(shmkv_lock_release(&lk), 0);
+	dead = (uint32_t)cell_left_by_dead_process();
+	unit = unit_of(dead);
+	next_step_at(unit);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* The inherited handle: its first lock cell in this process. */
+		int ok = shmkv_lock_init(tu_kv, &lk, "child") == 0 &&
+			 shmkv_lock_try_acquire(&lk, LEASE) ==
+				 SHMKV_LOCK_ACQUIRED &&
+			 shmkv_lock_release(&lk) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(reap(pid), 0);
+	tag = *tag_of(unit);
+	/* Freed, and perhaps the child's own cell since. */
+	cr_assert(!BLK_USED(tag) || BLK_PID(tag) != dead,
+		  "the child's step freed the dead process's cell");
 }
