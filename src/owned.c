@@ -12,12 +12,14 @@
  * too, reclamation finishes the free the same way (re-asserting DOOM with
  * a full-barrier CAS before it reads the visits).
  *
- * Reclamation is amortised: each handle that starts owning blocks (a lock
- * user: what short-lived processes leave) first runs one step over the
- * next SHMKV_REAP_STEP_UNITS units and SHMKV_REAP_STEP_SLOTS slots
+ * Reclamation is amortised: whoever starts owning blocks (a process's
+ * first lock cell through a handle, a thread's first block cache of a
+ * store: what short-lived processes and threads leave) runs one step over
+ * the next SHMKV_REAP_STEP_UNITS units and SHMKV_REAP_STEP_SLOTS slots
  * (cursors in the header), and an allocation about to answer -ENOMEM
- * first runs a pass over all of value memory. A store used by short-lived processes that never
- * close it thus stays at its steady state without anyone running recover.
+ * first runs a pass over all of value memory. A store used by short-lived
+ * processes that never close it thus stays at its steady state without
+ * anyone running recover.
  */
 #include <errno.h>
 #include <string.h>
