@@ -16,8 +16,8 @@
  * allocation hints, serial, extension and reaped pid, the lock layer's
  * cell pool) use these same wrappers, not the __atomic builtins: one layer
  * to audit, one set of orderings to name, and TSan sees them as atomics
- * through the redefinitions below. The bool and pointer forms are for such
- * words only: the segment holds neither.
+ * through the redefinitions below. The pointer forms are for such words
+ * only: the segment holds none.
  *
  * No file but this one calls uatomic_*, cmm_* or the compiler's __atomic_*
  * and __sync_* builtins: `make lint` fails if one does (mk/quality.mk).
@@ -25,7 +25,6 @@
 #ifndef SHMKV_ATOMIC_H
 #define SHMKV_ATOMIC_H
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <urcu/arch.h>
 #include <urcu/uatomic.h>
@@ -48,9 +47,8 @@ _Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
 	       "64-bit atomics must be lock-free to work across processes");
 _Static_assert(__atomic_always_lock_free(sizeof(uint32_t), 0),
 	       "32-bit atomics must be lock-free to work across processes");
-_Static_assert(__atomic_always_lock_free(sizeof(bool), 0) &&
-		       __atomic_always_lock_free(sizeof(void *), 0),
-	       "process-local flags and pointers must be lock-free too");
+_Static_assert(__atomic_always_lock_free(sizeof(void *), 0),
+	       "process-local pointers must be lock-free too");
 
 /*
  * ThreadSanitizer sees neither liburcu's inline-asm CAS nor its volatile
@@ -143,17 +141,6 @@ static inline void shmkv__store_release(uint64_t *p, uint64_t v)
 static inline void shmkv__store32_release(uint32_t *p, uint32_t v)
 {
 	SHMKV_STORE_REL(p, v);
-}
-
-/* Relaxed load and store of a process-local flag. */
-static inline bool shmkv__load_bool_relaxed(const bool *p)
-{
-	return uatomic_read(p);
-}
-
-static inline void shmkv__store_bool_relaxed(bool *p, bool v)
-{
-	uatomic_set(p, v);
 }
 
 /*
