@@ -101,8 +101,8 @@ struct soak {
 	int running_short, running;
 	struct lc_audit a;
 	/* Tallies over all rounds. */
+	/* grandchildren: fork children reaped here (all are: see reaped()) */
 	uint64_t started[LC_KINDS], killed_holding, grandchildren;
-	uint64_t forks_reaped; /* fork children reaped, as j->forks counts */
 };
 
 static void die(const char *what, int err)
@@ -211,7 +211,6 @@ static void reaped(struct soak *s, pid_t pid, int st)
 	}
 	/* A fork child, orphaned to us: one of the four plain ways out. */
 	s->grandchildren++;
-	s->forks_reaped++;
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
 	    !(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT))
 		judge_exit(s, pid, "fork child", st, false);
@@ -223,7 +222,7 @@ static void reaped(struct soak *s, pid_t pid, int st)
 static void note_alive(struct soak *s)
 {
 	int64_t alive = s->running +
-			(int64_t)(atomic_load(&s->j->forks) - s->forks_reaped);
+			(int64_t)(atomic_load(&s->j->forks) - s->grandchildren);
 
 	if (alive > s->a.most_alive)
 		s->a.most_alive = alive;
