@@ -278,22 +278,16 @@ static inline struct block_cache *cache_find(const struct shmkv *kv,
 	return NULL;
 }
 
-/* This store's cache, this thread's: a new, empty one if it has none
- * (*@started is set then). Only an allocation starts one, so that the
- * owner of every cache has been through shmkv__value_alloc_reaping. */
-static struct block_cache *cache_start(const struct shmkv *kv, uint32_t tid,
-				       bool *started)
+/* Starts this thread's (empty) cache of this store. Only an allocation
+ * starts one, so that the owner of every cache has been through
+ * shmkv__value_alloc_reaping. */
+static void cache_start(const struct shmkv *kv, uint32_t tid)
 {
-	struct block_cache *c = cache_find(kv, tid);
+	struct block_cache *c = &caches[cache_next++ % CACHE_STORES];
 
-	if (c != NULL)
-		return c;
-	c = &caches[cache_next++ % CACHE_STORES];
 	memset(c, 0, sizeof(*c));
 	c->store = kv->hash_seed;
 	c->tid = tid;
-	*started = true;
-	return c;
 }
 
 /* The cached block of class @cls, if it still is ours. */
@@ -323,12 +317,18 @@ static bool cache_take(struct shmkv *kv, struct block_cache *cache,
 	return true;
 }
 
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
-		       bool *started)
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 {
 	uint32_t tid = shmkv__self_tid();
-	struct block_cache *cache = cache_start(kv, tid, started);
+	struct block_cache *cache = cache_find(kv, tid);
 
+	if (cache == NULL) { /* empty: the pool's */
+		int err;
+
+		cache_start(kv, tid);
+		err = alloc_as(kv, len, tid, ref);
+		return err ? err : SHMKV__CACHE_STARTED;
+	}
 	for (uint32_t c = 0; c < kv->geo.class_count; c++)
 		if (class_room(kv, c) >= len) {
 			if (cache_take(kv, cache, c, tid, ref))

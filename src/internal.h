@@ -299,11 +299,12 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 /* Value blocks (engine, sweep): allocated and freed through this
- * thread's cache, tagged with its tid (see block.c). An allocation that
- * starts the thread's cache of this store sets *@started (the caller,
- * shmkv__value_alloc_reaping, then runs a reclamation step). */
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
-		       bool *started);
+ * thread's cache, tagged with its tid (see block.c). Return: 0 and *@ref,
+ * SHMKV__CACHE_STARTED and *@ref (this allocation started the thread's
+ * cache of the store: the caller, shmkv__value_alloc_reaping, runs a
+ * reclamation step), or -ENOMEM. */
+#define SHMKV__CACHE_STARTED 1
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__value_free(struct shmkv *kv, uint64_t ref);
 void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);

@@ -333,18 +333,20 @@ void shmkv__reap_first_step(struct shmkv *kv)
 
 int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
 {
-	bool started = false;
-	int err = shmkv__value_alloc(kv, len, ref, &started);
+	int err = shmkv__value_alloc(kv, len, ref);
 
 	/* As below. */
 	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
-		err = shmkv__value_alloc(kv, len, ref, &started);
+		err = shmkv__value_alloc(kv, len, ref);
 	/* A thread that starts caching this store's blocks (what a thread
 	 * that exits leaves behind, tagged with its tid) reclaims a step's
 	 * worth of what the dead left, as a new lock user does: each such
-	 * thread frees more than it can leak. */
-	if (started)
+	 * thread frees more than it can leak. (Started by a failed try, it
+	 * was just covered by the full pass.) */
+	if (err == SHMKV__CACHE_STARTED) {
 		shmkv__reap_first_step(kv);
+		err = 0;
+	}
 	return err;
 }
 
