@@ -99,47 +99,66 @@ size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 	return room;
 }
 
-/* Scans page @page of class @cls for a FREE block; at most one page of
- * tags is read. Return: 0 and *@ref, or -ENOMEM. */
-static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
-			 uint32_t pid, uint64_t *ref)
+/* Takes block @b, number @unit, whose tag we read as @tag, if that tag
+ * is FREE. Return: whether it is ours now (*@ref its value word). */
+static inline bool take_free(const struct shmkv *kv, struct shmkv_block_shm *b,
+			     uint32_t unit, uint64_t tag, uint32_t pid,
+			     uint64_t *ref)
 {
-	unsigned char *base = kv->pages + (size_t)page * kv->geo.page_size;
-	uint32_t count = kv->class_blocks[cls];
-	/* Start where this process last allocated or freed in this page: a
-	 * class runs nearly full, and a scan from block 0 would walk past
-	 * every used block to find the one just freed. Relaxed: process-local
-	 * hints (threads share the handle); any value only moves the scan. */
-	uint32_t i = shmkv__load32_relaxed(&kv->alloc_page[cls]) == page + 1
-			     ? shmkv__load32_relaxed(&kv->alloc_index[cls])
-			     : 0;
+	/* Full barrier: the block's previous content (written before the
+	 * free that made it FREE) is behind us before we write. */
+	if (BLK_USED(tag) ||
+	    shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
+		return false;
+	(void)kv;
+	*ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
+	return true;
+}
 
-	/* A wrap by compare, not `% count`: count (blocks of a class in a
-	 * page) is no power of two, and this runs on every allocation. */
-	for (uint32_t n = 0; n < count; n++, i++) {
-		struct shmkv_block_shm *b;
-		uint64_t tag;
+/* The block of class @cls this process last freed to the pool, if it is
+ * still FREE: a free is usually followed by an allocation of the same
+ * class (a value replaced by another of its size). The hint is used up. */
+static bool alloc_freed(struct shmkv *kv, uint32_t cls, uint32_t pid,
+			uint64_t *ref)
+{
+	/* Relaxed: a process-local hint (threads share the handle); two
+	 * threads that read the same one race for it by the CAS. */
+	uint32_t hint = shmkv__load32_relaxed(&kv->freed_unit[cls]), c;
+	struct shmkv_block_shm *b;
 
-		if (i >= count)
-			i = 0;
-		b = (struct shmkv_block_shm *)(base +
-					       (size_t)i *
-						       kv->geo.class_size[cls]);
-		/* Relaxed: only a filter; the CAS below decides. */
-		tag = shmkv__load_relaxed(&b->tag);
-		if (BLK_USED(tag))
-			continue;
-		/* Full barrier: the block's previous content (written before
-		 * the free that made it FREE) is behind us before we write. */
-		if (shmkv__cas_full(&b->tag, tag,
-				    BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
+	if (hint == 0)
+		return false;
+	shmkv__store32_relaxed(&kv->freed_unit[cls], 0);
+	b = block_locate(kv, hint - 1, &c);
+	/* Relaxed: only a filter; the CAS decides. */
+	return b != NULL && c == cls &&
+	       take_free(kv, b, hint - 1, shmkv__load_relaxed(&b->tag), pid,
+			 ref);
+}
+
+/* Scans blocks [@from, @to) of page @page of class @cls for a FREE one
+ * (@to at most the page's count). On success the sweep of the class
+ * moves past it. Return: 0 and *@ref, or -ENOMEM. */
+static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
+			 uint32_t pid, uint32_t from, uint32_t to,
+			 uint64_t *ref)
+{
+	unsigned char *b = kv->pages + (size_t)page * kv->geo.page_size +
+			   (size_t)from * kv->geo.class_size[cls];
+
+	for (uint32_t i = from; i < to; i++, b += kv->geo.class_size[cls]) {
+		struct shmkv_block_shm *blk = (struct shmkv_block_shm *)b;
+		/* Relaxed: only a filter; the CAS in take_free decides. */
+		uint64_t tag = shmkv__load_relaxed(&blk->tag);
+
+		if (BLK_USED(tag) ||
+		    !take_free(kv, blk, (page << kv->geo.unit_shift) | i, tag,
+			       pid, ref))
 			continue;
 		/* Relaxed: process-local hints, maybe shared by threads; the
 		 * block is ours by the CAS, the hints publish nothing. */
 		shmkv__store32_relaxed(&kv->alloc_page[cls], page + 1);
 		shmkv__store32_relaxed(&kv->alloc_index[cls], i + 1);
-		*ref = VAL_BLOCK_WORD((page << kv->geo.unit_shift) | i,
-				      BLK_GEN(tag));
 		return 0;
 	}
 	return -ENOMEM;
@@ -195,26 +214,51 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 	return UINT32_MAX;
 }
 
-/* The last page we used, the class's other pages, then a new page. */
+/*
+ * The block we last freed, then the class's sweep: a cursor that goes
+ * round the class's pages in page order, from where this process last
+ * allocated, taking the first FREE block ahead. The blocks just behind
+ * it are the ones it took; those ahead have had a whole round to be
+ * freed, so in a class that runs nearly full (as classes do: a page is
+ * taken only once a round finds nothing) the free blocks are found where
+ * they are densest. (Starting at the block last freed instead, or at the
+ * start of the page, would walk used blocks on every allocation.) A
+ * whole round without a free block takes a new page.
+ */
 static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 			  uint64_t *ref)
 {
-	/* Relaxed: a hint; a stale one only starts the search elsewhere. */
-	uint32_t hint = shmkv__load32_relaxed(&kv->alloc_page[cls]), page;
+	uint32_t count = kv->class_blocks[cls], pages = kv->geo.page_count;
+	/* Relaxed: process-local hints (threads share the handle); a stale
+	 * or corrupt one only starts the round elsewhere. */
+	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]);
+	uint32_t at = shmkv__load32_relaxed(&kv->alloc_index[cls]), page;
 
-	if (hint != 0 && shmkv__page_class(kv, hint - 1) == cls &&
-	    alloc_in_page(kv, hint - 1, cls, pid, ref) == 0)
+	if (alloc_freed(kv, cls, pid, ref))
 		return 0;
-	for (uint32_t n = 0; n < kv->geo.page_count; n++) {
-		page = (hint + n) % kv->geo.page_count;
+	if (start == 0 || start > pages || at > count) {
+		start = 1;
+		at = 0;
+	}
+	start--;
+	/* The rest of the cursor's page, every other page of the class,
+	 * then the cursor's page up to the cursor. */
+	if (shmkv__page_class(kv, start) == cls &&
+	    alloc_in_page(kv, start, cls, pid, at, count, ref) == 0)
+		return 0;
+	for (uint32_t n = 1; n < pages; n++) {
+		page = start + n < pages ? start + n : start + n - pages;
 		if (shmkv__page_class(kv, page) == cls &&
-		    alloc_in_page(kv, page, cls, pid, ref) == 0)
+		    alloc_in_page(kv, page, cls, pid, 0, count, ref) == 0)
 			return 0;
 	}
+	if (at > 0 && shmkv__page_class(kv, start) == cls &&
+	    alloc_in_page(kv, start, cls, pid, 0, at, ref) == 0)
+		return 0;
 	page = claim_page(kv, cls);
 	if (page == UINT32_MAX)
 		return -ENOMEM;
-	return alloc_in_page(kv, page, cls, pid, ref);
+	return alloc_in_page(kv, page, cls, pid, 0, count, ref);
 }
 
 /*
@@ -241,23 +285,37 @@ int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
 }
 
 /*
- * The per-thread cache of free blocks: one block per size class that this
- * thread freed into its own hands (tag CACHED, its tid, the generation
- * already bumped), so that its next allocation of that class takes it
- * without a CAS. Nobody else writes the tag of a block a live thread
- * holds: readers never write, frees expect a generation no value word
- * names, and reclamation frees only the blocks of the dead. So taking it
- * back is a plain store. Blocks are named by unit, so a cache serves one
- * store (by its hash seed, checked again against the tag on take), kept
- * across handles of that store; a thread keeps caches for CACHE_STORES
- * stores, and one that moves on to more drops the oldest: those blocks,
- * tagged with its tid, are reclaimed once it exits.
+ * The per-thread cache of free blocks: per size class, a short stack of
+ * blocks that this thread freed into its own hands (tag CACHED, its tid,
+ * the generation already bumped), so that its next allocations of that
+ * class take them without a CAS, and a run of allocations or of frees (a
+ * random walk, when keys are replaced by values of another kind) rarely
+ * finds the stack empty or full and goes to the pool, whose scan for a
+ * FREE tag costs far more. Nobody else writes the tag of a block a live
+ * thread holds: readers never write, frees expect a generation no value
+ * word names, and reclamation frees only the blocks of the dead. So
+ * taking one back is a plain store. The stack is linked through the
+ * blocks' own first data bytes (ours while cached), each link checked as
+ * it is taken like any reference read from the segment: a bad one drops
+ * the rest of the stack, whose blocks then wait for this thread's exit
+ * as leftovers. Up to CACHE_DEPTH blocks per class, and no more than
+ * CACHE_BYTES of a class (always one). Blocks are named by unit, so a
+ * cache serves one store (by its hash seed, checked again against the
+ * tag on take), kept across handles of that store; a thread keeps caches
+ * for CACHE_STORES stores, and one that moves on to more drops the
+ * oldest: those blocks, tagged with its tid, are reclaimed once it exits.
  */
 #define CACHE_STORES 4u
+#define CACHE_DEPTH  SHMKV__CACHE_DEPTH
+#define CACHE_BYTES  SHMKV__CACHE_BYTES
+_Static_assert(SHMKV_BLOCK_MIN - sizeof(struct shmkv_block_shm) >=
+		       sizeof(uint64_t),
+	       "every block's data holds a cache link");
 struct block_cache {
 	uint64_t store; /* hash seed of the store the entries are in */
 	uint32_t tid;	/* thread that filled it (a fork child's copy is not) */
-	uint64_t ref[SHMKV_CLASSES_MAX]; /* 0: none */
+	uint8_t count[SHMKV_CLASSES_MAX]; /* blocks in each stack */
+	uint64_t ref[SHMKV_CLASSES_MAX];  /* each stack's top; 0: none */
 };
 
 static __thread struct block_cache caches[CACHE_STORES]
@@ -290,25 +348,41 @@ static void cache_start(const struct shmkv *kv, uint32_t tid)
 	c->tid = tid;
 }
 
-/* The cached block of class @cls, if it still is ours. */
+/* May class @cls's stack take one more block? */
+static inline bool cache_has_room(const struct shmkv *kv,
+				  const struct block_cache *cache, uint32_t cls)
+{
+	uint32_t n = cache->count[cls];
+
+	return n == 0 || (n < CACHE_DEPTH &&
+			  (n + 1) * kv->geo.class_size[cls] <= CACHE_BYTES);
+}
+
+/* Takes the top of class @cls's stack, if it still is ours. */
 static bool cache_take(struct shmkv *kv, struct block_cache *cache,
 		       uint32_t cls, uint32_t tid, uint64_t *ref)
 {
-	uint64_t r = cache->ref[cls], tag;
+	uint64_t r = cache->ref[cls], tag, next;
 	struct shmkv_block_shm *b;
 	uint32_t c;
 
 	if (r == 0)
 		return false;
-	cache->ref[cls] = 0;
 	b = block_locate(kv, VAL_BLOCK_UNIT(r), &c);
-	if (b == NULL || c != cls)
-		return false;
 	tag = BLK_TAG(VAL_BLOCK_GEN(r), tid, 1);
 	/* Relaxed: only this thread writes the tag of a block it holds
 	 * (see above); a tag that differs is not ours any more. */
-	if (shmkv__load_relaxed(&b->tag) != (tag | BLK_CACHED))
+	if (b == NULL || c != cls ||
+	    shmkv__load_relaxed(&b->tag) != (tag | BLK_CACHED)) {
+		cache->ref[cls] = 0; /* the rest waits for our exit */
+		cache->count[cls] = 0;
 		return false;
+	}
+	/* Our link, written when we cached the block: a plain read of bytes
+	 * nobody else writes while we hold it; checked as it is taken. */
+	memcpy(&next, b->data, sizeof(next));
+	cache->ref[cls] = cache->count[cls] > 1 ? next : 0;
+	cache->count[cls]--;
 	/* Relaxed: ours alone; the CAS that publishes the block orders it
 	 * before the block is seen (and reclamation skips a live holder's
 	 * blocks, CACHED or not). */
@@ -368,14 +442,10 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
 	struct shmkv_block_shm *b = block_locate(kv, unit, &cls);
 
-	if (b != NULL && free_block(b, ref, 0)) {
-		/* Relaxed hints: our next allocation of this class starts
-		 * at the block we just freed. */
-		shmkv__store32_relaxed(&kv->alloc_page[cls],
-				       (unit >> kv->geo.unit_shift) + 1);
-		shmkv__store32_relaxed(&kv->alloc_index[cls],
-				       unit & (kv->geo.units_per_page - 1));
-	}
+	/* Relaxed hint: our next allocation of this class tries the block
+	 * we just freed first; the sweep stays where it was. */
+	if (b != NULL && free_block(b, ref, 0))
+		shmkv__store32_relaxed(&kv->freed_unit[cls], unit + 1);
 }
 
 void shmkv__value_free(struct shmkv *kv, uint64_t ref)
@@ -384,15 +454,21 @@ void shmkv__value_free(struct shmkv *kv, uint64_t ref)
 	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
 	struct block_cache *cache = cache_find(kv, tid);
 
-	if (b == NULL || cache == NULL || cache->ref[cls] != 0) {
+	if (b == NULL || cache == NULL || !cache_has_room(kv, cache, cls)) {
 		shmkv__block_free(kv, ref);
 		return;
 	}
 	SHMKV_CRASH_POINT("block_caching");
 	/* USED, CACHED, our tid: in our hands, and known free. */
-	if (free_block(b, ref, BLK_TAG(0, tid, 1) | BLK_CACHED))
-		cache->ref[cls] = VAL_BLOCK_WORD(VAL_BLOCK_UNIT(ref),
-						 VAL_BLOCK_GEN(ref) + 1);
+	if (!free_block(b, ref, BLK_TAG(0, tid, 1) | BLK_CACHED))
+		return;
+	/* The link to the block below, in bytes that are ours now (a
+	 * reader's copy that races this write fails its generation check:
+	 * free_block bumped it). */
+	memcpy(b->data, &cache->ref[cls], sizeof(cache->ref[cls]));
+	cache->ref[cls] = VAL_BLOCK_WORD(VAL_BLOCK_UNIT(ref),
+					 VAL_BLOCK_GEN(ref) + 1);
+	cache->count[cls]++;
 }
 
 /*

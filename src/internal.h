@@ -71,10 +71,13 @@ struct shmkv {
 	uint32_t class_blocks[SHMKV_CLASSES_MAX]; /* blocks in one page */
 	int fd; /* kept open: fstat gives the mode even after unlink */
 	/* Allocation hints, process-local so allocation shares no hot word:
-	 * the page each class last allocated from, and where to look for a
-	 * free page. */
+	 * each class's sweep (the page it last allocated from, and where in
+	 * it), the block of each class this process last freed to the pool
+	 * (unit + 1, 0: none; tried before the sweep), and where to look for
+	 * a free page. */
 	uint32_t alloc_page[SHMKV_CLASSES_MAX];
 	uint32_t alloc_index[SHMKV_CLASSES_MAX]; /* where in that page */
+	uint32_t freed_unit[SHMKV_CLASSES_MAX];
 	uint32_t claim_hint;
 	/* Names this open handle among all of the process's, for layers
 	 * that keep per-thread caches of it (a closed handle's memory may
@@ -304,6 +307,11 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref);
  * cache of the store: the caller, shmkv__value_alloc_reaping, runs a
  * reclamation step), or -ENOMEM. */
 #define SHMKV__CACHE_STARTED 1
+/* A thread's cache of a store holds, per size class, up to this many
+ * freed blocks, and no more than SHMKV__CACHE_BYTES of them (one always):
+ * block.c. */
+#define SHMKV__CACHE_DEPTH 8u
+#define SHMKV__CACHE_BYTES (16u << 10)
 int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
 void shmkv__value_free(struct shmkv *kv, uint64_t ref);
 void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
