@@ -144,14 +144,20 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 		    size_t vlen)
 {
+	struct shmkv__fast f;
 	int64_t i;
 	int r;
 
-	/* Fast path: a value that is an integer's decimal form is stored as
-	 * that inline integer. */
-	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
-	    (r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
+	/* Fast paths: a value that is an integer's decimal form is stored as
+	 * that inline integer; a string, in the slot. */
+	if (shmkv__inline_int_of(kv, val, vlen, &i)) {
+		if ((r = shmkv__key_setnx_int(kv, ref, i)) != -EAGAIN)
+			return r;
+	} else if (shmkv__fast_of_ref(kv, ref, true, &f) &&
+		   (r = shmkv__fast_setnx_bytes(&f, val, vlen)) !=
+			   SHMKV__FAST_SLOW) {
 		return r;
+	}
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
 }
 

@@ -183,24 +183,55 @@ static SHMKV__INLINE int shmkv__fast_set_int(const struct shmkv__fast *f,
 	return shmkv__fast_swap_int(f, i, true, &old) ? 1 : SHMKV__FAST_SLOW;
 }
 
-/* SET of a string into the slot (area.h) over a word that names no value
- * storage to free: NONE, an inline integer or an inline string. Return:
- * 1, or SHMKV__FAST_SLOW (no room, a claim held, a lost CAS, a block). */
-static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
-					 const void *val, size_t vlen)
+/* Puts the string @val (@vlen) into @f's slot (area.h) over value word
+ * @old, which names no value storage to free. Return: 1, or
+ * SHMKV__FAST_SLOW (no room, a claim held, a lost CAS). */
+static inline int shmkv__fast_put_inline(const struct shmkv__fast *f,
+					 uint64_t old, const void *val,
+					 size_t vlen)
 {
-	uint32_t ver = shmkv__fast_ver(f);
-	uint64_t old, nv, held;
+	uint64_t held, nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen,
+					      old, val, vlen, &held);
 
-	if (!shmkv__fast_word(f, &old) || !shmkv__word_owns_nothing(old, ver))
-		return SHMKV__FAST_SLOW;
-	nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen, old, val, vlen,
-			       &held);
 	if (nv == 0)
 		return SHMKV__FAST_SLOW;
 	SHMKV_PAUSE_POINT("fast_loaded");
 	return shmkv__area_publish(f->slot, old, nv, held) ? 1
 							   : SHMKV__FAST_SLOW;
+}
+
+/* SET of a string into the slot over a word that names no value storage
+ * to free: NONE, an inline integer or an inline string. Return: 1, or
+ * SHMKV__FAST_SLOW (no room, a claim held, a lost CAS, a block). */
+static inline int shmkv__fast_set_inline(const struct shmkv__fast *f,
+					 const void *val, size_t vlen)
+{
+	uint32_t ver = shmkv__fast_ver(f);
+	uint64_t old;
+
+	if (!shmkv__fast_word(f, &old) || !shmkv__word_owns_nothing(old, ver))
+		return SHMKV__FAST_SLOW;
+	return shmkv__fast_put_inline(f, old, val, vlen);
+}
+
+/* SETNX of the string @val (@vlen), no inline integer's: an inline
+ * integer or string is a value (neither has a TTL), so the answer is 0;
+ * over NONE, the string goes into the slot. A block (it may have
+ * expired), no room, or a lost race: the engine's. */
+static inline int shmkv__fast_setnx_bytes(const struct shmkv__fast *f,
+					  const void *val, size_t vlen)
+{
+	uint32_t ver = shmkv__fast_ver(f);
+	uint64_t w;
+
+	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max ||
+	    !shmkv__fast_word(f, &w))
+		return SHMKV__FAST_SLOW;
+	if (shmkv__word_is_int(w, ver) || VAL_KIND(w) == VAL_INLINE)
+		return 0;
+	if (!shmkv__word_is_none(w, ver))
+		return SHMKV__FAST_SLOW;
+	return shmkv__fast_put_inline(f, w, val, vlen);
 }
 
 /* SET of the bytes @val (@vlen), which are no inline integer's, when the

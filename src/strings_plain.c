@@ -148,7 +148,7 @@ int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	PLAIN(kv, key, klen, true,
 	      shmkv__inline_int_of(kv, val, vlen, &i)
 		      ? shmkv__fast_setnx_int(f_, i)
-		      : SHMKV__FAST_SLOW,
+		      : shmkv__fast_setnx_bytes(f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
 	      shmkv_key_setnx(kv, ref_, val, vlen));
 }

@@ -36,6 +36,7 @@ enum fast_call {
 	DELIFEQ_A_1,
 	SET_A_STRING,
 	SET_A_LONG,
+	SETNX_A_STRING,
 };
 
 static int fast_call(void *arg)
@@ -63,9 +64,10 @@ static int fast_call(void *arg)
 		/* Its length and last byte: a torn read shows in either. */
 		rc = shmkv_get(kv, LIT("a"), &v);
 		if (rc == 1)
-			rc = v.len >= 1 ? (int)v.len * 1000 +
-						  ((const char *)v.buf)[v.len - 1]
-					: -1001;
+			rc = v.len >= 1
+				     ? (int)v.len * 1000 +
+					       ((const char *)v.buf)[v.len - 1]
+				     : -1001;
 		break;
 	case SET_A_5:
 		rc = shmkv_set(kv, LIT("a"), LIT("5"), 0, 0, NULL);
@@ -84,6 +86,9 @@ static int fast_call(void *arg)
 	case SET_A_LONG:
 		rc = shmkv_set(kv, LIT("a"), LIT(BLOCK_CHILD), 0, 0, NULL);
 		break;
+	case SETNX_A_STRING:
+		rc = shmkv_setnx(kv, LIT("a"), LIT("child-16-bytes!!"));
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -92,8 +97,8 @@ static int fast_call(void *arg)
 }
 
 static const enum fast_call calls[] = {
-	GET_A,	   GET_A_TAIL,	SET_A_5,     INCR_A,
-	SETNX_A_7, GETSET_A_5,	DELIFEQ_A_1, SET_A_STRING, SET_A_LONG,
+	GET_A,	    GET_A_TAIL,	 SET_A_5,      INCR_A,	   SETNX_A_7,
+	GETSET_A_5, DELIFEQ_A_1, SET_A_STRING, SET_A_LONG, SETNX_A_STRING,
 };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
@@ -360,6 +365,30 @@ Test(pausepoint_fast, a_setnx_that_loses_to_another_setnx_reports_exists)
 	tu_child_let_go(&c);
 	tu_assert_rc(tu_child_finish(&c), 0);
 	tu_assert_get(tu_kv, LIT("a"), "9", 1);
+}
+
+/* The same with strings, which go into the slot: the loser's bytes never
+ * show, whether the winner's value is a string in the slot or a block. */
+Test(pausepoint_fast, a_string_setnx_that_loses_its_cas_reports_exists)
+{
+	static const char *const winners[] = { "parent-string", BLOCK_HELLO };
+
+	NEED_PAUSE_POINTS();
+	for (int i = 0; i < 2; i++) {
+		struct tu_child c;
+
+		tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT("1"), 0, 0, NULL),
+			     1);
+		tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
+		c = start(SETNX_A_STRING, "fast_loaded", 1);
+		tu_child_await(&c);
+		tu_assert_rc(shmkv_setnx(tu_kv, LIT("a"), winners[i],
+					 strlen(winners[i])),
+			     1);
+		tu_child_let_go(&c);
+		cr_assert_eq(tu_child_finish(&c), 0, "winner %d", i);
+		tu_assert_get_str(tu_kv, "a", winners[i]);
+	}
 }
 
 Test(pausepoint_fast, a_getset_that_loses_its_cas_replies_the_value_it_replaced)

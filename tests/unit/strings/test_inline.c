@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(inline_strings, .init = tu_setup, .fini = tu_teardown);
 
@@ -59,6 +60,38 @@ Test(inline_strings, a_rewrite_in_a_one_line_slot_alternates_with_a_block)
 	cr_assert_eq(VAL_KIND(word_of(kv)), VAL_INLINE);
 	cr_assert_eq(blocks_used(kv), 0, "the block was not freed");
 	shmkv_close(kv);
+}
+
+/* SETNX of a string: a key whose value lives in its slot or its word
+ * exists (neither has a TTL); an absent key takes the string into its
+ * slot; an expired block value is absent (the general path decides). */
+Test(inline_strings, setnx_of_a_string_answers_from_the_word_and_lands_inline)
+{
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("first-string")), 1);
+	cr_assert_eq(VAL_KIND(word_of(tu_kv)), VAL_INLINE);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("second-string")), 0);
+	tu_assert_get_str(tu_kv, KEY, "first-string");
+	set_on(tu_kv, LIT("42"));
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("second-string")), 0);
+	tu_assert_get_str(tu_kv, KEY, "42");
+	tu_assert_rc(shmkv_del(tu_kv, LIT(KEY)), 1);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("third-string")), 1);
+	cr_assert_eq(VAL_KIND(word_of(tu_kv)), VAL_INLINE);
+	tu_assert_get_str(tu_kv, KEY, "third-string");
+	/* A short string with a TTL is a block: expired, it is absent. */
+	tu_assert_rc(
+		shmkv_set(tu_kv, LIT(KEY), LIT("short"), SHMKV_SET_PX, 1, NULL),
+		1);
+	cr_assert_eq(VAL_KIND(word_of(tu_kv)), VAL_BLOCK);
+	usleep(5000);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("fourth-string")), 1);
+	tu_assert_get_str(tu_kv, KEY, "fourth-string");
+	/* And a live one exists. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT(KEY), LIT("short"), SHMKV_SET_PX,
+			       100000, NULL),
+		     1);
+	tu_assert_rc(shmkv_setnx(tu_kv, LIT(KEY), LIT("fifth-string")), 0);
+	tu_assert_get_str(tu_kv, KEY, "short");
 }
 
 Test(inline_strings, rewrites_in_a_two_line_slot_alternate_ends)
