@@ -26,6 +26,9 @@
  *   set_16b_2l, get_16b_2l  the same in slots of two lines (key_max 64,
  *              the default; the others use bench_core's key_max 16:
  *              one-line slots, room for one 16-byte value beside the key)
+ * The string ops count a store that has been running: CHURN_PER_KEY
+ * uncounted SETs a key first (churn()), so that the mix of values in the
+ * slot and in blocks, and the allocator's state, are the steady ones.
  * A reply other than the expected one stops the run (exit 1): a count of
  * failing calls would be a count of something else.
  */
@@ -37,9 +40,11 @@
 
 #include "lib/workload.h"
 
-#define KEYS_FULL   (1u << 15)
-#define KEYS_QUICK  (1u << 11)
-#define QUICK_CALLS 64u
+#define KEYS_FULL (1u << 15)
+/* Uncounted SETs per key before a string op's count (churn()). */
+#define CHURN_PER_KEY 4u
+#define KEYS_QUICK    (1u << 11)
+#define QUICK_CALLS   64u
 
 enum impl { I_SHMKV, I_PREP, I_MUTEX, I_URCU, I_N };
 static const char *const impl_name[I_N] = { "shmkv", "prepared", "mutex",
@@ -258,6 +263,32 @@ static int run(struct setup *s, enum impl im, enum op op, uint64_t calls)
 	return 0;
 }
 
+/*
+ * Brings a store of strings to the state a running program keeps it in:
+ * @sets SETs of uniform keys, each to the other of its two values, so that
+ * as many values as replacing puts there live in blocks (in a one-line
+ * slot, where one 16-byte string fits beside the key, every other write
+ * of a key goes to a block), and the allocator's caches and cursors are
+ * where they stay. Not counted. Return: 0, or 1 after printing why.
+ */
+static int churn(struct setup *s, enum impl im, enum op op, uint64_t sets)
+{
+	struct bench_dataset *ds = &s->ds;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+
+	for (uint64_t i = 0; i < sets; i++) {
+		uint32_t id = (uint32_t)(bench_xorshift64(&rng) % s->n);
+		int rc;
+
+		ds->which[id] ^= 1;
+		rc = ds->kv.ops->fn[BCMD_SET](
+			&ds->kv, id, ds->sval[ds->which[id]], ds->slen);
+		if (rc != 1)
+			return fail("warm-up SET", im, op, rc);
+	}
+	return 0;
+}
+
 /* Sets @im up for @op, runs @calls of it, tears down. Return: 0, 1 on
  * failure, 3 when @im lacks a command of @op. */
 static int measure(enum impl im, enum op op, uint32_t n, uint64_t calls)
@@ -285,7 +316,13 @@ static int measure(enum impl im, enum op op, uint32_t n, uint64_t calls)
 			}
 		err = bench_dataset_fill(&s.ds, ops[op].vk, 1);
 	}
-	rc = err ? fail("set-up", im, op, err) : run(&s, im, op, calls);
+	if (err)
+		rc = fail("set-up", im, op, err);
+	else if (ops[op].vk != BV_INT &&
+		 (rc = churn(&s, im, op, CHURN_PER_KEY * (uint64_t)n)) != 0)
+		;
+	else
+		rc = run(&s, im, op, calls);
 	close_impl(&s);
 	return rc;
 }
