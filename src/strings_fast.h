@@ -186,9 +186,9 @@ static SHMKV__INLINE int shmkv__fast_set_int(const struct shmkv__fast *f,
 /* Puts the string @val (@vlen) into @f's slot (area.h) over value word
  * @old, which names no value storage to free. Return: 1, or
  * SHMKV__FAST_SLOW (no room, a claim held, a lost CAS). */
-static inline int shmkv__fast_put_inline(const struct shmkv__fast *f,
-					 uint64_t old, const void *val,
-					 size_t vlen)
+static SHMKV__INLINE int shmkv__fast_put_inline(const struct shmkv__fast *f,
+						uint64_t old, const void *val,
+						size_t vlen)
 {
 	uint64_t held, nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen,
 					      old, val, vlen, &held);

@@ -140,6 +140,14 @@ int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old));
 }
 
+/* SETNX's straight-line path for a string, out of line: its code would
+ * cost the integer's path (a lock's) registers and instructions. */
+static __attribute__((noinline)) int
+plain_setnx_bytes(struct shmkv__fast f, const void *val, size_t vlen)
+{
+	return shmkv__fast_setnx_bytes(&f, val, vlen);
+}
+
 int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		size_t vlen)
 {
@@ -148,7 +156,7 @@ int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	PLAIN(kv, key, klen, true,
 	      shmkv__inline_int_of(kv, val, vlen, &i)
 		      ? shmkv__fast_setnx_int(f_, i)
-		      : shmkv__fast_setnx_bytes(f_, val, vlen),
+		      : plain_setnx_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
 	      shmkv_key_setnx(kv, ref_, val, vlen));
 }
