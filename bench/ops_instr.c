@@ -316,12 +316,10 @@ static int measure(enum impl im, enum op op, uint32_t n, uint64_t calls)
 			}
 		err = bench_dataset_fill(&s.ds, ops[op].vk, 1);
 	}
-	if (err)
-		rc = fail("set-up", im, op, err);
-	else if (ops[op].vk != BV_INT &&
-		 (rc = churn(&s, im, op, CHURN_PER_KEY * (uint64_t)n)) != 0)
-		;
-	else
+	rc = err ? fail("set-up", im, op, err) : 0;
+	if (rc == 0 && ops[op].vk != BV_INT)
+		rc = churn(&s, im, op, CHURN_PER_KEY * (uint64_t)n);
+	if (rc == 0)
 		rc = run(&s, im, op, calls);
 	close_impl(&s);
 	return rc;

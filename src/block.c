@@ -101,16 +101,14 @@ size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref)
 
 /* Takes block @b, number @unit, whose tag we read as @tag, if that tag
  * is FREE. Return: whether it is ours now (*@ref its value word). */
-static inline bool take_free(const struct shmkv *kv, struct shmkv_block_shm *b,
-			     uint32_t unit, uint64_t tag, uint32_t pid,
-			     uint64_t *ref)
+static inline bool take_free(struct shmkv_block_shm *b, uint32_t unit,
+			     uint64_t tag, uint32_t pid, uint64_t *ref)
 {
 	/* Full barrier: the block's previous content (written before the
 	 * free that made it FREE) is behind us before we write. */
 	if (BLK_USED(tag) ||
 	    shmkv__cas_full(&b->tag, tag, BLK_TAG(BLK_GEN(tag), pid, 1)) != tag)
 		return false;
-	(void)kv;
 	*ref = VAL_BLOCK_WORD(unit, BLK_GEN(tag));
 	return true;
 }
@@ -132,8 +130,7 @@ static bool alloc_freed(struct shmkv *kv, uint32_t cls, uint32_t pid,
 	b = block_locate(kv, hint - 1, &c);
 	/* Relaxed: only a filter; the CAS decides. */
 	return b != NULL && c == cls &&
-	       take_free(kv, b, hint - 1, shmkv__load_relaxed(&b->tag), pid,
-			 ref);
+	       take_free(b, hint - 1, shmkv__load_relaxed(&b->tag), pid, ref);
 }
 
 /* Scans blocks [@from, @to) of page @page of class @cls for a FREE one
@@ -143,17 +140,16 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
 			 uint32_t pid, uint32_t from, uint32_t to,
 			 uint64_t *ref)
 {
+	uint32_t size = kv->geo.class_size[cls];
 	unsigned char *b = kv->pages + (size_t)page * kv->geo.page_size +
-			   (size_t)from * kv->geo.class_size[cls];
+			   (size_t)from * size;
 
-	for (uint32_t i = from; i < to; i++, b += kv->geo.class_size[cls]) {
+	for (uint32_t i = from; i < to; i++, b += size) {
 		struct shmkv_block_shm *blk = (struct shmkv_block_shm *)b;
-		/* Relaxed: only a filter; the CAS in take_free decides. */
-		uint64_t tag = shmkv__load_relaxed(&blk->tag);
 
-		if (BLK_USED(tag) ||
-		    !take_free(kv, blk, (page << kv->geo.unit_shift) | i, tag,
-			       pid, ref))
+		/* Relaxed: only a filter; the CAS in take_free decides. */
+		if (!take_free(blk, (page << kv->geo.unit_shift) | i,
+			       shmkv__load_relaxed(&blk->tag), pid, ref))
 			continue;
 		/* Relaxed: process-local hints, maybe shared by threads; the
 		 * block is ours by the CAS, the hints publish nothing. */

@@ -29,18 +29,13 @@ static uint64_t tag_of(uint64_t ref)
 	return shmkv__load_acquire(&b->tag);
 }
 
-static void key_name(char *key, size_t cap, int i)
-{
-	snprintf(key, cap, "key:%d", i);
-}
-
 /* Sets keys 0..@n-1 to block values. Return: their blocks in @refs. */
 static void set_blocks(int from, int n, uint64_t *refs)
 {
 	char key[32];
 
 	for (int i = from; i < from + n; i++) {
-		key_name(key, sizeof(key), i);
+		tu_fmt(key, sizeof(key), "key:", (unsigned long)i);
 		tu_assert_rc(shmkv_set(tu_kv, key, strlen(key),
 				       LIT(TU_BLOCK_TEXT), 0, 0, NULL),
 			     1);
@@ -55,7 +50,7 @@ static void free_blocks(int from, int n)
 	char key[32];
 
 	for (int i = from; i < from + n; i++) {
-		key_name(key, sizeof(key), i);
+		tu_fmt(key, sizeof(key), "key:", (unsigned long)i);
 		tu_assert_rc(shmkv_set(tu_kv, key, strlen(key), LIT("7"), 0, 0,
 				       NULL),
 			     1);
@@ -123,7 +118,7 @@ Test(alloc, a_corrupt_cache_link_drops_the_stack_and_allocation_goes_on)
 	cr_assert_neq(VAL_BLOCK_UNIT(refs[5]), VAL_BLOCK_UNIT(refs[0]));
 	cr_assert_eq(tag_of(refs[1]), cached_tag(refs[1]));
 	for (int i = 3; i < 6; i++) {
-		key_name(key, sizeof(key), i);
+		tu_fmt(key, sizeof(key), "key:", (unsigned long)i);
 		tu_assert_get_str(tu_kv, key, TU_BLOCK_TEXT);
 	}
 }
@@ -208,7 +203,7 @@ Test(alloc, a_class_under_steady_churn_keeps_its_pages)
 	static unsigned char in_block[KEYS];
 
 	for (int i = 0; i < KEYS; i++) {
-		key_name(key, sizeof(key), i);
+		tu_fmt(key, sizeof(key), "key:", (unsigned long)i);
 		tu_assert_rc(shmkv_set(kv, key, strlen(key),
 				       LIT("0123456789abcdef"), 0, 0, NULL),
 			     1);
@@ -223,7 +218,7 @@ Test(alloc, a_class_under_steady_churn_keeps_its_pages)
 			seed ^= seed << 13, seed ^= seed >> 7,
 				seed ^= seed << 17;
 			i = (int)(seed % KEYS);
-			key_name(key, sizeof(key), i);
+			tu_fmt(key, sizeof(key), "key:", (unsigned long)i);
 			/* 16 bytes: one fits beside the key, so a replacement
 			 * alternates between the slot and a block. */
 			tu_assert_rc(shmkv_set(kv, key, strlen(key),
