@@ -165,29 +165,16 @@ static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
 	return shmkv__load_relaxed(&s->value) == v ? 0 : SHMKV__STALE;
 }
 
-/*
- * Stages @len bytes in the area of slot @idx of @kv, matched in state
- * word @state for a key of @klen bytes, for a CAS of its value word from
- * @old: claims the area, checks that the slot still holds the key and the
- * word is still @old, and copies the bytes into a region that @old does
- * not name. Return: the INLINE word to CAS in, with the claim in *@held
- * (shmkv__area_release() it whatever the CAS does), or 0 with nothing held
- * (no room, a live claimer, or the slot moved: store a block instead).
- */
-static inline uint64_t shmkv__area_stage(const struct shmkv *kv, uint32_t idx,
-					 uint64_t state, uint32_t klen,
-					 uint64_t old, const void *bytes,
-					 size_t len, uint64_t *held)
+/* shmkv__area_stage's work once the bytes are known to fit at @off: out
+ * of line, so that a write that finds no room (every other one in a slot
+ * that holds one value of its size) pays for the test alone. */
+static __attribute__((noinline, unused)) uint64_t
+shmkv__area_stage_at(const struct shmkv *kv, uint32_t idx, uint64_t state,
+		     uint64_t old, const void *bytes, size_t len, uint32_t off,
+		     uint64_t *held)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
-	uint32_t size = kv->geo.slot_size;
-	int off;
 
-	if (klen > kv->geo.key_max)
-		return 0;
-	off = shmkv__area_place(size, klen, old, len);
-	if (off < 0)
-		return 0;
 	*held = shmkv__area_claim(s, false);
 	if (*held == 0)
 		return 0;
@@ -206,9 +193,36 @@ static inline uint64_t shmkv__area_stage(const struct shmkv *kv, uint32_t idx,
 	 * off these bytes (which our acquire load above observed). Free on
 	 * x86 and ARMv8, where the acquire load already orders the stores. */
 	shmkv__fence_release();
-	shmkv__copy_short((unsigned char *)s + size - (uint32_t)off - len,
+	shmkv__copy_short((unsigned char *)s + kv->geo.slot_size - off - len,
 			  bytes, len);
-	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, (uint32_t)off);
+	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, off);
+}
+
+/*
+ * Stages @len bytes in the area of slot @idx of @kv, matched in state
+ * word @state for a key of @klen bytes, for a CAS of its value word from
+ * @old: claims the area, checks that the slot still holds the key and the
+ * word is still @old, and copies the bytes into a region that @old does
+ * not name. Return: the INLINE word to CAS in, with the claim in *@held
+ * (shmkv__area_release() it whatever the CAS does), or 0 with nothing held
+ * (no room, a live claimer, or the slot moved: store a block instead).
+ */
+static SHMKV__INLINE uint64_t shmkv__area_stage(const struct shmkv *kv,
+						uint32_t idx, uint64_t state,
+						uint32_t klen, uint64_t old,
+						const void *bytes, size_t len,
+						uint64_t *held)
+{
+	int off;
+
+	*held = 0;
+	if (klen > kv->geo.key_max)
+		return 0;
+	off = shmkv__area_place(kv->geo.slot_size, klen, old, len);
+	if (off < 0)
+		return 0;
+	return shmkv__area_stage_at(kv, idx, state, old, bytes, len,
+				    (uint32_t)off, held);
 }
 
 /*

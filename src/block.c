@@ -354,16 +354,19 @@ static inline bool cache_has_room(const struct shmkv *kv,
 			  (n + 1) * kv->geo.class_size[cls] <= CACHE_BYTES);
 }
 
-/* Takes the top of class @cls's stack, if it still is ours. */
-static bool cache_take(struct shmkv *kv, struct block_cache *cache,
-		       uint32_t cls, uint32_t tid, uint64_t *ref)
+/* Takes the top of class @cls's stack, if it still is ours. Return: its
+ * header (*@ref its value word), or NULL. */
+static struct shmkv_block_shm *cache_take(struct shmkv *kv,
+					  struct block_cache *cache,
+					  uint32_t cls, uint32_t tid,
+					  uint64_t *ref)
 {
 	uint64_t r = cache->ref[cls], tag, next;
 	struct shmkv_block_shm *b;
 	uint32_t c;
 
 	if (r == 0)
-		return false;
+		return NULL;
 	b = block_locate(kv, VAL_BLOCK_UNIT(r), &c);
 	tag = BLK_TAG(VAL_BLOCK_GEN(r), tid, 1);
 	/* Relaxed: only this thread writes the tag of a block it holds
@@ -372,7 +375,7 @@ static bool cache_take(struct shmkv *kv, struct block_cache *cache,
 	    shmkv__load_relaxed(&b->tag) != (tag | BLK_CACHED)) {
 		cache->ref[cls] = 0; /* the rest waits for our exit */
 		cache->count[cls] = 0;
-		return false;
+		return NULL;
 	}
 	/* Our link, written when we cached the block: a plain read of bytes
 	 * nobody else writes while we hold it; checked as it is taken. */
@@ -384,28 +387,37 @@ static bool cache_take(struct shmkv *kv, struct block_cache *cache,
 	 * blocks, CACHED or not). */
 	shmkv__store_relaxed(&b->tag, tag);
 	*ref = r;
-	return true;
+	return b;
 }
 
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref)
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
+		       struct shmkv_block_shm **hdr)
 {
 	uint32_t tid = shmkv__self_tid();
 	struct block_cache *cache = cache_find(kv, tid);
+	int err;
 
 	if (cache == NULL) { /* empty: the pool's */
-		int err;
-
 		cache_start(kv, tid);
 		err = alloc_as(kv, len, tid, ref);
-		return err ? err : SHMKV__CACHE_STARTED;
+		if (err == 0)
+			err = SHMKV__CACHE_STARTED;
+	} else {
+		for (uint32_t c = 0; c < kv->geo.class_count; c++)
+			if (class_room(kv, c) >= len) {
+				*hdr = cache_take(kv, cache, c, tid, ref);
+				if (*hdr != NULL)
+					return 0;
+				break;
+			}
+		err = alloc_as(kv, len, tid, ref);
 	}
-	for (uint32_t c = 0; c < kv->geo.class_count; c++)
-		if (class_room(kv, c) >= len) {
-			if (cache_take(kv, cache, c, tid, ref))
-				return 0;
-			break;
-		}
-	return alloc_as(kv, len, tid, ref);
+	if (err < 0)
+		return err;
+	/* Only a page table corrupted under us fails to locate a block we
+	 * just took: a reference from the segment, checked like any. */
+	*hdr = shmkv__block(kv, *ref);
+	return *hdr != NULL ? err : -EBADMSG;
 }
 
 /* Frees block @b (@ref) with one CAS to @next's tag at generation + 1:
@@ -485,6 +497,24 @@ void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
 		return;
 	/* Full barrier: settled before the CAS that unpublishes it. */
 	shmkv__cas_full(&b->tag, BLK_TAG(gen, id, 1), BLK_TAG(gen, 0, 1));
+}
+
+/*
+ * Who holds the block @ref names (its publisher, or 0 once settled),
+ * without reading the block: what a writer about to replace it needs
+ * (shmkv__value_settle). Return: true and *@id, or false (freed
+ * meanwhile, or out of bounds: the caller decides afresh).
+ */
+bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id)
+{
+	uint32_t cls;
+	const struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref),
+						       &cls);
+	/* Acquire: as a reader's first look at the tag (block_read_cmp). */
+	uint64_t tag = b != NULL ? shmkv__load_acquire(&b->tag) : 0;
+
+	*id = BLK_PID(tag);
+	return BLK_USED(tag) && BLK_GEN(tag) == VAL_BLOCK_GEN(ref);
 }
 
 /* Is the tag still the USED block of generation @gen? */

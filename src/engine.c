@@ -15,6 +15,7 @@
 
 #include "area.h"
 #include "atomic.h"
+#include "commit.h"
 #include "engine.h"
 #include "expire.h"
 #include "fault.h"
@@ -159,26 +160,11 @@ static int ensure_block(struct run *r, size_t len)
 	if (r->block != 0)
 		shmkv__value_free(r->kv, r->block);
 	r->block = 0;
-	err = shmkv__value_alloc_reaping(r->kv, len, &r->block);
+	err = shmkv__value_alloc_reaping(r->kv, len, &r->block, &r->blk);
 	if (err)
 		return err;
-	r->blk = shmkv__block_room(r->kv, r->block, &r->blk_room);
-	/* Only a page table corrupted under us: block_at's checks. */
-	return r->blk != NULL && r->blk_room >= len ? 0 : -EBADMSG;
-}
-
-/* Fills our unpublished block's header; its data is already written. */
-static uint64_t seal_block(struct run *r, size_t len, int64_t deadline)
-{
-	struct shmkv_block_shm *b = r->blk;
-
-	/* Relaxed stores: published by the full-barrier CAS of the value
-	 * word (paired with readers' acquire load of it), and nobody reads
-	 * an unpublished block, so release would order nothing more. */
-	shmkv__store32_relaxed(&b->len, (uint32_t)len);
-	shmkv__store_relaxed((uint64_t *)&b->deadline_ms, (uint64_t)deadline);
-	shmkv__store32_relaxed(&b->slot, r->ref.index);
-	return r->block;
+	r->blk_room = shmkv__block_capacity(r->kv, r->block);
+	return r->blk_room >= len ? 0 : -EBADMSG;
 }
 
 static int block_with_bytes(struct run *r, const void *bytes, size_t len,
@@ -190,7 +176,8 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 		return err;
 	if (len > 0)
 		memcpy(r->blk->data, bytes, len);
-	*nv = seal_block(r, len, deadline);
+	shmkv__block_seal(r->blk, len, deadline, r->ref.index);
+	*nv = r->block;
 	return 0;
 }
 
@@ -268,7 +255,8 @@ static int store_from_old(struct run *r, uint64_t old,
 		if (*nv != 0)
 			return 0;
 	}
-	*nv = seal_block(r, len, r->op->new_deadline_ms);
+	shmkv__block_seal(b, len, r->op->new_deadline_ms, r->ref.index);
+	*nv = r->block;
 	return 0;
 }
 
@@ -311,89 +299,21 @@ static int build_new(struct run *r, uint64_t old, const struct shmkv_cur *cur,
 				op->new_deadline_ms, nv);
 }
 
-/* The CAS of commit(), and the release of an area claim around it. */
-static bool publish_word(struct run *r, uint64_t old, uint64_t nv)
-{
-	struct shmkv_slot_shm *s = shmkv__slot(r->kv, r->ref.index);
-	uint64_t held = r->area_held;
-
-	r->area_held = 0;
-	if (held != 0)
-		return shmkv__area_publish(s, old, nv, held);
-	if (VAL_KIND(nv) == VAL_BLOCK)
-		SHMKV_CRASH_POINT("block_unpublished");
-	/* Full barrier: publishes the new block's content with the word and
-	 * is the command's linearization point. */
-	return shmkv__cas_full(&s->value, old, nv) == old;
-}
-
-/*
- * The CAS. On success the replaced block is freed (into this thread's
- * cache). Ours keeps our tid: a published block needs no confirming, since
- * a block that names a live thread and no slot can only be in that
- * thread's hands (shmkv__value_settle sees to it; README: Crashes).
- */
+/* The CAS (commit.h). On success, the block we published is no longer
+ * ours to free. */
 static bool commit(struct run *r, uint64_t old, uint64_t nv)
 {
-	if (VAL_KIND(old) == VAL_BLOCK) {
-		shmkv__value_settle(r->kv, old, r->old_owner);
-		r->old_owner = 0;
-	}
-	if (!publish_word(r, old, nv))
+	uint64_t held = r->area_held;
+	uint32_t owner = r->old_owner;
+
+	r->area_held = 0;
+	r->old_owner = 0;
+	if (!shmkv__commit_word(r->kv, shmkv__slot(r->kv, r->ref.index), old,
+				nv, held, owner))
 		return false;
 	if (VAL_KIND(nv) == VAL_BLOCK)
 		r->block = 0;
-	if (VAL_KIND(old) == VAL_BLOCK) {
-		SHMKV_CRASH_POINT("old_block_unfreed");
-		shmkv__value_free(r->kv, old);
-	}
 	return true;
-}
-
-/*
- * SET of @len bytes with no option (see engine.h): what attempt() does for
- * it, without an op or a decide(). Any doubt is the engine's: a word of
- * another kind or incarnation, a block that moved under the read, an
- * allocation that failed, four lost CASes.
- */
-bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
-			   size_t len)
-{
-	struct shmkv *kv = f->kv;
-	struct run r = { .kv = kv,
-			 .ref = { .index = f->idx, .state = f->state },
-			 .klen = f->klen };
-	uint32_t ver = shmkv__fast_ver(f);
-	bool done = false;
-
-	for (int n = 0; n < SHMKV__FAST_TRIES && !done; n++) {
-		struct shmkv_block_view view;
-		uint64_t old, nv;
-
-		if (!shmkv__fast_word(f, &old))
-			break;
-		if (VAL_KIND(old) == VAL_BLOCK) {
-			/* Its holder, to settle before the CAS (commit()). */
-			if (shmkv__block_read(kv, old, NULL, 0, &view) != 0)
-				break;
-			r.old_owner = view.owner;
-		} else if (!shmkv__word_owns_nothing(old, ver)) {
-			break;
-		}
-		/* Over anything else, the slot was tried already
-		 * (shmkv__fast_set_inline): once a SET is enough to find a
-		 * claim held. */
-		nv = VAL_KIND(old) == VAL_BLOCK
-			     ? stage_inline(&r, old, bytes, len)
-			     : 0;
-		if (nv == 0 && block_with_bytes(&r, bytes, len, 0, &nv) != 0)
-			break;
-		SHMKV_PAUSE_POINT("fast_loaded");
-		done = commit(&r, old, nv);
-	}
-	if (r.block != 0)
-		shmkv__value_free(kv, r.block);
-	return done;
 }
 
 /* An expired value seen by a command that changes nothing: delete it now

@@ -305,17 +305,20 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref);
  * thread's cache, tagged with its tid (see block.c). Return: 0 and *@ref,
  * SHMKV__CACHE_STARTED and *@ref (this allocation started the thread's
  * cache of the store: the caller, shmkv__value_alloc_reaping, runs a
- * reclamation step), or -ENOMEM. */
+ * reclamation step), or -ENOMEM; *@hdr the block's header (-EBADMSG if
+ * a page table corrupted under us will not locate it). */
 #define SHMKV__CACHE_STARTED 1
 /* A thread's cache of a store holds, per size class, up to this many
  * freed blocks, and no more than SHMKV__CACHE_BYTES of them (one always):
  * block.c. */
 #define SHMKV__CACHE_DEPTH 8u
 #define SHMKV__CACHE_BYTES (16u << 10)
-int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
+		       struct shmkv_block_shm **hdr);
 void shmkv__value_free(struct shmkv *kv, uint64_t ref);
 void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);
+bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id);
 /* Block @ref and, in *@room, the data bytes it holds (0 if NULL): one
  * resolution of the unit for both. */
 struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,

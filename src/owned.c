@@ -331,13 +331,12 @@ void shmkv__reap_first_step(struct shmkv *kv)
 			 NULL);
 }
 
-int shmkv__value_alloc_reaping(struct shmkv *kv, size_t len, uint64_t *ref)
+int shmkv__value_alloc_then(struct shmkv *kv, size_t len, uint64_t *ref,
+			    struct shmkv_block_shm **hdr, int err)
 {
-	int err = shmkv__value_alloc(kv, len, ref);
-
 	/* As below. */
 	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
-		err = shmkv__value_alloc(kv, len, ref);
+		err = shmkv__value_alloc(kv, len, ref, hdr);
 	/* A thread that starts caching this store's blocks (what a thread
 	 * that exits leaves behind, tagged with its tid) reclaims a step's
 	 * worth of what the dead left, as a new lock user does: each such

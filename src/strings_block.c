@@ -1,0 +1,82 @@
+/*
+ * strings_block.c - the straight-line SET of a string that leaves or
+ * enters a value block (engine.h: shmkv__set_bytes_fast).
+ *
+ * In a slot whose area holds one value of the size being set (a one-line
+ * slot with a 16-byte value), writes alternate between the slot and a
+ * block: a value is never rewritten in place (area.h), so the write after
+ * an inline one goes to a block, and the next one back into the slot. So
+ * this path is half of such a store's SETs, and it does what the engine
+ * would do, without its op, decide() or retry machinery: the same value
+ * word checks, the same block (this thread's cache first), the same
+ * commit (commit.h). Any doubt is the engine's: a word of another kind or
+ * incarnation, a block freed under us, an allocation that failed, lost
+ * CASes.
+ */
+#include "area.h"
+#include "commit.h"
+#include "engine.h"
+#include "fault.h"
+#include "owned.h"
+
+/* Our unpublished block holding @len bytes of @bytes for slot @idx.
+ * Return: its value word, or 0 (no room: the engine's, which reports it). */
+static uint64_t block_of_bytes(struct shmkv *kv, uint32_t idx,
+			       const void *bytes, size_t len)
+{
+	struct shmkv_block_shm *b;
+	uint64_t ref = 0;
+
+	if (shmkv__value_alloc_reaping(kv, len, &ref, &b) != 0) {
+		if (ref != 0) /* taken, but not located: corrupt */
+			shmkv__value_free(kv, ref);
+		return 0;
+	}
+	shmkv__copy_short(b->data, bytes, len);
+	shmkv__block_seal(b, len, 0, idx);
+	return ref;
+}
+
+bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
+			   size_t len)
+{
+	struct shmkv *kv = f->kv;
+	uint32_t ver = shmkv__fast_ver(f);
+	uint64_t mine = 0; /* our block holding the bytes, unpublished */
+	bool done = false;
+
+	for (int n = 0; n < SHMKV__FAST_TRIES && !done; n++) {
+		uint64_t old, nv = 0, held = 0;
+		uint32_t owner = 0;
+
+		if (!shmkv__fast_word(f, &old))
+			break;
+		if (VAL_KIND(old) == VAL_BLOCK) {
+			/* Its holder, to settle before the CAS (commit.h);
+			 * then the slot, which it leaves free. */
+			if (!shmkv__block_owner(kv, old, &owner))
+				break;
+			nv = shmkv__area_stage(kv, f->idx, f->state, f->klen,
+					       old, bytes, len, &held);
+		} else if (!shmkv__word_owns_nothing(old, ver)) {
+			break;
+		}
+		/* Over anything else, the slot was tried already
+		 * (shmkv__fast_set_inline): once a SET is enough to find a
+		 * claim held. */
+		if (nv == 0) {
+			if (mine == 0)
+				mine = block_of_bytes(kv, f->idx, bytes, len);
+			if (mine == 0)
+				break;
+			nv = mine;
+		}
+		SHMKV_PAUSE_POINT("fast_loaded");
+		done = shmkv__commit_word(kv, f->slot, old, nv, held, owner);
+		if (done && nv == mine)
+			mine = 0;
+	}
+	if (mine != 0)
+		shmkv__value_free(kv, mine);
+	return done;
+}
