@@ -111,18 +111,25 @@ static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
 
 /*
  * Checks and hashes @key as shmkv_key_prepare() does (the one copy of its
- * checks): into @k. Return: 0, -EINVAL, -ENAMETOOLONG.
+ * checks, shmkv__key_args): into @k. Return: 0, -EINVAL, -ENAMETOOLONG.
  */
+static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
+					 const void *key, size_t klen)
+{
+	if (kv == NULL || (key == NULL && klen > 0))
+		return -EINVAL;
+	return klen > kv->geo.key_max ? -ENAMETOOLONG : 0;
+}
+
 static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
 					  const void *key, size_t klen,
 					  struct shmkv_key *k)
 {
-	if (kv == NULL || (key == NULL && klen > 0))
-		return -EINVAL;
-	if (klen > kv->geo.key_max)
-		return -ENAMETOOLONG;
-	shmkv__key_init(kv, k, key, klen);
-	return 0;
+	int r = shmkv__key_args(kv, key, klen);
+
+	if (r == 0)
+		shmkv__key_init(kv, k, key, klen);
+	return r;
 }
 
 /*

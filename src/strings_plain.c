@@ -24,26 +24,100 @@ enum found {
  * taken but by the inline helpers below, so that it lives in registers:
  * the engine's way gets copies (plain_ref). */
 struct plain {
-	struct shmkv_key k;
+	struct shmkv_key k; /* hashed unless found through the memo */
 	struct shmkv__fast f;
 	int found;
+	bool hashed;
 };
 
-/* Checks, hashes and looks up @key. Return: 0 and p->found, or -EINVAL,
- * -ENAMETOOLONG (before anything else, as shmkv_key_prepare). */
+/*
+ * Where this thread last found a key through a plain command: a worker
+ * that runs several commands on one key in a row (the SETNX page's lock:
+ * SETNX, GET, GETSET, DEL; a counter's INCRs) finds it again without
+ * hashing or probing, as through a prepared key. Only the slot is kept,
+ * not the key, and nothing kept is trusted: a command whose key is at the
+ * address the last one's was (a worker's key buffer, a literal) compares
+ * it with the key in that slot, read as the lookup reads a slot (the state
+ * word before and after the compare, table.c); it is the key's slot if
+ * that state word is still the one the key was found in (a key's bytes
+ * never change during an incarnation, and each incarnation has a new
+ * version) and the bytes are equal. The fast paths check that word again
+ * around each load, as for a prepared key. A key elsewhere is a miss at
+ * once, so that a command on another key pays two compares and four
+ * stores; a slot that moved on is a miss too. The serial (a closed
+ * handle's memory may come back as another's) is one more filter.
+ */
+struct plain_memo {
+	uint64_t serial; /* the handle's; 0: nothing kept */
+	const void *key; /* where the caller's key was */
+	uint64_t state;	 /* the slot's state word when the key was found */
+	uint32_t idx;	 /* the slot */
+};
+
+static __thread struct plain_memo memo
+	__attribute__((tls_model("initial-exec")));
+
+/* Is @key (@klen, checked) in the slot this thread last found a key in
+ * through @kv, in the same incarnation? Then p->f says so (p->k is
+ * hashed only if the engine's way needs it: plain_ref). */
+static SHMKV__INLINE bool plain_memo_hit(shmkv_t *kv, const void *key,
+					 size_t klen, struct plain *p)
+{
+	struct shmkv_slot_shm *s;
+
+	if (memo.key != key || memo.serial != kv->serial)
+		return false;
+	s = shmkv__slot(kv, memo.idx);
+	/* Acquire: the key's bytes are read after it. Relaxed for the
+	 * length (stable while the state is) and for the re-check, which
+	 * only asks whether the state moved during the compare. */
+	if (shmkv__load_acquire(&s->state) != memo.state ||
+	    SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta)) != klen ||
+	    !shmkv__bytes_equal(s->key, key, klen) ||
+	    shmkv__load_relaxed(&s->state) != memo.state)
+		return false;
+	SHMKV_PAUSE_POINT("memo_matched");
+	p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
+	p->hashed = false;
+	p->f.slot = s;
+	p->f.idx = memo.idx & kv->mask;
+	p->f.state = memo.state;
+	p->found = KEY_FOUND;
+	return true;
+}
+
+/* Keeps where the key p->k was just found through @kv. */
+static SHMKV__INLINE void plain_memo_keep(const shmkv_t *kv,
+					  const struct plain *p)
+{
+	memo.serial = kv->serial;
+	memo.key = p->k.bytes;
+	memo.state = p->f.state;
+	memo.idx = p->f.idx;
+}
+
+/* Checks, hashes and looks up @key (unless it is this thread's last).
+ * Return: 0 and p->found, or -EINVAL, -ENAMETOOLONG (before anything
+ * else, as shmkv_key_prepare). */
 static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 				    bool write, struct plain *p)
 {
 	struct shmkv_slot_ref sr = { 0, 0 };
-	int r = shmkv__key_check(kv, key, klen, &p->k);
+	int r = shmkv__key_args(kv, key, klen);
 
 	if (r)
 		return r;
-	p->f = (struct shmkv__fast){ .kv = kv, .klen = p->k.len };
+	p->f = (struct shmkv__fast){ .kv = kv, .klen = (uint32_t)klen };
 	if (write && kv->readonly) {
+		shmkv__key_init(kv, &p->k, key, klen);
+		p->hashed = true;
 		p->found = KEY_UNSURE;
 		return 0;
 	}
+	if (plain_memo_hit(kv, key, klen, p))
+		return 0;
+	shmkv__key_init(kv, &p->k, key, klen);
+	p->hashed = true;
 	/* The slot (set only if found) says what was found: so that a
 	 * reader of the code, or the analyzer, sees f.slot set. */
 	r = shmkv__lookup_slot(kv, &p->k, &sr, &p->f.slot);
@@ -52,6 +126,8 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 				       : KEY_ABSENT;
 	p->f.idx = sr.index;
 	p->f.state = sr.state; /* 0 unless found */
+	if (p->found == KEY_FOUND)
+		plain_memo_keep(kv, p);
 	return 0;
 }
 
@@ -59,9 +135,11 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
  * found (if @found): from copies, and out of line, so that the fast
  * path's struct plain stays in registers. */
 static __attribute__((noinline)) struct shmkv_keyref *
-plain_ref(struct shmkv_key k, bool found, struct shmkv__fast f,
+plain_ref(struct shmkv_key k, bool hashed, bool found, struct shmkv__fast f,
 	  struct shmkv_keyref *ref)
 {
+	if (!hashed)
+		shmkv__key_init(f.kv, &k, k.bytes, k.len);
 	shmkv__keyref_fill(f.kv, ref, &k, found ? f.idx : 0,
 			   found ? f.state : 0);
 	return ref;
@@ -103,7 +181,8 @@ static bool answer_absent(int found, struct shmkv_value *out)
 		{                                                              \
 			struct shmkv_keyref kr_;                               \
 			struct shmkv_keyref *ref_ = plain_ref(                 \
-				p_.k, p_.found == KEY_FOUND, p_.f, &kr_);      \
+				p_.k, p_.hashed, p_.found == KEY_FOUND, p_.f,  \
+				&kr_);                                         \
 			return (slow);                                         \
 		}                                                              \
 	} while (0)

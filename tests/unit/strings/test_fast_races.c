@@ -125,19 +125,6 @@ static int lose_one_cas(enum fast_call call, const char *before,
 	return tu_child_finish(&c);
 }
 
-/* A key other than "a" whose probe sequence starts at slot @home. */
-static void key_homed_at(uint32_t home, int nth, char out[32])
-{
-	struct shmkv_key k;
-
-	for (unsigned long i = 0;; i++) {
-		tu_fmt(out, 32, "other", i);
-		shmkv__key_init(tu_kv, &k, out, strlen(out));
-		if (k.home == home && nth-- == 0)
-			return;
-	}
-}
-
 Test(pausepoint_fast,
      a_get_whose_slot_comes_back_with_the_same_tag_bits_reads_absent)
 {
@@ -157,8 +144,8 @@ Test(pausepoint_fast,
 	 * version has the same low 14 bits (all an inline integer's value
 	 * word carries) and it holds the integer 2 for another key: only the
 	 * state word's full version tells the child it is not "a" any more. */
-	key_homed_at(slot, 0, b[0]);
-	key_homed_at(slot, 1, b[1]);
+	tu_key_homed_at(tu_kv, slot, 0, b[0]);
+	tu_key_homed_at(tu_kv, slot, 1, b[1]);
 	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
 	for (int i = 0;; i++) {
 		const char *k = b[i & 1];
@@ -298,7 +285,7 @@ Test(pausepoint_fast, an_insert_skips_the_slot_of_a_paused_inline_writer)
 	c = pause_inline_writer();
 	a = tu_slot_ref(tu_kv, "a");
 	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
-	key_homed_at(a.index, 0, other);
+	tu_key_homed_at(tu_kv, a.index, 0, other);
 	tu_assert_rc(shmkv_set(tu_kv, other, strlen(other),
 			       LIT("a value for the other key"), 0, 0, NULL),
 		     1);
