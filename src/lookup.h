@@ -122,6 +122,33 @@ static SHMKV__INLINE int shmkv__slot_holds_at(struct shmkv_slot_shm *s,
 	return -EAGAIN;
 }
 
+/*
+ * Does slot @s, in state word @state, hold @key (@klen <= key_max) by its
+ * bytes? For a caller that knows where the key was but has not hashed it
+ * (the plain commands' memo, strings_plain.c): the read of
+ * shmkv__slot_holds_at (state, compare, fence, state again) in one pass,
+ * with the key's length where the fingerprint would be; any change is a
+ * no.
+ */
+static SHMKV__INLINE bool
+shmkv__slot_still_holds(const struct shmkv_slot_shm *s, uint64_t state,
+			const void *key, size_t klen)
+{
+	bool eq;
+
+	/* Acquire: the key bytes read next are this state's. */
+	if (shmkv__load_acquire(&s->state) != state)
+		return false;
+	/* Relaxed: the length is stable while the state is, which the
+	 * re-read checks; klen <= key_max, so the compare stays inside the
+	 * slot. */
+	eq = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta)) == klen &&
+	     shmkv__bytes_equal(s->key, key, klen);
+	/* Acquire fence: the compare completes before the re-read. */
+	shmkv__fence_acquire();
+	return eq && shmkv__load_relaxed(&s->state) == state;
+}
+
 /* The same for slot @idx of @kv. */
 static SHMKV__INLINE int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
 					   const struct shmkv_key *k,

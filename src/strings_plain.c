@@ -38,7 +38,7 @@ struct plain {
  * not the key, and nothing kept is trusted: a command whose key is at the
  * address the last one's was (a worker's key buffer, a literal) compares
  * it with the key in that slot, read as the lookup reads a slot (the state
- * word before and after the compare, table.c); it is the key's slot if
+ * word before and after the compare: shmkv__slot_still_holds); it is the key's slot if
  * that state word is still the one the key was found in (a key's bytes
  * never change during an incarnation, and each incarnation has a new
  * version) and the bytes are equal. The fast paths check that word again
@@ -68,13 +68,7 @@ static SHMKV__INLINE bool plain_memo_hit(shmkv_t *kv, const void *key,
 	if (memo.key != key || memo.serial != kv->serial)
 		return false;
 	s = shmkv__slot(kv, memo.idx);
-	/* Acquire: the key's bytes are read after it. Relaxed for the
-	 * length (stable while the state is) and for the re-check, which
-	 * only asks whether the state moved during the compare. */
-	if (shmkv__load_acquire(&s->state) != memo.state ||
-	    SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta)) != klen ||
-	    !shmkv__bytes_equal(s->key, key, klen) ||
-	    shmkv__load_relaxed(&s->state) != memo.state)
+	if (!shmkv__slot_still_holds(s, memo.state, key, klen))
 		return false;
 	SHMKV_PAUSE_POINT("memo_matched");
 	p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
