@@ -169,10 +169,9 @@ static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
  * Inline, as the rest: out of line, its call cost a SET into the slot
  * ~35 instructions (saving and passing eight arguments) to spare the
  * write that finds no room a few. */
-static SHMKV__INLINE uint64_t
-shmkv__area_stage_at(const struct shmkv *kv, uint32_t idx, uint64_t state,
-		     uint64_t old, const void *bytes, size_t len, uint32_t off,
-		     uint64_t *held)
+static SHMKV__INLINE uint64_t shmkv__area_stage_at(
+	const struct shmkv *kv, uint32_t idx, uint64_t state, uint64_t old,
+	const void *bytes, size_t len, uint32_t off, uint64_t *held)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 
