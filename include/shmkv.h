@@ -29,7 +29,15 @@
  *     -EBADMSG       the segment's content is corrupted (a reference or
  *                    length read from it is out of bounds);
  *     -EAGAIN        the operation lost a race more than SHMKV_RETRY_MAX
- *                    times in a row (only under pathological contention).
+ *                    times in a row (only under pathological contention);
+ *     -ESTALE        the store was removed (shmkv_unlink(), "shmctl
+ *                    destroy") since this handle opened it: every data
+ *                    command, lock call and scan on the handle says so,
+ *                    so that no write goes on into a store nobody can
+ *                    open again; close it and open the name afresh (a
+ *                    store created under the name since is another one).
+ *                    shmkv_stats(), shmkv_check() and shmkv_get_config()
+ *                    still read the old segment.
  *   On any error the store is left unchanged.
  * - Thread and process safety: every command is linearizable and may be
  *   called concurrently from any number of threads and processes on handles
@@ -237,9 +245,21 @@ SHMKV_API int shmkv_open_or_create(const char *name,
 SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
- * shmkv_unlink - remove the store's name; processes attached keep using it.
- * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES, -EPROTO (the name exists
- * but is not a shmkv store: it is left alone), -EAFNOSUPPORT (as for
+ * shmkv_unlink - remove the store: its name, and its use by the processes
+ * that have it open. It is marked removed in the segment first, so that
+ * from then on every command on any handle to it fails with -ESTALE (a
+ * lock waiter within SHMKV_LOCK_NAP_MS); then the name goes (memory is
+ * freed once the last process closes it). A remover killed between the two
+ * leaves a removed store under the name: shmkv_open() says -ENOENT, and
+ * shmkv_create() and shmkv_open_or_create() remove it and create anew.
+ * Removers of one store take turns (flock on the segment, which the
+ * kernel releases if one dies), so that none removes a store created
+ * under the name meanwhile; a store removed by other means (rm of the file
+ * in /dev/shm) is not marked, and its users are not told.
+ * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES (no write permission: the
+ * store cannot be marked, and is not removed), -EPROTO (the name exists
+ * but is not a shmkv store: it is left alone), -EPROTONOSUPPORT (a store
+ * of another layout version: left alone), -EAFNOSUPPORT (as for
  * shmkv_create()).
  */
 SHMKV_API int shmkv_unlink(const char *name);

@@ -359,7 +359,7 @@ static int attempt(struct run *r)
 		/* Relaxed: only asks whether the word moved. */
 		if (shmkv__load_relaxed(word) != old)
 			r->stale_still = 0;
-		return ++r->stale_still < SHMKV__STALE_STILL ? 1 : -ESTALE;
+		return ++r->stale_still < SHMKV__STALE_STILL ? 1 : -EEXIST;
 	}
 	r->stale_still = 0;
 	if (act == SHMKV_ACT_KEEP || (act == SHMKV_ACT_DELETE && !cur.exists &&
@@ -423,7 +423,9 @@ static int check_args(const struct shmkv *kv, const struct shmkv__keyref *ref,
 		return -E2BIG;
 	if (op->want_bytes && op->buf == NULL && op->cap > 0)
 		return -EINVAL;
-	return kv->readonly && !op->read_only ? -EROFS : 0;
+	if (kv->readonly && !op->read_only)
+		return -EROFS;
+	return shmkv__live(kv);
 }
 
 /*

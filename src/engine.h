@@ -44,7 +44,9 @@ enum shmkv_act {
 	 * did not match it: if the value word has moved since, decide again
 	 * on the new one (a lost race, never an error). If it has not, read
 	 * again too, but after SHMKV__STALE_STILL such reads in a row fail
-	 * with -ESTALE: the value names something it does not hold. */
+	 * with -EEXIST: the value names something it does not hold (to the
+	 * lock layer: it is no lock). Not -ESTALE, which is the removed
+	 * store's (shmkv__live). */
 	SHMKV_ACT_STALE,
 	/* What decide() relied on changed (a re-validation failed): decide
 	 * again on a fresh read of the value, whatever its bits. */
@@ -111,14 +113,14 @@ static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
 
 /*
  * Checks and hashes @key as shmkv_key_prepare() does (the one copy of its
- * checks, shmkv__key_args): into @k. Return: 0, -EINVAL, -ENAMETOOLONG.
+ * checks, shmkv__key_args): into @k. Return: 0, -EINVAL, -ENAMETOOLONG, -ESTALE.
  */
 static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
 					 const void *key, size_t klen)
 {
 	if (kv == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
-	return klen > kv->geo.key_max ? -ENAMETOOLONG : 0;
+	return klen > kv->geo.key_max ? -ENAMETOOLONG : shmkv__live(kv);
 }
 
 static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
@@ -165,7 +167,7 @@ static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
 
 	if (kv == NULL || ref == NULL || ref->owner != kv ||
 	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
-	    ref->slot > kv->mask)
+	    ref->slot > kv->mask || shmkv__live(kv) != 0)
 		return false;
 	f->kv = kv;
 	f->slot = shmkv__slot(kv, ref->slot);

@@ -34,6 +34,8 @@ static const struct {
 		 "taken)" },
 	{ ETIMEDOUT, "timed out" },
 	{ ENOENT, "no such store" },
+	{ ESTALE, "store was removed (shmctl destroy or shmkv_unlink) since "
+		  "it was opened: open it again" },
 	{ EACCES, "permission denied" },
 	{ EDOM, "value is not an integer or out of range" },
 	{ EOVERFLOW, "increment or decrement would overflow" },

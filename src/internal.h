@@ -113,6 +113,26 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 }
 
 /*
+ * 0 while @kv's store still has its name, -ESTALE once the name was
+ * removed (shmkv_unlink, "shmctl destroy"; a store created under the name
+ * since is another one): asked first by every command, so that a process
+ * never goes on writing into a store that nobody can open again.
+ */
+static inline int shmkv__live(const struct shmkv *kv)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	/* Relaxed: the bit is set once, never cleared, and publishes
+	 * nothing. A command that reads it clear while the name goes runs
+	 * before the removal (its write goes with the store, as every
+	 * earlier one); one that starts after shmkv_unlink returned reads it
+	 * set, by a full-barrier CAS before the unlink. */
+	return (shmkv__load_relaxed(&h->life) & SHMKV_LIFE_REMOVED) ? -ESTALE
+								    : 0;
+}
+
+/*
  * The failed call's errno, negated; -EIO if errno was not set, so that a
  * failure can never read as success. (Negated before the test, so that
  * clang's analyzer knows the result is never 0.)

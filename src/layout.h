@@ -24,8 +24,9 @@
  * two; the top size class is whole cache lines. 4: value blocks name the
  * thread that holds them, and freed blocks may sit in a thread's cache.
  * 5: power-of-two slots with an area word and a key fingerprint; short
- * values inline in the slot (VAL_INLINE). */
-#define SHMKV_LAYOUT_VERSION 5u
+ * values inline in the slot (VAL_INLINE). 6: the header's life word (a
+ * removed store says so to the processes that still have it). */
+#define SHMKV_LAYOUT_VERSION 6u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
@@ -109,7 +110,18 @@ struct shmkv_header_shm {
 	 * value units and slots, moved on by every step. */
 	uint64_t reap_unit;
 	uint64_t reap_slot;
+	uint64_t life_pad[2]; /* 0: puts life at the start of a line */
+	/*
+	 * The store's life (SHMKV_LIFE_*), read by every command: on a cache
+	 * line of its own, which nothing else writes, so that reading it
+	 * stays a hit in every core. Bit 0 (REMOVED) is set once, by
+	 * whoever removes the store's name (shmkv_unlink), before the name
+	 * goes; the other bits are 0 (online growth will keep its table
+	 * epoch in them, so that one load tells a command both).
+	 */
+	uint64_t life; /* the last word: nothing shares its line */
 };
+#define SHMKV_LIFE_REMOVED 1u
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
 /* The format word encodes the slot and block sizes, not the header's: these
@@ -126,8 +138,9 @@ _Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
 		       offsetof(struct shmkv_header_shm, class_size) == 128 &&
 		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
 		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
-		       offsetof(struct shmkv_header_shm, reap_slot) == 2280,
-	       "header layout (version 5)");
+		       offsetof(struct shmkv_header_shm, reap_slot) == 2280 &&
+		       offsetof(struct shmkv_header_shm, life) == 2304,
+	       "header layout (version 6)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u

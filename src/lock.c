@@ -351,7 +351,7 @@ static int run(struct lock_op *lo,
 	/* After the CAS (or its failure): the pin we replaced may now be
 	 * reused, and the cell of a dead holder freed. */
 	end_visit(lo);
-	return rc == -ESTALE ? -EEXIST : rc;
+	return rc;
 }
 
 /* Claims a cell from the pool for a grant of @lk, trying the handle's
@@ -397,7 +397,7 @@ static int check_handle(const struct shmkv__lock *lk)
 		return -EINVAL;
 	/* Before any write to the header's wait words: it is mapped
 	 * read-only and a store would fault. */
-	return lk->kv->readonly ? -EROFS : 0;
+	return lk->kv->readonly ? -EROFS : shmkv__live(lk->kv);
 }
 
 static int check_ms(int64_t ms)

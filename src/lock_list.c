@@ -39,14 +39,13 @@ static int read_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 		SHMKV_PAUSE_POINT("lock_read_cell");
 		err = shmkv__lock_rec_from_int(ro->kv, cur->word_at, cur->word,
 					       ro->rec, NULL);
-	}
-	else
-		err = cur->len > op->cap ? -EEXIST
-					 : shmkv__lock_rec_parse(cur->bytes,
-								 cur->len,
-								 ro->rec);
+	} else
+		err = cur->len > op->cap
+			      ? -EEXIST
+			      : shmkv__lock_rec_parse(cur->bytes, cur->len,
+						      ro->rec);
 	/* A cell that changed under a moved value: a release raced us, read
-	 * the value again (the engine does, and says -ESTALE only if the
+	 * the value again (the engine does, and says -EEXIST only if the
 	 * value did not move: then it is no lock). */
 	if (err == -ESTALE)
 		return SHMKV_ACT_STALE;
@@ -59,7 +58,6 @@ static int lock_read_ref(shmkv_t *kv, struct shmkv_keyref *ref,
 			 struct shmkv_lock_rec *rec)
 {
 	struct read_op ro = { .kv = kv, .rec = rec };
-	int rc;
 
 	ro.op.decide = read_decide;
 	ro.op.ctx = &ro;
@@ -67,8 +65,7 @@ static int lock_read_ref(shmkv_t *kv, struct shmkv_keyref *ref,
 	ro.op.want_bytes = true;
 	ro.op.buf = ro.buf;
 	ro.op.cap = sizeof(ro.buf);
-	rc = shmkv__run_ref(kv, ref, &ro.op);
-	return rc == -ESTALE ? -EEXIST : rc;
+	return shmkv__run_ref(kv, ref, &ro.op);
 }
 
 int shmkv__lock_read(shmkv_t *kv, const void *key, size_t klen,

@@ -261,6 +261,8 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 
 	if (kv == NULL || fn == NULL || next == NULL)
 		return -EINVAL;
+	if (shmkv__live(kv) != 0)
+		return -ESTALE;
 	slots = kv->geo.slot_count;
 	now = shmkv__now_ms();
 	if (count == 0)

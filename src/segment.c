@@ -291,9 +291,13 @@ static int create_shm(const char *name, const struct shmkv_config *cfg,
 		seed = (uint64_t)shmkv__unix_ms() ^ shmkv__self_pid();
 	shm_path(path, sizeof(path), name);
 	shmkv__new_files_sweep();
-	err = build(&nf, false, path, &g, cfg, seed, &base);
-	if (err == 1)
-		err = build(&nf, true, path, &g, cfg, seed, &base);
+	/* Each new round means a removed store was taken off the name
+	 * (its remover died before unlinking it): progress, so it ends. */
+	do {
+		err = build(&nf, false, path, &g, cfg, seed, &base);
+		if (err == 1)
+			err = build(&nf, true, path, &g, cfg, seed, &base);
+	} while (err == -EEXIST && shmkv__store_clear_removed(path) == 1);
 	if (err) {
 		free(kv);
 		return err;
@@ -376,6 +380,10 @@ static int header_check(int fd, bool ro, struct shmkv_geometry *g,
 	if (n < 0)
 		return shmkv__errno();
 	err = shmkv__header_validate(&h, (uint64_t)st.st_size, g);
+	/* Marked removed, its remover died before the unlink: it is gone
+	 * (a create under the name finishes the removal). */
+	if (err == 0 && (h.life & SHMKV_LIFE_REMOVED))
+		err = -ENOENT;
 	if (err == 0 && !ro)
 		err = same_pid_ns(&h);
 	if (err)
@@ -428,8 +436,8 @@ out_close:
 	return err;
 }
 
-static int open_or_create_shm(const char *name,
-			      const struct shmkv_config *cfg, shmkv_t **out)
+static int open_or_create_shm(const char *name, const struct shmkv_config *cfg,
+			      shmkv_t **out)
 {
 	unsigned flags = cfg && (cfg->flags & SHMKV_CONFIG_POPULATE)
 				 ? SHMKV_OPEN_POPULATE
@@ -510,9 +518,7 @@ int shmkv_unlink(const char *name)
 {
 	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
 	const struct shmkv_backend *be;
-	struct shmkv_header_shm h;
-	ssize_t n;
-	int fd, err = shmkv__backend_route(name, &be);
+	int err = shmkv__backend_route(name, &be);
 
 	if (err)
 		return err;
@@ -522,16 +528,7 @@ int shmkv_unlink(const char *name)
 	if (err)
 		return err;
 	shm_path(path, sizeof(path), name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP ? -EPROTO : shmkv__errno();
-	/* Only remove what is ours: a foreign file under the name stays. */
-	memset(&h, 0, sizeof(h));
-	n = pread(fd, &h.magic, sizeof(h.magic), 0);
-	close(fd);
-	if (n != sizeof(h.magic) || h.magic != SHMKV_MAGIC)
-		return -EPROTO;
-	return unlink(path) == 0 ? 0 : shmkv__errno();
+	return shmkv__store_remove(path);
 }
 
 int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)

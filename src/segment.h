@@ -1,5 +1,6 @@
 /*
- * segment.h - shmkv_create's working files (segment.c), for the tests.
+ * segment.h - shmkv_create's working files (segment.c), for the tests, and
+ * removing a store (remove.c).
  */
 #ifndef SHMKV_SEGMENT_H
 #define SHMKV_SEGMENT_H
@@ -18,5 +19,20 @@ extern bool shmkv__tmpfile_off;
  * Return: how many were removed.
  */
 int shmkv__new_files_sweep(void);
+
+/*
+ * Removes the store at @path (/dev/shm/NAME): marks it removed, so that
+ * every handle to it says -ESTALE from then on, then unlinks the name,
+ * taking turns with other removers of the same file (remove.c).
+ * Return: 0, or -ENOENT, -EACCES, -EPROTO, -EPROTONOSUPPORT, -errno.
+ */
+int shmkv__store_remove(const char *path);
+/*
+ * Finishes the removal of the store at @path if it was marked removed (its
+ * remover died before the unlink): what a create that found the name
+ * taken does. Return: 1 (the name is free now: try again), 0 (a live
+ * store holds it), or -errno.
+ */
+int shmkv__store_clear_removed(const char *path);
 
 #endif /* SHMKV_SEGMENT_H */

@@ -6,7 +6,8 @@
  *   the command files: ls admin info keys dump restore maint watch, and
  *     data (Redis commands on NAME, which runs the prompt, repl), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
- *     args, json, util (names, opening, numbers, escaping), and under them
+ *     args, json, users (who has a store open), util (names, opening,
+ *     numbers, escaping), and under them
  *     all cli (messages, usage, getopt, exit codes): reply and dumpfmt use
  *     util and args, util uses cli, and cli only the library.
  */
@@ -135,6 +136,19 @@ const char *ctl_color(const char *sgr);
 #define CTL_YELLOW "33"
 #define CTL_BOLD   "1"
 #define CTL_RESET  "0"
+
+/*
+ * shmctl_users.c: the processes that have a store mapped (/proc/PID/maps).
+ */
+struct ctl_users {
+	unsigned count;	  /* other processes that map it */
+	unsigned unknown; /* processes whose maps we may not read */
+};
+/* Counts the users of store @name (a valid name, "/x"), this process
+ * aside. Return: 0, or a negative errno (no such file, no /proc). */
+int ctl_store_users(const char *name, struct ctl_users *u);
+/* "open in 2 processes" (and how many could not be checked) into @buf. */
+void ctl_users_phrase(const struct ctl_users *u, char *buf, size_t cap);
 
 /*
  * shmctl_args.c: redis-cli's quoting ("a b", 'x', \x00) and globbing.

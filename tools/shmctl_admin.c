@@ -252,9 +252,27 @@ static int describe(const char *name, char *what, size_t cap)
 	return CTL_OK;
 }
 
+/* What destroy tells after removing @name: who was using it. */
+static void report_destroyed(const char *name, const char *what,
+			     const struct ctl_users *u, bool known)
+{
+	char users[96];
+
+	if (!known || (u->count == 0 && u->unknown == 0)) {
+		printf("destroyed %s%s\n", name, what);
+		return;
+	}
+	ctl_users_phrase(u, users, sizeof(users));
+	printf("destroyed %s%s; it was %s: their next command on it fails "
+	       "with ESTALE\n",
+	       name, what, users);
+}
+
 static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 {
-	char name[SHMKV_NAME_MAX + 1], what[96];
+	char name[SHMKV_NAME_MAX + 1], what[96], prompt[200];
+	struct ctl_users u;
+	bool known;
 	int err = ctl_store_name(arg, name);
 
 	if (err)
@@ -267,14 +285,23 @@ static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 			      "confirm on; use --force");
 		return CTL_USAGE;
 	}
-	if (!force && !confirm(name, what)) {
+	/* Counted before the removal: the store's file is gone after it. */
+	known = ctl_store_users(name, &u) == 0;
+	snprintf(prompt, sizeof(prompt), "%s", what);
+	if (known && (u.count > 0 || u.unknown > 0)) {
+		char users[96];
+
+		ctl_users_phrase(&u, users, sizeof(users));
+		snprintf(prompt, sizeof(prompt), "%s, %s", what, users);
+	}
+	if (!force && !confirm(name, prompt)) {
 		fprintf(stderr, "%s not destroyed\n", name);
 		return CTL_NIL;
 	}
 	err = shmkv_unlink(name);
 	if (err)
 		return ctl_store_err(name, NULL, err);
-	printf("destroyed %s%s\n", name, what);
+	report_destroyed(name, what, &u, known);
 	return CTL_OK;
 }
 
@@ -302,10 +329,15 @@ static int run_destroy(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_destroy = {
 	.name = "destroy",
 	.synopsis = "NAME [--force]",
-	.summary = "remove a store's name (attached processes keep using it)",
+	.summary = "remove a store (processes that have it open are told: "
+		   "ESTALE)",
 	.help = "Asks for confirmation when stdin is a terminal; otherwise\n"
 		"refuses (exit 2) unless --force is given. Only a file with\n"
-		"the shmkv magic is removed.\n\n"
+		"the shmkv magic is removed. The store is marked removed\n"
+		"first: every command of a process that still has it open\n"
+		"fails with ESTALE from then on. Says how many processes\n"
+		"had it open (read from /proc: this pid namespace's, and\n"
+		"only those whose maps we may read).\n\n"
 		"Options:\n"
 		"  -f, --force  do not ask\n",
 	.run = run_destroy,

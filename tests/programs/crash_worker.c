@@ -11,6 +11,7 @@
  *   create create NAME (1024 slots), close it; PREFIX, START, COUNT ignored
  *   create-named  the same, built in a named working file (as where
  *          /dev/shm has no O_TMPFILE)
+ *   remove shmkv_unlink NAME; PREFIX, START, COUNT ignored
  *
  * The test runs it with SHMKV_CRASH_AT and SHMKV_CRASH_AFTER in its
  * environment on a build with crash points, so it is meant to die of
@@ -93,12 +94,21 @@ int main(int argc, char **argv)
 	if (argc != 6 || arg_u64(argv[4], INT_MAX, &start) ||
 	    arg_u64(argv[5], INT_MAX, &count) ||
 	    (strcmp(argv[2], "int") && strcmp(argv[2], "block") &&
-	     strcmp(argv[2], "inline") &&
-	     strcmp(argv[2], "sweep") && strcmp(argv[2], "create") &&
-	     strcmp(argv[2], "create-named"))) {
-		fprintf(stderr, "usage: crash_worker NAME int|inline|block|sweep|"
-				"create|create-named PREFIX START COUNT\n");
+	     strcmp(argv[2], "inline") && strcmp(argv[2], "sweep") &&
+	     strcmp(argv[2], "create") && strcmp(argv[2], "create-named") &&
+	     strcmp(argv[2], "remove"))) {
+		fprintf(stderr,
+			"usage: crash_worker NAME int|inline|block|sweep|"
+			"create|create-named|remove PREFIX START "
+			"COUNT\n");
 		return WORKER_USAGE;
+	}
+	if (strcmp(argv[2], "remove") == 0) {
+		rc = shmkv_unlink(argv[1]);
+		if (rc)
+			fprintf(stderr, "crash_worker: unlink %s: %s\n",
+				argv[1], shmkv_strerror(rc));
+		return rc ? WORKER_OPEN : WORKER_DONE;
 	}
 	shmkv__tmpfile_off = strcmp(argv[2], "create-named") == 0;
 	if (strncmp(argv[2], "create", 6) == 0)

@@ -624,6 +624,33 @@ Test(crashpoint, create_built_leaves_no_file_and_the_name_free)
 	shmkv_close(kv);
 }
 
+/* A remover killed between marking the store and unlinking its name:
+ * every handle is told at once, the name reads as gone, and the next
+ * create under it takes it over, without any repair. */
+Test(crashpoint, remove_marked_leaves_a_removed_store_a_create_takes_over)
+{
+	char name[TU_NAME_CAP];
+	shmkv_t *kv = NULL, *before;
+	int st;
+
+	NEED_CRASH_POINTS();
+	tu_make_name(name, NULL);
+	tu_assert_ok(shmkv_create(name, NULL, &before));
+	tu_assert_rc(shmkv_set(before, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	st = run_worker(name, "remove_marked", 1, "remove", "-", 0, 0);
+	assert_died_at(st, "remove_marked", 1);
+	cr_assert_gt(tu_shm_size(name), 0, "the name went too");
+	tu_assert_rc(shmkv_set(before, LIT("k"), LIT("w"), 0, 0, NULL),
+		     -ESTALE);
+	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+	tu_assert_ok(shmkv_create(name, NULL, &kv));
+	tu_assert_missing_str(kv, "k");
+	tu_assert_rc(shmkv_set(kv, LIT("k"), LIT("new"), 0, 0, NULL), 1);
+	shmkv_close(kv);
+	tu_assert_rc(shmkv_get(before, LIT("k"), NULL), -ESTALE);
+	shmkv_close(before);
+}
+
 /* The same kill where O_TMPFILE is missing leaves the named working file;
  * the next create removes it, since its creator is dead. The worker is
  * stopped at the point first: alive, its file is safe from the creates of
