@@ -26,6 +26,8 @@
  *   set_16b_2l, get_16b_2l  the same in slots of two lines (key_max 64,
  *              the default; the others use bench_core's key_max 16:
  *              one-line slots, room for one 16-byte value beside the key)
+ *   get_4k     GET of a 4 KiB string, uniform keys (bench_core's "GET,
+ *              4KiB, uniform": the copy of the value is most of it)
  * The string ops count a store that has been running: CHURN_PER_KEY
  * uncounted SETs a key first (churn()), so that the mix of values in the
  * slot and in blocks, and the allocator's state, are the steady ones.
@@ -61,6 +63,7 @@ enum op {
 	OP_GET_16,
 	OP_SET_16_2L,
 	OP_GET_16_2L,
+	OP_GET_4K,
 	OP_N
 };
 static const struct {
@@ -79,6 +82,7 @@ static const struct {
 	[OP_GET_16] = { "get_16b", BV_16, 1 },
 	[OP_SET_16_2L] = { "set_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
 	[OP_GET_16_2L] = { "get_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
+	[OP_GET_4K] = { "get_4k", BV_4K, 1 },
 };
 
 /* The commands each op calls: counted ones, then the helper, if any. */
@@ -97,6 +101,7 @@ static const struct {
 	[OP_GET_16] = { { BCMD_GET }, 1, -1 },
 	[OP_SET_16_2L] = { { BCMD_SET }, 1, -1 },
 	[OP_GET_16_2L] = { { BCMD_GET }, 1, -1 },
+	[OP_GET_4K] = { { BCMD_GET }, 1, -1 },
 };
 
 int ops_instr_call(struct bench_kv *kv, enum bench_cmd c, uint32_t id,
@@ -338,7 +343,7 @@ static int usage(void)
 	fprintf(stderr, "usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
 			"  IMPL: shmkv prepared mutex rculfhash\n"
 			"  OP: get_int set_int setnx del setnx_del incr "
-			"set_16b get_16b set_16b_2l get_16b_2l\n");
+			"set_16b get_16b set_16b_2l get_16b_2l get_4k\n");
 	return 2;
 }
 

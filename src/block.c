@@ -517,6 +517,45 @@ bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id)
 	return BLK_USED(tag) && BLK_GEN(tag) == VAL_BLOCK_GEN(ref);
 }
 
+/*
+ * How much of a block a read prefetches. The copy's length is in the
+ * block's header, and a copy cannot start before its length is known: left
+ * alone, the block's other lines are asked for only once the header's miss
+ * is over, two memory latencies in a row. Prefetched with the header, they
+ * arrive with it. At most 4 KiB, so that a large value does not flood the
+ * first-level cache ahead of its copy (a bound, not tuned beyond 4 KiB
+ * values; on a uniform 4 KiB GET the first 1 KiB alone gained two thirds
+ * of what the whole value did).
+ */
+#define READ_PREFETCH_MAX 4096u
+
+/* Prefetches the lines of block @b after its first (which the tag's load
+ * fetches) that the first @want of its @room data bytes lie in. The block
+ * was resolved from a checked unit and @room is its class's: no line
+ * outside the block is touched, whatever its bytes say. Always inlined:
+ * GCC takes a function of prefetches alone for one without effects, and
+ * drops a call of it that it has not inlined. */
+static SHMKV__INLINE void prefetch_data(const struct shmkv_block_shm *b,
+					size_t room, size_t want)
+{
+	const char *line = (const char *)b + SHMKV_CACHE_LINE;
+	const char *end;
+
+	/* A block of one line (the smallest classes) has no other. */
+	if (sizeof(*b) + room <= SHMKV_CACHE_LINE)
+		return;
+	if (want > room)
+		want = room;
+	if (want > READ_PREFETCH_MAX)
+		want = READ_PREFETCH_MAX;
+	end = (const char *)b->data + want;
+	/* Unrolled: a 4 KiB value is 64 lines, and the loop's own compare
+	 * and branch would cost more than its prefetches. */
+#pragma GCC unroll 8
+	for (; line < end; line += SHMKV_CACHE_LINE)
+		__builtin_prefetch(line);
+}
+
 /* Is the tag still the USED block of generation @gen? */
 static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
 {
@@ -548,11 +587,14 @@ int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
 
 	if (b == NULL)
 		return -EBADMSG;
+	room = class_room(kv, cls);
+	/* What the copy and the compare may read, fetched with the header
+	 * (a hint: it reads nothing this function trusts). */
+	prefetch_data(b, room, cap > cmp_len ? cap : cmp_len);
 	/* Acquire: orders the copy below after this check. */
 	tag = shmkv__load_acquire(&b->tag);
 	if (!BLK_USED(tag) || BLK_GEN(tag) != gen)
 		return SHMKV__STALE;
-	room = class_room(kv, cls);
 	/* Who holds it (a published block: its publisher, or 0): it can
 	 * only move to 0 meanwhile (shmkv__value_settle). */
 	view->owner = BLK_PID(tag);
