@@ -112,11 +112,12 @@ static int run_op(const char *op, long n)
 		fprintf(stderr, "int_instr: cannot create %s\n", name);
 		return 1;
 	}
-	shmkv_unlink(name);
 	rc = run_get(kv, op, n);
 	if (rc)
 		fprintf(stderr, "int_instr: %s failed\n", op);
 	shmkv_close(kv);
+	/* Only once closed: a removed store's handle says -ESTALE. */
+	shmkv_unlink(name);
 	return rc;
 }
 

@@ -28,10 +28,13 @@ static int run(bool safe, long cycles)
 		fprintf(stderr, "lock_instr: cannot create %s\n", name);
 		return 1;
 	}
-	shmkv_unlink(name);
+	/* Unlinked once closed: a removed store's handle says -ESTALE. */
 	if (shmkv_lock_init(kv, &lk, "instr") != 0 ||
-	    shmkv_pattern_init(kv, &pl, "instr") != 0)
+	    shmkv_pattern_init(kv, &pl, "instr") != 0) {
+		shmkv_close(kv);
+		shmkv_unlink(name);
 		return 1;
+	}
 	for (long i = 0; i < cycles; i++) {
 		int64_t expiry;
 		int rc = safe ? shmkv_lock_acquire(&lk, 10000)
@@ -40,10 +43,13 @@ static int run(bool safe, long cycles)
 		if (rc < 0 || (safe ? shmkv_lock_release(&lk)
 				    : shmkv_pattern_release(&pl, expiry)) < 0) {
 			fprintf(stderr, "lock_instr: cycle %ld failed\n", i);
+			shmkv_close(kv);
+			shmkv_unlink(name);
 			return 1;
 		}
 	}
 	shmkv_close(kv);
+	shmkv_unlink(name);
 	return 0;
 }
 

@@ -167,7 +167,7 @@ static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
 
 	if (kv == NULL || ref == NULL || ref->owner != kv ||
 	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
-	    ref->slot > kv->mask || shmkv__live(kv) != 0)
+	    ref->slot > kv->mask || !shmkv__life_ok(kv))
 		return false;
 	f->kv = kv;
 	f->slot = shmkv__slot(kv, ref->slot);

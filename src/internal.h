@@ -113,23 +113,34 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
 }
 
 /*
- * 0 while @kv's store still has its name, -ESTALE once the name was
- * removed (shmkv_unlink, "shmctl destroy"; a store created under the name
- * since is another one): asked first by every command, so that a process
- * never goes on writing into a store that nobody can open again.
+ * Whether @kv's store still has its name: false once the name was removed
+ * (shmkv_unlink, "shmctl destroy"; a store created under the name since
+ * is another one), or if its life word is corrupt. Asked first by every
+ * command (shmkv__live says which error), so that a process never goes on
+ * writing into a store that nobody can open again.
  */
-static inline int shmkv__live(const struct shmkv *kv)
+static inline bool shmkv__life_ok(const struct shmkv *kv)
 {
-	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
-						   kv->base;
+	const struct shmkv_header_shm *h =
+		(const struct shmkv_header_shm *)kv->base;
 
 	/* Relaxed: the bit is set once, never cleared, and publishes
 	 * nothing. A command that reads it clear while the name goes runs
 	 * before the removal (its write goes with the store, as every
 	 * earlier one); one that starts after shmkv_unlink returned reads it
-	 * set, by a full-barrier CAS before the unlink. */
-	return (shmkv__load_relaxed(&h->life) & SHMKV_LIFE_REMOVED) ? -ESTALE
-								    : 0;
+	 * set, by a full-barrier CAS before the unlink. The whole word is
+	 * compared (one compare with memory): the other bits are 0. */
+	return shmkv__load_relaxed(&h->life) == 0;
+}
+
+/* What a life word other than 0 means: -ESTALE (removed), or -EBADMSG
+ * (bits no layout-6 library sets: corrupt). */
+int shmkv__life_error(const struct shmkv *kv);
+
+/* 0 while shmkv__life_ok(@kv), else its error (-ESTALE, -EBADMSG). */
+static inline int shmkv__live(const struct shmkv *kv)
+{
+	return shmkv__life_ok(kv) ? 0 : shmkv__life_error(kv);
 }
 
 /*

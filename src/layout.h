@@ -116,8 +116,9 @@ struct shmkv_header_shm {
 	 * line of its own, which nothing else writes, so that reading it
 	 * stays a hit in every core. Bit 0 (REMOVED) is set once, by
 	 * whoever removes the store's name (shmkv_unlink), before the name
-	 * goes; the other bits are 0 (online growth will keep its table
-	 * epoch in them, so that one load tells a command both).
+	 * goes; the other bits are 0, and a word with one of them set is
+	 * corrupt (online growth will keep its table epoch in them, so that
+	 * one load tells a command both).
 	 */
 	uint64_t life; /* the last word: nothing shares its line */
 };

@@ -381,9 +381,10 @@ static int header_check(int fd, bool ro, struct shmkv_geometry *g,
 		return shmkv__errno();
 	err = shmkv__header_validate(&h, (uint64_t)st.st_size, g);
 	/* Marked removed, its remover died before the unlink: it is gone
-	 * (a create under the name finishes the removal). */
-	if (err == 0 && (h.life & SHMKV_LIFE_REMOVED))
-		err = -ENOENT;
+	 * (a create under the name finishes the removal). Other bits: no
+	 * library of this layout sets them. */
+	if (err == 0 && h.life != 0)
+		err = h.life == SHMKV_LIFE_REMOVED ? -ENOENT : -EBADMSG;
 	if (err == 0 && !ro)
 		err = same_pid_ns(&h);
 	if (err)

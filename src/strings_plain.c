@@ -165,7 +165,7 @@ static bool answer_absent(int found, struct shmkv_value *out)
 		const struct shmkv__fast *f_ = &p_.f;                          \
                                                                                \
 		(void)f_;                                                      \
-		if (r_ < 0)                                                    \
+		if (r_ != 0)                                                   \
 			return r_;                                             \
 		if (p_.found == KEY_FOUND &&                                   \
 		    (r_ = (fast)) != SHMKV__FAST_SLOW)                         \

@@ -350,6 +350,26 @@ Test(removed, create_takes_over_the_name_of_a_store_whose_remover_died)
 	shmkv_close(fresh);
 }
 
+Test(removed, a_life_word_with_unknown_bits_is_corruption_not_removal)
+{
+	uint64_t life = 2;
+	shmkv_t *kv = NULL;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	tu_shm_pwrite(tu_name, &life, sizeof(life),
+		      offsetof(struct shmkv_header_shm, life));
+	tu_assert_rc(shmkv_get(tu_kv, LIT("k"), NULL), -EBADMSG);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT("w"), 0, 0, NULL),
+		     -EBADMSG);
+	tu_assert_rc(shmkv_open(tu_name, 0, &kv), -EBADMSG);
+	cr_assert_null(kv);
+	/* Put back, the store is as it was. */
+	life = 0;
+	tu_shm_pwrite(tu_name, &life, sizeof(life),
+		      offsetof(struct shmkv_header_shm, life));
+	tu_assert_get_str(tu_kv, "k", "v");
+}
+
 Test(removed, a_store_of_a_newer_layout_is_left_alone_an_older_one_goes)
 {
 	uint32_t newer = SHMKV_LAYOUT_VERSION + 1, older = 5;
