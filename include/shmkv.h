@@ -256,6 +256,9 @@ SHMKV_API void shmkv_close(shmkv_t *kv);
  * kernel releases if one dies), so that none removes a store created
  * under the name meanwhile; a store removed by other means (rm of the file
  * in /dev/shm) is not marked, and its users are not told.
+ * So a store is not made private by unlinking it right after creating it,
+ * as a plain shm segment can be: its creator's handle is told too. Keep
+ * the name until the last user has closed it.
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES (no write permission: the
  * store cannot be marked, and is not removed), -EPROTO (the name exists
  * but is not a shmkv store: it is left alone), -EPROTONOSUPPORT (a store

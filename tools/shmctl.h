@@ -197,6 +197,8 @@ struct ctl_info {
 	struct shmkv_stats st;
 	bool huge_known;     /* ctl_info_huge() measured huge_bytes */
 	uint64_t huge_bytes; /* of the segment, in huge pages */
+	bool users_known;    /* info counted the processes in users */
+	struct ctl_users users;
 };
 /* Return: 0 or a negative errno. */
 int ctl_info_take(shmkv_t *kv, struct ctl_info *in);

@@ -58,6 +58,12 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       st->segment_bytes, (unsigned)cfg->mode, who, (unsigned)uid);
 	ctl_info_pages_line(in, page, sizeof(page));
 	printf("  mapping   %s\n", page);
+	if (in->users_known) {
+		char users[96];
+
+		ctl_users_phrase(&in->users, users, sizeof(users));
+		printf("  users     %s\n", users);
+	}
 	printf("  geometry  %" PRIu32 " slots, key_max %" PRIu32
 	       ", value_max %" PRIu32 ", probe_limit %" PRIu32 "\n",
 	       cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit);
@@ -146,6 +152,12 @@ static void print_json(const char *name, const struct ctl_info *in)
 	cj_cstr(&j, "mode", mode);
 	cj_cstr(&j, "owner", who);
 	cj_u64(&j, "uid", uid);
+	if (in->users_known) {
+		cj_obj(&j, "processes");
+		cj_u64(&j, "open", in->users.count);
+		cj_u64(&j, "unreadable", in->users.unknown);
+		cj_end(&j, '}');
+	}
 	json_counts(&j, in);
 	cj_u64(&j, "value_bytes_used", ctl_info_used_bytes(&in->st));
 	cj_obj(&j, "pages");
@@ -188,6 +200,8 @@ static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
 	shmkv_close(kv);
 	if (!err)
 		err = ctl_info_huge(name, &in);
+	/* After the close: the count is of the others. */
+	in.users_known = !err && ctl_store_users(name, &in.users) == 0;
 	if (err)
 		return ctl_store_err(name, NULL, err);
 	if (json)

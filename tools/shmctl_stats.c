@@ -19,6 +19,7 @@ int ctl_info_take(shmkv_t *kv, struct ctl_info *in)
 
 	in->huge_known = false;
 	in->huge_bytes = 0;
+	in->users_known = false;
 	return err ? err : shmkv_stats(kv, &in->st);
 }
 

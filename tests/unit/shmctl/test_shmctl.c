@@ -329,6 +329,23 @@ Test(shmctl_admin, destroy_says_how_many_processes_have_it_open)
 		  "%s", r.out);
 }
 
+Test(shmctl_admin, info_says_how_many_processes_have_it_open)
+{
+	struct run r;
+
+	tu_setup(); /* this process has it open */
+	r = RUN("info", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "  users     open in 1 process");
+	r = RUN("info", "--json", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "\"processes\":{\"open\":1,");
+	shmkv_close(tu_kv);
+	tu_kv = NULL;
+	r = RUN("info", tu_name);
+	assert_has(r.out, "  users     open in 0 processes");
+}
+
 Test(shmctl_admin, destroy_leaves_a_foreign_file_alone)
 {
 	char name[TU_NAME_CAP], want[TU_NAME_CAP + 64];
