@@ -150,7 +150,8 @@ mv "$csv.tmp" "$csv"
 {
 	echo
 	echo "integers (bench/int_instr.c), instructions per call:"
-	for op in ll2string string2ll get key_get get_int key_get_int; do
+	for op in ll2string string2ll ll2string_ms string2ll_ms get key_get \
+		get_int key_get_int; do
 		read -r c _ <<<"$(per_call "$icalls" -- "$int_prog" "$op")"
 		printf '  %-12s %6.0f\n' "$op" "$c"
 	done

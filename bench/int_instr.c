@@ -7,11 +7,14 @@
  *     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
  *       build/bench/int_instr ll2string $n; done
  *
- * usage: int_instr ll2string|string2ll|get|key_get|get_int|key_get_int N
+ * usage: int_instr ll2string|string2ll|ll2string_ms|string2ll_ms|get|
+ *                  key_get|get_int|key_get_int N
  *        int_instr --quick   (every op, natively: make test's smoke run)
  *
  * ll2string formats the values 0..999999 in turn (1 to 6 digits, the
- * inline integers a counter holds); string2ll parses their decimal forms.
+ * inline integers a counter holds); string2ll parses the decimal forms of
+ * 1000 others of up to 7 digits. The _ms ones do the same 1.7e12 higher:
+ * Unix times in milliseconds (13 digits), the SETNX page's lock values.
  * The others read the inline integer 123456 under a 12-byte key.
  */
 #include <stdio.h>
@@ -27,22 +30,25 @@
 /* Keeps the compiler from dropping a result nobody reads. */
 static volatile uint64_t sink;
 
+/* ll2string and string2ll: of numbers of up to 7 digits; with "_ms", of
+ * Unix times in milliseconds (13 digits: the SETNX page's lock values). */
 static int run_conv(const char *op, long n)
 {
 	char buf[SHMKV_INT_STRLEN];
 	uint64_t acc = 0;
+	int64_t base = strstr(op, "_ms") != NULL ? 1700000000000 : 0;
 
-	if (strcmp(op, "ll2string") == 0) {
+	if (strncmp(op, "ll2string", 9) == 0) {
 		for (long i = 0; i < n; i++)
-			acc += shmkv__ll2string(buf, i % 1000000);
+			acc += shmkv__ll2string(buf, base + i % 1000000);
 	} else {
-		char(*text)[8] = malloc(1000 * sizeof(*text));
+		char(*text)[SHMKV_INT_STRLEN] = malloc(1000 * sizeof(*text));
 		size_t *len = malloc(1000 * sizeof(*len));
 
 		if (text == NULL || len == NULL)
 			return 1;
 		for (int i = 0; i < 1000; i++)
-			len[i] = shmkv__ll2string(text[i], i * 997 + 1);
+			len[i] = shmkv__ll2string(text[i], base + i * 997 + 1);
 		for (long i = 0; i < n; i++) {
 			int64_t v = 0;
 
@@ -105,7 +111,8 @@ static int run_op(const char *op, long n)
 	shmkv_t *kv;
 	int rc;
 
-	if (strcmp(op, "ll2string") == 0 || strcmp(op, "string2ll") == 0)
+	if (strncmp(op, "ll2string", 9) == 0 ||
+	    strncmp(op, "string2ll", 9) == 0)
 		return run_conv(op, n);
 	snprintf(name, sizeof(name), "/shmkv-int-instr-%d", (int)getpid());
 	if (shmkv_create(name, NULL, &kv) != 0) {
@@ -123,9 +130,10 @@ static int run_op(const char *op, long n)
 
 int main(int argc, char **argv)
 {
-	static const char *const ops[] = { "ll2string", "string2ll",
-					   "get",	"key_get",
-					   "get_int",	"key_get_int" };
+	static const char *const ops[] = { "ll2string",	   "string2ll",
+					   "ll2string_ms", "string2ll_ms",
+					   "get",	   "key_get",
+					   "get_int",	   "key_get_int" };
 	long n;
 
 	/* --quick (make test's smoke run): every op natively, a few times. */
@@ -136,8 +144,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 3 || (n = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: int_instr ll2string|string2ll|get|"
-				"key_get|get_int|key_get_int N\n");
+		fprintf(stderr, "usage: int_instr ll2string|string2ll|"
+				"ll2string_ms|string2ll_ms|get|key_get|get_int|"
+				"key_get_int N\n");
 		return 2;
 	}
 	return run_op(argv[1], n);

@@ -80,33 +80,24 @@ int shmkv__string2ll_rest(const char *s, size_t len, int64_t *out)
 		*out = 0;
 		return 1;
 	}
-	if (len - neg > 8)
+	if (len - neg > 16)
 		return parse_long(s, len, out);
 	return 0; /* a lone "-", or a short string not starting with 1-9 */
 }
 
-/* @n < 10^8 as exactly 8 digits at @p. Return: the end. */
-static char *put_eight(char *p, uint32_t n)
-{
-	uint64_t d = __builtin_bswap64(shmkv__digits8(n) + SHMKV__ZEROS);
-
-	memcpy(p, &d, 8);
-	return p + 8;
-}
-
 size_t shmkv__ll2string_long(char *buf, size_t neg, uint64_t u)
 {
-	/* In groups of 8 digits, the first without leading zeros: up to 16
-	 * digits (a time in ms), or up to 20. */
-	uint64_t lead = u / 100000000, mid = lead % 100000000;
-	bool three = lead >= 100000000;
+	/* In groups of 8 digits, the first without leading zeros: two up to
+	 * 16 digits (a Unix time in ms has 13), three above. */
+	uint64_t lead = u / 100000000;
 	char *p = buf + neg;
 
-	if (three)
-		lead /= 100000000;
-	p += shmkv__put_upto8(p, (uint32_t)lead);
-	if (three)
-		p = put_eight(p, (uint32_t)mid);
-	p = put_eight(p, (uint32_t)(u % 100000000));
+	if (lead >= 100000000) {
+		p += shmkv__put_upto8(p, (uint32_t)(lead / 100000000));
+		p = shmkv__put_eight(p, (uint32_t)(lead % 100000000));
+	} else {
+		p += shmkv__put_upto8(p, (uint32_t)lead);
+	}
+	p = shmkv__put_eight(p, (uint32_t)(u % 100000000));
 	return (size_t)(p - buf);
 }

@@ -65,36 +65,24 @@ static inline uint64_t shmkv__load_4to8(const char *p, size_t n)
 	return lo | ((uint64_t)hi << (8 * (n - 4)));
 }
 
-/* What the inline parser leaves: "0", nine digits or more, a lone "-",
- * and anything starting with a zero or a non-digit. Same contract. */
+/* What the inline parser leaves: "0", seventeen digits or more, a lone
+ * "-", and anything starting with a zero or a non-digit. Same contract. */
 int shmkv__string2ll_rest(const char *s, size_t len, int64_t *out);
 
-/* Parses @s (@len bytes, not NUL-terminated) as Redis's string2ll does.
- * Return: 1 and *@out on success, 0 if @s is not a canonical int64. */
-static inline __attribute__((always_inline)) int
-shmkv__string2ll(const char *s, size_t len, int64_t *out)
+/* The value of the @n (1 to 8) digits at @p, leading zeros allowed, in
+ * *@v. Return: false if a byte is not a digit. */
+static inline __attribute__((always_inline)) bool
+shmkv__upto8_value(const char *p, size_t n, uint64_t *v)
 {
-	size_t neg, n;
-	uint64_t w;
+	uint64_t w = 0;
 
-	/* Redis caps the length so that an int-encoded value always prints
-	 * back to the same bytes; longer strings are never integers. */
-	if (len == 0 || len > SHMKV_INT_STRLEN)
-		return 0;
-	neg = s[0] == '-';
-	n = len - neg; /* digits */
-	/* None (a lone "-") or more than 8, or a first byte that is no
-	 * digit 1-9 (a leading zero, "-0", or "0" alone): intconv.c's. */
-	if (n - 1 >= 8 || (unsigned)(unsigned char)s[neg] - '1' > 8)
-		return shmkv__string2ll_rest(s, len, out);
 	if (n <= 3) {
 		/* A few digits: one at a time costs least. */
-		w = (uint64_t)(s[neg] - '0');
-		for (size_t i = neg + 1; i < len; i++) {
-			unsigned d = (unsigned)(unsigned char)s[i] - '0';
+		for (size_t i = 0; i < n; i++) {
+			unsigned d = (unsigned)(unsigned char)p[i] - '0';
 
 			if (d > 9)
-				return 0;
+				return false;
 			w = w * 10 + d;
 		}
 	} else {
@@ -104,10 +92,44 @@ shmkv__string2ll(const char *s, size_t len, int64_t *out)
 		 * only goes up. */
 		unsigned pad = (unsigned)(8 * (8 - n));
 
-		w = shmkv__load_4to8(s + neg, n);
+		w = shmkv__load_4to8(p, n);
 		if (!shmkv__all_digits(w, pad))
-			return 0;
+			return false;
 		w = shmkv__eight_digits_value((w - SHMKV__ZEROS) << pad);
+	}
+	*v = w;
+	return true;
+}
+
+/* Parses @s (@len bytes, not NUL-terminated) as Redis's string2ll does.
+ * Up to 16 digits inline: counters, ids, and the SETNX page's lock
+ * values, Unix times in seconds (10 digits) or milliseconds (13), in two
+ * groups of at most 8 (no 16-digit number overflows 64 bits).
+ * Return: 1 and *@out on success, 0 if @s is not a canonical int64. */
+static inline __attribute__((always_inline)) int
+shmkv__string2ll(const char *s, size_t len, int64_t *out)
+{
+	size_t neg, n;
+	uint64_t w, lo;
+
+	/* Redis caps the length so that an int-encoded value always prints
+	 * back to the same bytes; longer strings are never integers. */
+	if (len == 0 || len > SHMKV_INT_STRLEN)
+		return 0;
+	neg = s[0] == '-';
+	n = len - neg; /* digits */
+	/* None (a lone "-") or more than 16, or a first byte that is no
+	 * digit 1-9 (a leading zero, "-0", or "0" alone): intconv.c's. */
+	if (n - 1 >= 16 || (unsigned)(unsigned char)s[neg] - '1' > 8)
+		return shmkv__string2ll_rest(s, len, out);
+	if (n <= 8) {
+		if (!shmkv__upto8_value(s + neg, n, &w))
+			return 0;
+	} else {
+		if (!shmkv__upto8_value(s + neg, n - 8, &w) ||
+		    !shmkv__upto8_value(s + len - 8, 8, &lo))
+			return 0;
+		w = w * 100000000 + lo;
 	}
 	*out = neg ? -(int64_t)w : (int64_t)w;
 	return 1;
@@ -156,8 +178,19 @@ static inline size_t shmkv__put_upto8(char *p, uint32_t n)
 	return 8 - skip;
 }
 
+/* @n < 10^8 as exactly 8 digits at @p, leading zeros included. Return:
+ * the end. */
+static inline char *shmkv__put_eight(char *p, uint32_t n)
+{
+	uint64_t d = __builtin_bswap64(shmkv__digits8(n) + SHMKV__ZEROS);
+
+	memcpy(p, &d, 8);
+	return p + 8;
+}
+
 /* @u >= 10^8 into @buf after its sign (@neg: 1 if there is one): the long
- * numbers' part of shmkv__ll2string (intconv.c). Return: the length. */
+ * numbers' part of shmkv__ll2string (intconv.c), out of line so that the
+ * short ones' code stays small. Return: the length. */
 size_t shmkv__ll2string_long(char *buf, size_t neg, uint64_t u);
 
 /* Writes @v in decimal to @buf (at least SHMKV_INT_STRLEN bytes; no NUL).

@@ -243,6 +243,30 @@ Test(intconv, parses_the_edges_of_int64_and_of_redis_rules)
 	PARSES("-0000000000000000001");
 	PARSES("140737488355327");
 	PARSES("-140737488355328");
+	/* 9 to 16 digits go in two groups (the last 8, and what is before
+	 * them): a bad byte in either, at each group's ends, and the lock
+	 * values of the SETNX page (Unix times in s and ms). */
+	PARSES("1700000000");
+	PARSES("-1700000000");
+	PARSES("1700000000123");
+	PARSES("9999999999999999");
+	PARSES("-9999999999999999");
+	PARSES("10000000000000000");
+	PARSES("1000000000000000");
+	PARSES("100000000");
+	PARSES("x00000000");
+	PARSES("1x0000000");
+	PARSES("10000000x");
+	PARSES("1234567x90123");
+	PARSES("12345x7890123");
+	PARSES("123456789012345x");
+	PARSES("x234567890123456");
+	PARSES("1234567/90");
+	PARSES("1234567:90");
+	PARSES("0123456789");
+	PARSES("-0123456789");
+	PARSES("1 23456789");
+	PARSES("12345678 9");
 	/* A NUL inside, and bytes that are not ASCII. */
 	assert_parses_as_redis("1\0", 2);
 	assert_parses_as_redis("\0001", 2);
