@@ -28,6 +28,8 @@
  *              one-line slots, room for one 16-byte value beside the key)
  *   get_4k     GET of a 4 KiB string, uniform keys (bench_core's "GET,
  *              4KiB, uniform": the copy of the value is most of it)
+ *   del_16b    DEL of a 16-byte string, uniform keys (a helper SETNX
+ *              puts it back), as bench_core's uniform DEL
  * The string ops count a store that has been running: CHURN_PER_KEY
  * uncounted SETs a key first (churn()), so that the mix of values in the
  * slot and in blocks, and the allocator's state, are the steady ones.
@@ -64,6 +66,7 @@ enum op {
 	OP_SET_16_2L,
 	OP_GET_16_2L,
 	OP_GET_4K,
+	OP_DEL_16,
 	OP_N
 };
 static const struct {
@@ -83,6 +86,7 @@ static const struct {
 	[OP_SET_16_2L] = { "set_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
 	[OP_GET_16_2L] = { "get_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
 	[OP_GET_4K] = { "get_4k", BV_4K, 1 },
+	[OP_DEL_16] = { "del_16b", BV_16, 1 },
 };
 
 /* The commands each op calls: counted ones, then the helper, if any. */
@@ -102,6 +106,7 @@ static const struct {
 	[OP_SET_16_2L] = { { BCMD_SET }, 1, -1 },
 	[OP_GET_16_2L] = { { BCMD_GET }, 1, -1 },
 	[OP_GET_4K] = { { BCMD_GET }, 1, -1 },
+	[OP_DEL_16] = { { BCMD_DEL }, 1, BCMD_SETNX },
 };
 
 int ops_instr_call(struct bench_kv *kv, enum bench_cmd c, uint32_t id,
@@ -340,10 +345,11 @@ static int lookup(const char *name, const char *const *names, unsigned n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
-			"  IMPL: shmkv prepared mutex rculfhash\n"
-			"  OP: get_int set_int setnx del setnx_del incr "
-			"set_16b get_16b set_16b_2l get_16b_2l get_4k\n");
+	fprintf(stderr,
+		"usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
+		"  IMPL: shmkv prepared mutex rculfhash\n"
+		"  OP: get_int set_int setnx del setnx_del incr "
+		"set_16b get_16b set_16b_2l get_16b_2l get_4k del_16b\n");
 	return 2;
 }
 

@@ -505,7 +505,8 @@ void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
  * (shmkv__value_settle). Return: true and *@id, or false (freed
  * meanwhile, or out of bounds: the caller decides afresh).
  */
-bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id)
+bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
+			int64_t *deadline)
 {
 	uint32_t cls;
 	const struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref),
@@ -514,7 +515,17 @@ bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id)
 	uint64_t tag = b != NULL ? shmkv__load_acquire(&b->tag) : 0;
 
 	*id = BLK_PID(tag);
-	return BLK_USED(tag) && BLK_GEN(tag) == VAL_BLOCK_GEN(ref);
+	if (!BLK_USED(tag) || BLK_GEN(tag) != VAL_BLOCK_GEN(ref))
+		return false;
+	if (deadline == NULL)
+		return true;
+	/* Relaxed, then the tag again after an acquire fence, as a reader
+	 * copies a block (block_read_cmp): the deadline is this generation's
+	 * if the tag did not move (a free bumps it). */
+	*deadline = (int64_t)shmkv__load_relaxed(
+		(const uint64_t *)&b->deadline_ms);
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&b->tag) == tag;
 }
 
 /*

@@ -221,6 +221,14 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
  */
 bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);
+/*
+ * DEL of the key of @f, whose value word @w (checked against f->state)
+ * names a block: if the block has no deadline, unpublished and freed as
+ * the engine would (commit.h), without an op. Return: true if deleted;
+ * false if the engine must decide (a deadline, a block freed under us, a
+ * lost CAS): nothing changed.
+ */
+bool shmkv__del_block_fast(const struct shmkv__fast *f, uint64_t w);
 
 /* The value word's kind for the fast path, in the slot version @ver. */
 static SHMKV__INLINE bool shmkv__word_is_int(uint64_t w, uint32_t ver)

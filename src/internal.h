@@ -121,8 +121,8 @@ static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
  */
 static inline bool shmkv__life_ok(const struct shmkv *kv)
 {
-	const struct shmkv_header_shm *h =
-		(const struct shmkv_header_shm *)kv->base;
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
 
 	/* Relaxed: the bit is set once, never cleared, and publishes
 	 * nothing. A command that reads it clear while the name goes runs
@@ -349,7 +349,8 @@ int shmkv__value_alloc(struct shmkv *kv, size_t len, uint64_t *ref,
 void shmkv__value_free(struct shmkv *kv, uint64_t ref);
 void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id);
 size_t shmkv__block_capacity(const struct shmkv *kv, uint64_t ref);
-bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id);
+bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
+			int64_t *deadline);
 /* Block @ref and, in *@room, the data bytes it holds (0 if NULL): one
  * resolution of the unit for both. */
 struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,

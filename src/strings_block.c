@@ -1,6 +1,7 @@
 /*
  * strings_block.c - the straight-line SET of a string that leaves or
- * enters a value block (engine.h: shmkv__set_bytes_fast).
+ * enters a value block (engine.h: shmkv__set_bytes_fast), and DEL of a
+ * block's value (shmkv__del_block_fast).
  *
  * In a slot whose area holds one value of the size being set (a one-line
  * slot with a 16-byte value), writes alternate between the slot and a
@@ -54,7 +55,7 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 		if (VAL_KIND(old) == VAL_BLOCK) {
 			/* Its holder, to settle before the CAS (commit.h);
 			 * then the slot, which it leaves free. */
-			if (!shmkv__block_owner(kv, old, &owner))
+			if (!shmkv__block_owner(kv, old, &owner, NULL))
 				break;
 			nv = shmkv__area_stage(kv, f->idx, f->state, f->klen,
 					       old, bytes, len, &held);
@@ -79,4 +80,19 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 	if (mine != 0)
 		shmkv__value_free(kv, mine);
 	return done;
+}
+
+bool shmkv__del_block_fast(const struct shmkv__fast *f, uint64_t w)
+{
+	uint32_t owner;
+	int64_t deadline;
+
+	/* The header's line is the one the free touches anyway. A deadline
+	 * (expired or not: DEL's answer depends on it) is the engine's. */
+	if (!shmkv__block_owner(f->kv, w, &owner, &deadline) || deadline != 0)
+		return false;
+	SHMKV_PAUSE_POINT("fast_loaded");
+	return shmkv__commit_word(f->kv, f->slot, w,
+				  VAL_NONE_WORD(shmkv__fast_ver(f), 0), 0,
+				  owner);
 }

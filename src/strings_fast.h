@@ -364,6 +364,11 @@ static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 	if (shmkv__word_owns_nothing(w, ver) &&
 	    shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
 		return 1;
+	if (VAL_KIND(w) == VAL_BLOCK) {
+		struct shmkv__fast copy = *f; /* *f's address never escapes */
+
+		return shmkv__del_block_fast(&copy, w) ? 1 : SHMKV__FAST_SLOW;
+	}
 	return SHMKV__FAST_SLOW;
 }
 

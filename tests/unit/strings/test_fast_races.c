@@ -37,6 +37,7 @@ enum fast_call {
 	SET_A_STRING,
 	SET_A_LONG,
 	SETNX_A_STRING,
+	DEL_A,
 };
 
 static int fast_call(void *arg)
@@ -89,6 +90,9 @@ static int fast_call(void *arg)
 	case SETNX_A_STRING:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("child-16-bytes!!"));
 		break;
+	case DEL_A:
+		rc = shmkv_del(kv, LIT("a"));
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -97,8 +101,9 @@ static int fast_call(void *arg)
 }
 
 static const enum fast_call calls[] = {
-	GET_A,	    GET_A_TAIL,	 SET_A_5,      INCR_A,	   SETNX_A_7,
-	GETSET_A_5, DELIFEQ_A_1, SET_A_STRING, SET_A_LONG, SETNX_A_STRING,
+	GET_A,	    GET_A_TAIL,	    SET_A_5,	 INCR_A,
+	SETNX_A_7,  GETSET_A_5,	    DELIFEQ_A_1, SET_A_STRING,
+	SET_A_LONG, SETNX_A_STRING, DEL_A,
 };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
@@ -310,6 +315,41 @@ Test(pausepoint_fast, a_set_whose_integer_became_a_block_stores_and_frees_it)
 	tu_assert_get(tu_kv, LIT("a"), "5", 1);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_eq(mp_blocks_used(&st), 0, "the replaced block leaked");
+}
+
+/* DEL of a block, paused between reading the block's header and its CAS
+ * while the parent replaces the value with another block: the DEL
+ * deletes the new value (it comes after the SET), and neither block leaks
+ * nor is freed twice. */
+Test(pausepoint_fast, a_del_whose_block_is_replaced_deletes_the_new_one)
+{
+	struct shmkv_stats st;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(lose_one_cas(DEL_A, BLOCK_HELLO, BLOCK_OTHER), 1);
+	tu_assert_missing_str(tu_kv, "a");
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 0, "a block leaked");
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
+/* The same, the parent deleting the key meanwhile: one DEL answers 1,
+ * the other 0. */
+Test(pausepoint_fast, a_del_that_loses_to_another_del_says_zero)
+{
+	struct tu_child c;
+	struct shmkv_stats st;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(shmkv_set(tu_kv, LIT("a"), LIT(BLOCK_HELLO), 0, 0, NULL),
+		     1);
+	c = start(DEL_A, "fast_loaded", 1);
+	tu_child_await(&c);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("a")), 1);
+	tu_child_let_go(&c);
+	tu_assert_rc(tu_child_finish(&c), 0);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 0, "a block leaked");
 }
 
 Test(pausepoint_fast, an_incr_that_loses_every_fast_cas_still_counts_once)

@@ -94,6 +94,35 @@ Test(del, lets_the_key_be_set_again)
 	tu_assert_get_str(tu_kv, "k", "last");
 }
 
+/* A value in a block: freed by the DEL (its straight-line path, or the
+ * engine's when the block has a deadline: DEL's answer depends on it). */
+Test(del, deletes_a_block_value_and_frees_its_block)
+{
+	struct shmkv_stats st;
+
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k"), LIT(TU_BLOCK_TEXT), 0, 0, NULL),
+		     1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("t"), LIT(TU_BLOCK_TEXT),
+			       SHMKV_SET_PX, 60000, NULL),
+		     1);
+	tu_assert_rc(shmkv_set(tu_kv, LIT("x"), LIT(TU_BLOCK_TEXT),
+			       SHMKV_SET_PX, 1, NULL),
+		     1);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.block_values, 3);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 0);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("t")), 1);
+	tu_assert_missing_str(tu_kv, "t");
+	/* An expired key is no key: DEL says 0, and frees it all the same. */
+	tu_sleep_ms(5);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("x")), 0);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.block_values, 0);
+	cr_assert_eq(st.live_keys, 0);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
 Test(exists, returns_one_for_a_key_and_zero_otherwise)
 {
 	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 0);
