@@ -90,7 +90,7 @@ if ! git diff --quiet HEAD -- src include 2>/dev/null; then
 	commit="$commit with uncommitted changes to src/ or include/"
 fi
 impls="shmkv prepared mutex rculfhash"
-ops="get_int set_int setnx del setnx_del incr set_16b get_16b set_16b_2l get_16b_2l del_16b"
+ops="get_int set_int setnx del setnx_del incr set_16b get_16b set_16b_2l get_16b_2l del_16b delifeq_16b"
 csv=$out/instr.csv
 echo "impl,op,instructions,locked,calls" >"$csv.tmp"
 for op in $ops; do
@@ -127,12 +127,13 @@ mv "$csv.tmp" "$csv"
 	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
 	END {
 		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
-			  "get_16b|set_16b_2l|get_16b_2l|del_16b", op, "|")
+			  "get_16b|set_16b_2l|get_16b_2l|del_16b|delifeq_16b", op, "|")
 		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
 		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
 		      "SET 16 B, uniform|GET 16 B, uniform|" \
 		      "SET 16 B, uniform, 2-line slots|" \
-		      "GET 16 B, uniform, 2-line slots|DEL 16 B, uniform", \
+		      "GET 16 B, uniform, 2-line slots|DEL 16 B, uniform|" \
+		      "DELIFEQ 16 B (equal), uniform", \
 		      title, "|")
 		split("<= 200 (prepared <= 60)|<= 220|||<= 450|<= 250|" \
 		      "<= 350, <= 2 locked||<= 350, <= 2 locked|", goal, "|")

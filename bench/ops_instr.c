@@ -30,6 +30,8 @@
  *              4KiB, uniform": the copy of the value is most of it)
  *   del_16b    DEL of a 16-byte string, uniform keys (a helper SETNX
  *              puts it back), as bench_core's uniform DEL
+ *   delifeq_16b  DELIFEQ of a 16-byte string with its value (a token's
+ *              release), uniform keys, put back the same way
  * The string ops count a store that has been running: CHURN_PER_KEY
  * uncounted SETs a key first (churn()), so that the mix of values in the
  * slot and in blocks, and the allocator's state, are the steady ones.
@@ -67,6 +69,7 @@ enum op {
 	OP_GET_16_2L,
 	OP_GET_4K,
 	OP_DEL_16,
+	OP_DELIFEQ_16,
 	OP_N
 };
 static const struct {
@@ -87,6 +90,7 @@ static const struct {
 	[OP_GET_16_2L] = { "get_16b_2l", BV_16, 1, SHMKV_KEY_MAX_DEFAULT },
 	[OP_GET_4K] = { "get_4k", BV_4K, 1 },
 	[OP_DEL_16] = { "del_16b", BV_16, 1 },
+	[OP_DELIFEQ_16] = { "delifeq_16b", BV_16, 1 },
 };
 
 /* The commands each op calls: counted ones, then the helper, if any. */
@@ -107,6 +111,7 @@ static const struct {
 	[OP_GET_16_2L] = { { BCMD_GET }, 1, -1 },
 	[OP_GET_4K] = { { BCMD_GET }, 1, -1 },
 	[OP_DEL_16] = { { BCMD_DEL }, 1, BCMD_SETNX },
+	[OP_DELIFEQ_16] = { { BCMD_DELIFEQ }, 1, BCMD_SETNX },
 };
 
 int ops_instr_call(struct bench_kv *kv, enum bench_cmd c, uint32_t id,
@@ -264,7 +269,13 @@ static int run(struct setup *s, enum impl im, enum op op, uint64_t calls)
 				return fail("GET length", im, op, 0);
 		}
 		if (helper >= 0) {
-			int_arg(&a, ds->ival[id]);
+			/* The key as it was: its string, or its integer. */
+			if (ops[op].vk != BV_INT) {
+				a.val = ds->sval[ds->which[id]];
+				a.len = ds->slen;
+			} else {
+				int_arg(&a, ds->ival[id]);
+			}
 			rc = kv->ops->fn[helper](kv, id, a.val, a.len);
 			if (rc != 1)
 				return fail(bench_cmd_name[helper], im, op, rc);
@@ -345,11 +356,11 @@ static int lookup(const char *name, const char *const *names, unsigned n)
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
-		"  IMPL: shmkv prepared mutex rculfhash\n"
-		"  OP: get_int set_int setnx del setnx_del incr "
-		"set_16b get_16b set_16b_2l get_16b_2l get_4k del_16b\n");
+	fprintf(stderr, "usage: ops_instr IMPL OP CALLS | ops_instr --quick\n"
+			"  IMPL: shmkv prepared mutex rculfhash\n"
+			"  OP: get_int set_int setnx del setnx_del incr "
+			"set_16b get_16b set_16b_2l get_16b_2l get_4k del_16b "
+			"delifeq_16b\n");
 	return 2;
 }
 

@@ -389,12 +389,13 @@ $(awk -F, '
 	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
 	END {
 		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
-			  "get_16b|set_16b_2l|get_16b_2l|del_16b", op, "|")
+			  "get_16b|set_16b_2l|get_16b_2l|del_16b|delifeq_16b", op, "|")
 		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
 		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
 		      "SET 16 B, uniform|GET 16 B, uniform|" \
 		      "SET 16 B, uniform, 2-line slots|" \
-		      "GET 16 B, uniform, 2-line slots|DEL 16 B, uniform", \
+		      "GET 16 B, uniform, 2-line slots|DEL 16 B, uniform|" \
+		      "DELIFEQ 16 B (equal), uniform", \
 		      title, "|")
 		goal["get_int"] = "<= 200: " meets("shmkv", "get_int", 200) \
 			"; prepared <= 60: " meets("prepared", "get_int", 60)

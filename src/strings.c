@@ -329,9 +329,11 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 	if (val == NULL && vlen > 0)
 		return -EINVAL;
-	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
-	    shmkv__fast_of_ref(kv, ref, true, &f) &&
-	    (r = shmkv__fast_delifeq_int(&f, i)) != SHMKV__FAST_SLOW)
+	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
+	    (r = shmkv__inline_int_of(kv, val, vlen, &i)
+			 ? shmkv__fast_delifeq_int(&f, i)
+			 : shmkv__fast_delifeq_bytes(&f, val, vlen)) !=
+		    SHMKV__FAST_SLOW)
 		return r;
 	return delifeq_run(kv, ref, val, vlen);
 }

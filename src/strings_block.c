@@ -1,7 +1,8 @@
 /*
  * strings_block.c - the straight-line SET of a string that leaves or
- * enters a value block (engine.h: shmkv__set_bytes_fast), and DEL of a
- * block's value (shmkv__del_block_fast).
+ * enters a value block (engine.h: shmkv__set_bytes_fast), DEL of a
+ * block's value (shmkv__del_block_fast), and DELIFEQ of a string
+ * (shmkv__delifeq_bytes_fast): a token-based lock's release.
  *
  * In a slot whose area holds one value of the size being set (a one-line
  * slot with a 16-byte value), writes alternate between the slot and a
@@ -80,6 +81,74 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 	if (mine != 0)
 		shmkv__value_free(kv, mine);
 	return done;
+}
+
+/* What string_equals found. */
+enum string_cmp {
+	CMP_ENGINE = -1, /* the engine's: a deadline, a corrupt word */
+	CMP_DIFFERS = 0,
+	CMP_EQUAL = 1,
+	CMP_MOVED = 2, /* the value changed under the read: load it again */
+};
+
+/* Does the value of word @w (a string in the slot or in a block) equal
+ * @val (@vlen)? If so, the block's holder is in *@owner (0 in the slot). */
+static enum string_cmp string_equals(const struct shmkv__fast *f, uint64_t w,
+				     const void *val, size_t vlen,
+				     uint32_t *owner)
+{
+	struct shmkv_block_view view;
+	bool equal = false;
+	int r;
+
+	*owner = 0;
+	if (VAL_KIND(w) == VAL_INLINE)
+		r = shmkv__inline_read(f->slot, f->kv->geo.slot_size, w, NULL,
+				       0, val, vlen, &equal);
+	else
+		r = shmkv__block_read_cmp(f->kv, w, NULL, 0, val, vlen, &view);
+	if (r == SHMKV__STALE)
+		return CMP_MOVED;
+	if (r != 0)
+		return CMP_ENGINE;
+	if (VAL_KIND(w) == VAL_INLINE)
+		return equal ? CMP_EQUAL : CMP_DIFFERS;
+	/* A deadline (passed or not: an expired key equals nothing) is the
+	 * engine's. */
+	if (view.deadline_ms != 0)
+		return CMP_ENGINE;
+	*owner = view.owner;
+	return view.equal ? CMP_EQUAL : CMP_DIFFERS;
+}
+
+int shmkv__delifeq_bytes_fast(const struct shmkv__fast *f, const void *val,
+			      size_t vlen)
+{
+	uint32_t ver = shmkv__fast_ver(f);
+
+	for (int n = 0; n < SHMKV__FAST_TRIES; n++) {
+		enum string_cmp cmp;
+		uint32_t owner;
+		uint64_t w;
+
+		if (!shmkv__fast_word(f, &w))
+			return -1;
+		/* An integer's form is not @val's (the caller's check). */
+		if (shmkv__word_is_none(w, ver) || shmkv__word_is_int(w, ver))
+			return 0;
+		if (VAL_KIND(w) != VAL_INLINE && VAL_KIND(w) != VAL_BLOCK)
+			return -1;
+		cmp = string_equals(f, w, val, vlen, &owner);
+		if (cmp == CMP_MOVED)
+			continue;
+		if (cmp != CMP_EQUAL)
+			return cmp == CMP_DIFFERS ? 0 : -1;
+		SHMKV_PAUSE_POINT("fast_loaded");
+		if (shmkv__commit_word(f->kv, f->slot, w, VAL_NONE_WORD(ver, 0),
+				       0, owner))
+			return 1;
+	}
+	return -1;
 }
 
 bool shmkv__del_block_fast(const struct shmkv__fast *f, uint64_t w)

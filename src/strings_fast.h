@@ -397,4 +397,20 @@ static SHMKV__INLINE int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
 	return SHMKV__FAST_SLOW;
 }
 
+/* DELIFEQ of the string @val (@vlen), no inline integer's form: compared
+ * with a string in the slot or in a block (strings_block.c). Return: 1,
+ * 0, or SHMKV__FAST_SLOW. */
+static inline int shmkv__fast_delifeq_bytes(const struct shmkv__fast *f,
+					    const void *val, size_t vlen)
+{
+	struct shmkv__fast copy = *f; /* so that *f's address never escapes */
+	int r;
+
+	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
+		return SHMKV__FAST_SLOW;
+	/* Compared even when empty: a NULL @val is "" (as the engine's). */
+	r = shmkv__delifeq_bytes_fast(&copy, val != NULL ? val : "", vlen);
+	return r < 0 ? SHMKV__FAST_SLOW : r;
+}
+
 #endif /* SHMKV_STRINGS_FAST_H */

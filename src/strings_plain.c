@@ -260,6 +260,13 @@ int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
 	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_));
 }
 
+/* DELIFEQ's straight-line path for a string, out of line: as SETNX's. */
+static __attribute__((noinline)) int
+plain_delifeq_bytes(struct shmkv__fast f, const void *val, size_t vlen)
+{
+	return shmkv__fast_delifeq_bytes(&f, val, vlen);
+}
+
 int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		  size_t vlen)
 {
@@ -268,7 +275,7 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	PLAIN(kv, key, klen, true,
 	      shmkv__inline_int_of(kv, val, vlen, &i)
 		      ? shmkv__fast_delifeq_int(f_, i)
-		      : SHMKV__FAST_SLOW,
+		      : plain_delifeq_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
 	      shmkv_key_delifeq(kv, ref_, val, vlen));
 }

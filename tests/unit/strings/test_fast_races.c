@@ -38,6 +38,8 @@ enum fast_call {
 	SET_A_LONG,
 	SETNX_A_STRING,
 	DEL_A,
+	DELIFEQ_A_HELLO,
+	DELIFEQ_A_TOKEN,
 };
 
 static int fast_call(void *arg)
@@ -93,6 +95,12 @@ static int fast_call(void *arg)
 	case DEL_A:
 		rc = shmkv_del(kv, LIT("a"));
 		break;
+	case DELIFEQ_A_HELLO:
+		rc = shmkv_delifeq(kv, LIT("a"), LIT(BLOCK_HELLO));
+		break;
+	case DELIFEQ_A_TOKEN:
+		rc = shmkv_delifeq(kv, LIT("a"), LIT("token-in-a-slot"));
+		break;
 	default:
 		rc = shmkv_setnx(kv, LIT("a"), LIT("7"));
 	}
@@ -101,9 +109,10 @@ static int fast_call(void *arg)
 }
 
 static const enum fast_call calls[] = {
-	GET_A,	    GET_A_TAIL,	    SET_A_5,	 INCR_A,
-	SETNX_A_7,  GETSET_A_5,	    DELIFEQ_A_1, SET_A_STRING,
-	SET_A_LONG, SETNX_A_STRING, DEL_A,
+	GET_A,		 GET_A_TAIL,	 SET_A_5,     INCR_A,
+	SETNX_A_7,	 GETSET_A_5,	 DELIFEQ_A_1, SET_A_STRING,
+	SET_A_LONG,	 SETNX_A_STRING, DEL_A,	      DELIFEQ_A_HELLO,
+	DELIFEQ_A_TOKEN,
 };
 
 static struct tu_child start(enum fast_call call, const char *at, int pauses)
@@ -350,6 +359,34 @@ Test(pausepoint_fast, a_del_that_loses_to_another_del_says_zero)
 	tu_assert_rc(tu_child_finish(&c), 0);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_eq(mp_blocks_used(&st), 0, "a block leaked");
+}
+
+/* A token-based release (DELIFEQ of a string), paused between its compare
+ * and its CAS while the value is replaced: by another token, it keeps the
+ * key (the lock was taken over); by the same bytes in a new block, it
+ * deletes it. In a block or in the slot; no block leaks. */
+Test(pausepoint_fast, a_string_delifeq_decides_on_the_value_its_cas_replaces)
+{
+	struct shmkv_stats st;
+
+	NEED_PAUSE_POINTS();
+	tu_assert_rc(lose_one_cas(DELIFEQ_A_HELLO, BLOCK_HELLO, BLOCK_OTHER),
+		     0);
+	tu_assert_get_str(tu_kv, "a", BLOCK_OTHER);
+	tu_assert_rc(lose_one_cas(DELIFEQ_A_HELLO, BLOCK_HELLO, BLOCK_HELLO),
+		     1);
+	tu_assert_missing_str(tu_kv, "a");
+	tu_assert_rc(lose_one_cas(DELIFEQ_A_TOKEN, "token-in-a-slot",
+				  "token-in-a-sloT"),
+		     0);
+	tu_assert_get_str(tu_kv, "a", "token-in-a-sloT");
+	tu_assert_rc(lose_one_cas(DELIFEQ_A_TOKEN, "token-in-a-slot",
+				  "token-in-a-slot"),
+		     1);
+	tu_assert_missing_str(tu_kv, "a");
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(mp_blocks_used(&st), 0, "a block leaked");
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 }
 
 Test(pausepoint_fast, an_incr_that_loses_every_fast_cas_still_counts_once)

@@ -123,6 +123,48 @@ Test(del, deletes_a_block_value_and_frees_its_block)
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 }
 
+/* A token in the slot or in a block, with or without a TTL: equal bytes
+ * delete it (and free its block), others keep it. */
+Test(delifeq, compares_a_string_in_the_slot_or_in_a_block)
+{
+	static const char *const tokens[] = { "tok-in-slot-16b!",
+					      TU_BLOCK_TEXT };
+	struct shmkv_stats st;
+
+	for (int i = 0; i < 2; i++) {
+		const char *t = tokens[i];
+		size_t n = strlen(t);
+
+		for (int ttl = 0; ttl < 2; ttl++) {
+			tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), t, n,
+					       ttl ? SHMKV_SET_PX : 0,
+					       ttl ? 60000 : 0, NULL),
+				     1);
+			tu_assert_rc(
+				shmkv_delifeq(tu_kv, LIT("lock"), t, n - 1), 0);
+			tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), "X", 1),
+				     0);
+			tu_assert_get(tu_kv, LIT("lock"), t, n);
+			tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), t, n),
+				     1);
+			tu_assert_missing_str(tu_kv, "lock");
+		}
+	}
+	/* An integer equals no other form of itself. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), LIT("7"), 0, 0, NULL), 1);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT("07")), 0);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT("7")), 1);
+	/* An expired token equals nothing. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("lock"), LIT(TU_BLOCK_TEXT),
+			       SHMKV_SET_PX, 1, NULL),
+		     1);
+	tu_sleep_ms(5);
+	tu_assert_rc(shmkv_delifeq(tu_kv, LIT("lock"), LIT(TU_BLOCK_TEXT)), 0);
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.block_values, 0);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
+
 Test(exists, returns_one_for_a_key_and_zero_otherwise)
 {
 	tu_assert_rc(shmkv_exists(tu_kv, LIT("k")), 0);
