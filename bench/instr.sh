@@ -118,35 +118,7 @@ mv "$csv.tmp" "$csv"
 		"in brackets: locked instructions (callgrind's Ge)"
 	echo "# keys: 12 bytes; 32768 keys at 50% load; hot key or uniform"
 	echo
-	awk -F, '
-	function cell(i, o) {
-		if (!((i, o) in ir) || ir[i, o] == "-")
-			return "-"
-		return sprintf("%.0f (%g)", ir[i, o], ge[i, o])
-	}
-	NR > 1 { ir[$1, $2] = $3; ge[$1, $2] = $4 }
-	END {
-		n = split("get_int|set_int|setnx|del|setnx_del|incr|set_16b|" \
-			  "get_16b|set_16b_2l|get_16b_2l|del_16b|delifeq_16b", op, "|")
-		split("GET int, hot|SET int, hot|SETNX absent, hot|" \
-		      "DEL present, hot|SETNX+DEL (lock cycle), hot|INCR, hot|" \
-		      "SET 16 B, uniform|GET 16 B, uniform|" \
-		      "SET 16 B, uniform, 2-line slots|" \
-		      "GET 16 B, uniform, 2-line slots|DEL 16 B, uniform|" \
-		      "DELIFEQ 16 B (equal), uniform", \
-		      title, "|")
-		split("<= 200 (prepared <= 60)|<= 220|||<= 450|<= 250|" \
-		      "<= 350, <= 2 locked||<= 350, <= 2 locked|", goal, "|")
-		printf("%-27s %12s %12s %12s %12s  %s\n", "op", "shmkv",
-		       "prepared", "mutex map", "rculfhash", "goal (issue 12)")
-		for (k = 1; k <= n; k++)
-			printf("%-27s %12s %12s %12s %12s  %s\n", title[k],
-			       cell("shmkv", op[k]), cell("prepared", op[k]),
-			       cell("mutex", op[k]), cell("rculfhash", op[k]),
-			       goal[k] == "" ? "-" : goal[k])
-		printf("\nlock acquire+release: safe lock %s, pattern lock %s\n",
-		       cell("safe_lock", "cycle"), cell("pattern_lock", "cycle"))
-	}' "$csv"
+	awk -F, -v fmt=txt -f bench/instr_table.awk "$csv"
 } | tee "$out/instr.txt"
 
 {

@@ -222,14 +222,6 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);
 /*
- * DEL of the key of @f, whose value word @w (checked against f->state)
- * names a block: if the block has no deadline, unpublished and freed as
- * the engine would (commit.h), without an op. Return: true if deleted;
- * false if the engine must decide (a deadline, a block freed under us, a
- * lost CAS): nothing changed.
- */
-bool shmkv__del_block_fast(const struct shmkv__fast *f, uint64_t w);
-/*
  * DELIFEQ of the string @val (@vlen <= value_max, not an inline integer's
  * form) on the key of @f, of a handle that may write: compared with the
  * value in the slot or in a block (one without a deadline), deleted as the

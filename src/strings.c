@@ -283,13 +283,21 @@ static int del_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	return cur->exists ? SHMKV_ACT_DELETE : SHMKV_ACT_KEEP;
 }
 
-int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
-		     struct shmkv_value *old)
+/* The engine's way for GETDEL, and for the DELs the fast path leaves
+ * (kept apart, so that a DEL it answers builds no op). */
+static __attribute__((noinline)) int
+getdel_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *old)
 {
 	struct shmkv_op op = { .decide = del_decide, .ctx = old };
 
 	want_value(&op, old);
 	return shmkv__run_ref(kv, ref, &op);
+}
+
+int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
+		     struct shmkv_value *old)
+{
+	return getdel_run(kv, ref, old);
 }
 
 int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
@@ -300,7 +308,7 @@ int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
 	    (r = shmkv__fast_del(&f)) != SHMKV__FAST_SLOW)
 		return r;
-	return shmkv_key_getdel(kv, ref, NULL);
+	return getdel_run(kv, ref, NULL);
 }
 
 static int delifeq_decide(struct shmkv_op *op, const struct shmkv_cur *cur)

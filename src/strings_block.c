@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "owned.h"
+#include "strings_fast.h"
 
 /* Our unpublished block holding @len bytes of @bytes for slot @idx.
  * Return: its value word, or 0 (no room: the engine's, which reports it). */
@@ -151,17 +152,20 @@ int shmkv__delifeq_bytes_fast(const struct shmkv__fast *f, const void *val,
 	return -1;
 }
 
-bool shmkv__del_block_fast(const struct shmkv__fast *f, uint64_t w)
+int shmkv__del_block_fast(struct shmkv *kv, struct shmkv_slot_shm *slot,
+			  uint64_t state, uint64_t w)
 {
 	uint32_t owner;
 	int64_t deadline;
 
 	/* The header's line is the one the free touches anyway. A deadline
 	 * (expired or not: DEL's answer depends on it) is the engine's. */
-	if (!shmkv__block_owner(f->kv, w, &owner, &deadline) || deadline != 0)
-		return false;
+	if (!shmkv__block_owner(kv, w, &owner, &deadline) || deadline != 0)
+		return SHMKV__FAST_SLOW;
 	SHMKV_PAUSE_POINT("fast_loaded");
-	return shmkv__commit_word(f->kv, f->slot, w,
-				  VAL_NONE_WORD(shmkv__fast_ver(f), 0), 0,
-				  owner);
+	return shmkv__commit_word(kv, slot, w,
+				  VAL_NONE_WORD(SLOT_VERSION(state), 0), 0,
+				  owner)
+		       ? 1
+		       : SHMKV__FAST_SLOW;
 }

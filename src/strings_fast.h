@@ -350,6 +350,18 @@ static SHMKV__INLINE int shmkv__fast_get_int(const struct shmkv__fast *f,
 	return shmkv__word_is_none(w, ver) ? 0 : SHMKV__FAST_SLOW;
 }
 
+/*
+ * DEL of the key in @slot of @kv, matched in state word @state, whose
+ * value word @w (checked against @state) names a block: if the block has
+ * no deadline, unpublished and freed as the engine would (commit.h),
+ * without an op (strings_block.c). Return: 1
+ * (deleted), or SHMKV__FAST_SLOW (a deadline, a block freed under us, a
+ * lost CAS): nothing changed. An int, so that fast_del's call of it is a
+ * tail call (no registers saved on the other paths).
+ */
+int shmkv__del_block_fast(struct shmkv *kv, struct shmkv_slot_shm *slot,
+			  uint64_t state, uint64_t w);
+
 /* DEL of NONE (nothing to delete) or of an inline integer or string: one
  * CAS, no value storage to free. */
 static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
@@ -364,11 +376,9 @@ static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 	if (shmkv__word_owns_nothing(w, ver) &&
 	    shmkv__fast_swap(f, w, VAL_NONE_WORD(ver, 0)))
 		return 1;
-	if (VAL_KIND(w) == VAL_BLOCK) {
-		struct shmkv__fast copy = *f; /* *f's address never escapes */
-
-		return shmkv__del_block_fast(&copy, w) ? 1 : SHMKV__FAST_SLOW;
-	}
+	/* Its fields, not *f: a copy of it would cost every DEL. */
+	if (VAL_KIND(w) == VAL_BLOCK)
+		return shmkv__del_block_fast(f->kv, f->slot, f->state, w);
 	return SHMKV__FAST_SLOW;
 }
 
