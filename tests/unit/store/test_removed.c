@@ -215,33 +215,50 @@ Test(removed, another_process_learns_it_on_its_next_command)
 	tu_assert_rc(shmkv_open(tu_name, 0, &(shmkv_t *){ NULL }), -ENOENT);
 }
 
-/* A child that holds lock "jobs" (a safe lock, or the pattern lock if
- * @pattern) until the parent writes to @go[1] or closes it. */
-static pid_t start_holder(bool pattern, int ready, const int go[2])
+/* In a child: takes lock "jobs" of @kv (a safe lock, or the pattern lock if
+ * @pattern), at once or waiting without a limit (@wait). Return: what the
+ * acquire said. */
+static int take_jobs_lock(shmkv_t *kv, bool pattern, bool wait)
+{
+	struct shmkv_pattern pl;
+	struct shmkv_lock lk;
+	int64_t exp;
+	int rc;
+
+	if (pattern) {
+		rc = shmkv_pattern_init(kv, &pl, "jobs");
+		return rc ? rc
+			  : shmkv_pattern_acquire(&pl, 600000,
+						  wait ? SHMKV_LOCK_FOREVER : 0,
+						  &exp);
+	}
+	rc = shmkv_lock_init(kv, &lk, "jobs");
+	return rc     ? rc
+	       : wait ? shmkv_lock_acquire(&lk, 600000)
+		      : shmkv_lock_try_acquire(&lk, 600000);
+}
+
+/* Forks a child that opens the store (exiting NO_OPEN if it cannot).
+ * Return: in the parent the child's pid; in the child 0, *@kv its handle. */
+static pid_t fork_with_store(shmkv_t **kv)
 {
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		struct shmkv_pattern pl;
-		struct shmkv_lock lk;
-		shmkv_t *kv;
-		int64_t exp;
-		int rc;
+	if (pid == 0 && shmkv_open(tu_name, 0, kv) != 0)
+		_exit(NO_OPEN);
+	return pid;
+}
 
-		if (shmkv_open(tu_name, 0, &kv) != 0)
-			_exit(NO_OPEN);
-		if (pattern) {
-			rc = shmkv_pattern_init(kv, &pl, "jobs");
-			if (rc == 0)
-				rc = shmkv_pattern_acquire(&pl, 600000, 0,
-							   &exp);
-		} else {
-			rc = shmkv_lock_init(kv, &lk, "jobs");
-			if (rc == 0)
-				rc = shmkv_lock_try_acquire(&lk, 600000);
-		}
-		if (rc != SHMKV_LOCK_ACQUIRED)
+/* A child that holds lock "jobs" until the parent writes to @go[1] or
+ * closes it. */
+static pid_t start_holder(bool pattern, int ready, const int go[2])
+{
+	shmkv_t *kv;
+	pid_t pid = fork_with_store(&kv);
+
+	if (pid == 0) {
+		if (take_jobs_lock(kv, pattern, false) != SHMKV_LOCK_ACQUIRED)
 			_exit(WRONG_RC);
 		send_byte(ready);
 		/* Ours closed: a parent that fails ends the wait too. */
@@ -257,30 +274,13 @@ static pid_t start_holder(bool pattern, int ready, const int go[2])
  * wait ended with -ESTALE. */
 static pid_t start_waiter(bool pattern, int ready)
 {
-	pid_t pid = fork();
+	shmkv_t *kv;
+	pid_t pid = fork_with_store(&kv);
 
-	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		struct shmkv_pattern pl;
-		struct shmkv_lock lk;
-		shmkv_t *kv;
-		int64_t exp;
-		int rc;
-
-		if (shmkv_open(tu_name, 0, &kv) != 0)
-			_exit(NO_OPEN);
 		send_byte(ready);
-		if (pattern) {
-			rc = shmkv_pattern_init(kv, &pl, "jobs");
-			if (rc == 0)
-				rc = shmkv_pattern_acquire(
-					&pl, 600000, SHMKV_LOCK_FOREVER, &exp);
-		} else {
-			rc = shmkv_lock_init(kv, &lk, "jobs");
-			if (rc == 0)
-				rc = shmkv_lock_acquire(&lk, 600000);
-		}
-		_exit(rc == -ESTALE ? SAW_ESTALE : WRONG_RC);
+		_exit(take_jobs_lock(kv, pattern, true) == -ESTALE ? SAW_ESTALE
+								   : WRONG_RC);
 	}
 	return pid;
 }
