@@ -390,7 +390,7 @@ static void lk_drop_claim(struct shmkv__lock *lk)
 	lk->flags &= ~LK_CELL;
 }
 
-static int check_handle(const struct shmkv__lock *lk)
+static inline int check_handle(const struct shmkv__lock *lk)
 {
 	if (lk == NULL || lk->kv == NULL ||
 	    lk->key_len <= SHMKV_LOCK_PREFIX_LEN)
