@@ -165,16 +165,33 @@ static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
 	return shmkv__load_relaxed(&s->value) == v ? 0 : SHMKV__STALE;
 }
 
-/* shmkv__area_stage's work once the bytes are known to fit at @off.
- * Inline, as the rest: out of line, its call cost a SET into the slot
- * ~35 instructions (saving and passing eight arguments) to spare the
- * write that finds no room a few. */
-static SHMKV__INLINE uint64_t shmkv__area_stage_at(
-	const struct shmkv *kv, uint32_t idx, uint64_t state, uint64_t old,
-	const void *bytes, size_t len, uint32_t off, uint64_t *held)
+/*
+ * Stages @len bytes in the area of slot @idx of @kv, matched in state
+ * word @state for a key of @klen bytes, for a CAS of its value word from
+ * @old: claims the area, checks that the slot still holds the key and the
+ * word is still @old, and copies the bytes into a region that @old does
+ * not name. Return: the INLINE word to CAS in, with the claim in *@held
+ * (shmkv__area_release() it whatever the CAS does), or 0 with nothing held
+ * (no room, a live claimer, or the slot moved: store a block instead).
+ * Inline: out of line, its call cost a SET into the slot ~35 instructions
+ * (saving and passing eight arguments).
+ */
+static SHMKV__INLINE uint64_t shmkv__area_stage(const struct shmkv *kv,
+						uint32_t idx, uint64_t state,
+						uint32_t klen, uint64_t old,
+						const void *bytes, size_t len,
+						uint64_t *held)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	struct shmkv_slot_shm *s;
+	int off;
 
+	*held = 0;
+	if (klen > kv->geo.key_max)
+		return 0;
+	off = shmkv__area_place(kv->geo.slot_size, klen, old, len);
+	if (off < 0)
+		return 0;
+	s = shmkv__slot(kv, idx);
 	*held = shmkv__area_claim(s, false);
 	if (*held == 0)
 		return 0;
@@ -193,36 +210,10 @@ static SHMKV__INLINE uint64_t shmkv__area_stage_at(
 	 * off these bytes (which our acquire load above observed). Free on
 	 * x86 and ARMv8, where the acquire load already orders the stores. */
 	shmkv__fence_release();
-	shmkv__copy_short((unsigned char *)s + kv->geo.slot_size - off - len,
+	shmkv__copy_short((unsigned char *)s + kv->geo.slot_size -
+				  (uint32_t)off - len,
 			  bytes, len);
-	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, off);
-}
-
-/*
- * Stages @len bytes in the area of slot @idx of @kv, matched in state
- * word @state for a key of @klen bytes, for a CAS of its value word from
- * @old: claims the area, checks that the slot still holds the key and the
- * word is still @old, and copies the bytes into a region that @old does
- * not name. Return: the INLINE word to CAS in, with the claim in *@held
- * (shmkv__area_release() it whatever the CAS does), or 0 with nothing held
- * (no room, a live claimer, or the slot moved: store a block instead).
- */
-static SHMKV__INLINE uint64_t shmkv__area_stage(const struct shmkv *kv,
-						uint32_t idx, uint64_t state,
-						uint32_t klen, uint64_t old,
-						const void *bytes, size_t len,
-						uint64_t *held)
-{
-	int off;
-
-	*held = 0;
-	if (klen > kv->geo.key_max)
-		return 0;
-	off = shmkv__area_place(kv->geo.slot_size, klen, old, len);
-	if (off < 0)
-		return 0;
-	return shmkv__area_stage_at(kv, idx, state, old, bytes, len,
-				    (uint32_t)off, held);
+	return VAL_INLINE_WORD(SLOT_AREA_NUM(*held) + 1, len, (uint32_t)off);
 }
 
 /*
