@@ -221,15 +221,6 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
  */
 bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);
-/*
- * DELIFEQ of the string @val (@vlen <= value_max, not an inline integer's
- * form) on the key of @f, of a handle that may write: compared with the
- * value in the slot or in a block (one without a deadline), deleted as the
- * engine would. Return: 1 (deleted), 0 (absent or different), or -1 (the
- * engine's: a deadline, a corrupt word, lost CASes): nothing changed.
- */
-int shmkv__delifeq_bytes_fast(const struct shmkv__fast *f, const void *val,
-			      size_t vlen);
 
 /* The value word's kind for the fast path, in the slot version @ver. */
 static SHMKV__INLINE bool shmkv__word_is_int(uint64_t w, uint32_t ver)

@@ -133,23 +133,23 @@ int shmkv__delifeq_bytes_fast(const struct shmkv__fast *f, const void *val,
 		uint64_t w;
 
 		if (!shmkv__fast_word(f, &w))
-			return -1;
+			return SHMKV__FAST_SLOW;
 		/* An integer's form is not @val's (the caller's check). */
 		if (shmkv__word_is_none(w, ver) || shmkv__word_is_int(w, ver))
 			return 0;
 		if (VAL_KIND(w) != VAL_INLINE && VAL_KIND(w) != VAL_BLOCK)
-			return -1;
+			return SHMKV__FAST_SLOW;
 		cmp = string_equals(f, w, val, vlen, &owner);
 		if (cmp == CMP_MOVED)
 			continue;
 		if (cmp != CMP_EQUAL)
-			return cmp == CMP_DIFFERS ? 0 : -1;
+			return cmp == CMP_DIFFERS ? 0 : SHMKV__FAST_SLOW;
 		SHMKV_PAUSE_POINT("fast_loaded");
 		if (shmkv__commit_word(f->kv, f->slot, w, VAL_NONE_WORD(ver, 0),
 				       0, owner))
 			return 1;
 	}
-	return -1;
+	return SHMKV__FAST_SLOW;
 }
 
 int shmkv__del_block_fast(struct shmkv *kv, struct shmkv_slot_shm *slot,

@@ -407,6 +407,17 @@ static SHMKV__INLINE int shmkv__fast_delifeq_int(const struct shmkv__fast *f,
 	return SHMKV__FAST_SLOW;
 }
 
+/*
+ * DELIFEQ of the string @val (@vlen <= value_max, not an inline integer's
+ * form) on the key of @f, of a handle that may write: compared with the
+ * value in the slot or in a block (one without a deadline), deleted as the
+ * engine would (strings_block.c). Return: 1 (deleted), 0 (absent or
+ * different), or SHMKV__FAST_SLOW (a deadline, a corrupt word, lost CASes):
+ * nothing changed.
+ */
+int shmkv__delifeq_bytes_fast(const struct shmkv__fast *f, const void *val,
+			      size_t vlen);
+
 /* DELIFEQ of the string @val (@vlen), no inline integer's form: compared
  * with a string in the slot or in a block (strings_block.c). Return: 1,
  * 0, or SHMKV__FAST_SLOW. */
@@ -414,13 +425,11 @@ static inline int shmkv__fast_delifeq_bytes(const struct shmkv__fast *f,
 					    const void *val, size_t vlen)
 {
 	struct shmkv__fast copy = *f; /* so that *f's address never escapes */
-	int r;
 
 	if ((val == NULL && vlen > 0) || vlen > f->kv->geo.value_max)
 		return SHMKV__FAST_SLOW;
 	/* Compared even when empty: a NULL @val is "" (as the engine's). */
-	r = shmkv__delifeq_bytes_fast(&copy, val != NULL ? val : "", vlen);
-	return r < 0 ? SHMKV__FAST_SLOW : r;
+	return shmkv__delifeq_bytes_fast(&copy, val != NULL ? val : "", vlen);
 }
 
 #endif /* SHMKV_STRINGS_FAST_H */
