@@ -501,9 +501,10 @@ void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
 
 /*
  * Who holds the block @ref names (its publisher, or 0 once settled),
- * without reading the block: what a writer about to replace it needs
- * (shmkv__value_settle). Return: true and *@id, or false (freed
- * meanwhile, or out of bounds: the caller decides afresh).
+ * without reading its data: what a writer about to replace it needs
+ * (shmkv__value_settle); and, if @deadline is not NULL, its deadline (0:
+ * none), which a DEL needs. Return: true and *@id (and *@deadline), or
+ * false (freed meanwhile, or out of bounds: the caller decides afresh).
  */
 bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
 			int64_t *deadline)

@@ -111,10 +111,9 @@ static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
 	kr->state = state;
 }
 
-/*
- * Checks and hashes @key as shmkv_key_prepare() does (the one copy of its
- * checks, shmkv__key_args): into @k. Return: 0, -EINVAL, -ENAMETOOLONG, -ESTALE.
- */
+/* The checks of a command's handle and key, as shmkv_key_prepare() makes
+ * them (the one copy). Return: 0, -EINVAL, -ENAMETOOLONG, or the removed
+ * store's -ESTALE (-EBADMSG: a corrupt life word). */
 static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
 					 const void *key, size_t klen)
 {
@@ -123,6 +122,7 @@ static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
 	return klen > kv->geo.key_max ? -ENAMETOOLONG : shmkv__live(kv);
 }
 
+/* shmkv__key_args, then @key hashed into @k. */
 static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
 					  const void *key, size_t klen,
 					  struct shmkv_key *k)

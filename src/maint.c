@@ -258,11 +258,13 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 	uint64_t slots, i;
 	int64_t now;
+	int err;
 
 	if (kv == NULL || fn == NULL || next == NULL)
 		return -EINVAL;
-	if (shmkv__live(kv) != 0)
-		return -ESTALE;
+	err = shmkv__live(kv);
+	if (err)
+		return err;
 	slots = kv->geo.slot_count;
 	now = shmkv__now_ms();
 	if (count == 0)

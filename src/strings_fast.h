@@ -362,8 +362,8 @@ static SHMKV__INLINE int shmkv__fast_get_int(const struct shmkv__fast *f,
 int shmkv__del_block_fast(struct shmkv *kv, struct shmkv_slot_shm *slot,
 			  uint64_t state, uint64_t w);
 
-/* DEL of NONE (nothing to delete) or of an inline integer or string: one
- * CAS, no value storage to free. */
+/* DEL of NONE (nothing to delete), of an inline integer or string (one
+ * CAS, no value storage to free), or of a block (shmkv__del_block_fast). */
 static SHMKV__INLINE int shmkv__fast_del(const struct shmkv__fast *f)
 {
 	uint64_t w;

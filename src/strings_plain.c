@@ -91,7 +91,7 @@ static SHMKV__INLINE void plain_memo_keep(const shmkv_t *kv,
 }
 
 /* Checks, hashes and looks up @key (unless it is this thread's last).
- * Return: 0 and p->found, or -EINVAL, -ENAMETOOLONG (before anything
+ * Return: 0 and p->found, or shmkv__key_args's error (before anything
  * else, as shmkv_key_prepare). */
 static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 				    bool write, struct plain *p)
