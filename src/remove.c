@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -44,30 +45,35 @@ static void wake_waiters(struct shmkv_header_shm *h)
 			shmkv__wake(&h->lock_wait[i]);
 }
 
+/* The header of the file open at @fd, read (not mapped: a live store
+ * stays untouched), into *@h; what the file lacks reads as 0. Return:
+ * false if it cannot be read. */
+static bool read_header(int fd, struct shmkv_header_shm *h)
+{
+	memset(h, 0, sizeof(*h));
+	return pread(fd, h, sizeof(*h), 0) >= 0;
+}
+
 /*
- * Marks the store open at @fd (@st) removed. Return: 1 if it was marked
- * before (by us or by a remover that died), 0 if we marked it (or its
- * layout has no life word: a store of an older version, whose users'
- * library would not look), or -EPROTO (not a store), -EPROTONOSUPPORT (a
- * newer layout: its life word may be elsewhere), -errno.
+ * Marks the store open at @fd, of header @h and size @st, removed (a
+ * store of an older layout has no life word, and its users' library would
+ * not look: nothing to mark). Return: 0, or -EPROTO (not a store),
+ * -EPROTONOSUPPORT (a newer layout: its life word may be elsewhere),
+ * -errno.
  */
-static int mark_removed(int fd, const struct stat *st)
+static int mark_removed(int fd, const struct shmkv_header_shm *hdr,
+			const struct stat *st)
 {
 	struct shmkv_header_shm *h;
-	uint64_t magic = 0, w;
-	uint32_t version = 0;
+	uint64_t w;
 
-	if (pread(fd, &magic, sizeof(magic), 0) != sizeof(magic) ||
-	    magic != SHMKV_MAGIC)
+	if (hdr->magic != SHMKV_MAGIC)
 		return -EPROTO;
-	if (pread(fd, &version, sizeof(version),
-		  offsetof(struct shmkv_header_shm, layout_version)) !=
-	    sizeof(version))
-		return -EPROTO;
-	if (version > SHMKV_LAYOUT_VERSION)
+	if (hdr->layout_version > SHMKV_LAYOUT_VERSION)
 		return -EPROTONOSUPPORT;
 	/* A header cut short cannot be mapped by anyone: nobody to tell. */
-	if (version < LIFE_SINCE_LAYOUT || st->st_size < SHMKV_HEADER_SIZE)
+	if (hdr->layout_version < LIFE_SINCE_LAYOUT ||
+	    st->st_size < SHMKV_HEADER_SIZE)
 		return 0;
 	h = mmap(NULL, SHMKV_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 fd, 0);
@@ -75,11 +81,11 @@ static int mark_removed(int fd, const struct stat *st)
 		return shmkv__errno();
 	/* Relaxed: the CAS below decides on it. */
 	w = shmkv__load_relaxed(&h->life);
+	/* Full barrier: set before the unlink, so that a command that starts
+	 * after shmkv_unlink returned reads it (shmkv__live). Each failure
+	 * means the word moved on: no one sets other bits today, so this
+	 * loops at most once more. */
 	while (!(w & SHMKV_LIFE_REMOVED)) {
-		/* Full barrier: set before the unlink, so that a command that
-		 * starts after shmkv_unlink returned reads it (shmkv__live).
-		 * Each failure means the word moved on: no one sets other
-		 * bits today, so this loops at most once more. */
 		uint64_t seen = shmkv__cas_full(&h->life, w,
 						w | SHMKV_LIFE_REMOVED);
 
@@ -89,7 +95,7 @@ static int mark_removed(int fd, const struct stat *st)
 	}
 	wake_waiters(h);
 	munmap(h, SHMKV_HEADER_SIZE);
-	return (w & SHMKV_LIFE_REMOVED) ? 1 : 0;
+	return 0;
 }
 
 /*
@@ -101,6 +107,7 @@ static int mark_removed(int fd, const struct stat *st)
  */
 static int remove_open(int fd, const char *path, bool only_removed)
 {
+	struct shmkv_header_shm h;
 	struct stat st, named;
 
 	/* Blocks only while another remover of this file runs (two
@@ -114,22 +121,14 @@ static int remove_open(int fd, const char *path, bool only_removed)
 		return errno == ENOENT ? 1 : shmkv__errno();
 	if (named.st_ino != st.st_ino || named.st_dev != st.st_dev)
 		return 1;
+	if (!read_header(fd, &h))
+		return shmkv__errno();
 	if (only_removed) {
-		uint64_t life = 0;
-		uint32_t version = 0;
-
-		/* Read, not mapped: a live store stays untouched. */
-		if (pread(fd, &version, sizeof(version),
-			  offsetof(struct shmkv_header_shm, layout_version)) !=
-			    sizeof(version) ||
-		    version != SHMKV_LAYOUT_VERSION ||
-		    pread(fd, &life, sizeof(life),
-			  offsetof(struct shmkv_header_shm, life)) !=
-			    sizeof(life) ||
-		    !(life & SHMKV_LIFE_REMOVED))
+		if (h.layout_version != SHMKV_LAYOUT_VERSION ||
+		    !(h.life & SHMKV_LIFE_REMOVED))
 			return 2;
 	} else {
-		int err = mark_removed(fd, &st);
+		int err = mark_removed(fd, &h, &st);
 
 		if (err < 0)
 			return err;
@@ -162,8 +161,8 @@ static int remove_named(const char *path, bool only_removed)
 
 int shmkv__life_error(const struct shmkv *kv)
 {
-	const struct shmkv_header_shm *h =
-		(const struct shmkv_header_shm *)kv->base;
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
 	/* Relaxed: as shmkv__life_ok's; read again, it can only have moved
 	 * on to REMOVED. */
 	uint64_t life = shmkv__load_relaxed(&h->life);
