@@ -252,27 +252,10 @@ static int describe(const char *name, char *what, size_t cap)
 	return CTL_OK;
 }
 
-/* What destroy tells after removing @name: who was using it. */
-static void report_destroyed(const char *name, const char *what,
-			     const struct ctl_users *u, bool known)
-{
-	char users[96];
-
-	if (!known || (u->count == 0 && u->unknown == 0)) {
-		printf("destroyed %s%s\n", name, what);
-		return;
-	}
-	ctl_users_phrase(u, users, sizeof(users));
-	printf("destroyed %s%s; it was %s: their next command on it fails "
-	       "with ESTALE\n",
-	       name, what, users);
-}
-
 static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 {
-	char name[SHMKV_NAME_MAX + 1], what[96], prompt[200];
+	char name[SHMKV_NAME_MAX + 1], what[96], users[96] = "";
 	struct ctl_users u;
-	bool known;
 	int err = ctl_store_name(arg, name);
 
 	if (err)
@@ -286,22 +269,27 @@ static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 		return CTL_USAGE;
 	}
 	/* Counted before the removal: the store's file is gone after it. */
-	known = ctl_store_users(name, &u) == 0;
-	snprintf(prompt, sizeof(prompt), "%s", what);
-	if (known && (u.count > 0 || u.unknown > 0)) {
-		char users[96];
-
+	if (ctl_store_users(name, &u) == 0 && (u.count > 0 || u.unknown > 0))
 		ctl_users_phrase(&u, users, sizeof(users));
-		snprintf(prompt, sizeof(prompt), "%s, %s", what, users);
-	}
-	if (!force && !confirm(name, prompt)) {
-		fprintf(stderr, "%s not destroyed\n", name);
-		return CTL_NIL;
+	if (!force) {
+		char prompt[200];
+
+		snprintf(prompt, sizeof(prompt), "%s%s%s", what,
+			 users[0] ? ", " : "", users);
+		if (!confirm(name, prompt)) {
+			fprintf(stderr, "%s not destroyed\n", name);
+			return CTL_NIL;
+		}
 	}
 	err = shmkv_unlink(name);
 	if (err)
 		return ctl_store_err(name, NULL, err);
-	report_destroyed(name, what, &u, known);
+	if (users[0])
+		printf("destroyed %s%s; it was %s: their next command on it "
+		       "fails with ESTALE\n",
+		       name, what, users);
+	else
+		printf("destroyed %s%s\n", name, what);
 	return CTL_OK;
 }
 
