@@ -173,10 +173,9 @@ static int memo_call(void *arg)
 static const enum second seconds[] = { GET_AGAIN, SET_AGAIN };
 
 /* "a" is set; a child stops with its memo matched to a's slot; the parent
- * deletes "a" and gives the slot to another key, valued "2". Return: the
- * child, paused; *@other the other key. */
-static struct tu_child pause_then_take_the_slot(enum second second,
-						char other[32])
+ * deletes "a" and gives the slot to another key, valued "2", then lets the
+ * child go on. Return: the child's result; *@other the other key. */
+static int run_while_the_slot_is_taken(enum second second, char other[32])
 {
 	struct shmkv_slot_ref a;
 	struct tu_child c;
@@ -193,19 +192,17 @@ static struct tu_child pause_then_take_the_slot(enum second second,
 		1);
 	cr_assert_eq(tu_slot_ref(tu_kv, other).index, a.index,
 		     "the other key did not take a's slot");
-	return c;
+	tu_child_let_go(&c);
+	return tu_child_finish(&c);
 }
 
 Test(pausepoint_memo, a_get_whose_memo_slot_goes_to_another_key_reads_absent)
 {
-	struct tu_child c;
 	char other[32];
 
 	NEED_PAUSE_POINTS();
-	c = pause_then_take_the_slot(GET_AGAIN, other);
-	tu_child_let_go(&c);
 	/* Absent: "a" was deleted. Never the other key's "2". */
-	tu_assert_rc(tu_child_finish(&c), 0);
+	tu_assert_rc(run_while_the_slot_is_taken(GET_AGAIN, other), 0);
 }
 
 /* The SET the memo sent to a slot that moved on: the engine inserts "a"
@@ -213,13 +210,10 @@ Test(pausepoint_memo, a_get_whose_memo_slot_goes_to_another_key_reads_absent)
  * the other key, once. */
 Test(pausepoint_memo, a_set_whose_memo_slot_goes_to_another_key_inserts_it)
 {
-	struct tu_child c;
 	char other[32];
 
 	NEED_PAUSE_POINTS();
-	c = pause_then_take_the_slot(SET_AGAIN, other);
-	tu_child_let_go(&c);
-	tu_assert_rc(tu_child_finish(&c), 1);
+	tu_assert_rc(run_while_the_slot_is_taken(SET_AGAIN, other), 1);
 	tu_assert_get_str(tu_kv, "a", "5");
 	tu_assert_get_str(tu_kv, other, "2");
 	cr_assert_eq(live_keys(tu_kv), 2);
