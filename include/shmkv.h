@@ -117,17 +117,26 @@ struct shmkv_config {
 				    its slot holds short strings */
 	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
 	uint32_t probe_limit;  /**< longest probe run; 0: default (1024) */
-	uint64_t value_memory; /**< bytes for value storage, split equally
-				    among the size classes; 0: slots*256, but
-				    at least 8 blocks per class */
+	uint64_t value_memory; /**< bytes of value storage at creation,
+				    in pages that go to size classes as
+				    values need them; 0: slots*256, but at
+				    least one page per class. Grows online
+				    within max_memory */
 	uint32_t mode;	       /**< permission bits; 0: 0600 (so 0000
 				    cannot be asked for: chmod afterwards) */
 	uint32_t flags;	       /**< SHMKV_CONFIG_* options; 0: none. A bit
 				    this library does not know: -EINVAL */
+	/** The most shared memory the store may use, in bytes (the
+	 * segment's allocated bytes: header, slots, value pages). Value
+	 * memory grows in whole pages while it stays within this; beyond
+	 * it a write that needs room gets -ENOMEM. 0: what the system
+	 * allows (the size of the file system at /dev/shm). Less than the
+	 * store's initial size: -EINVAL. */
+	uint64_t max_memory;
 	/** Room for options of later versions; must be zero. A library
 	 * that does not know an option refuses a non-zero word here with
 	 * -EINVAL, so a program asking for it gets an error, not silence. */
-	uint32_t reserved[8];
+	uint32_t reserved[6];
 };
 
 /*
@@ -624,8 +633,9 @@ struct shmkv_stats {
 	uint64_t corrupt;	/**< slots whose words make no sense */
 	uint32_t longest_probe; /**< largest probe bound of any home slot */
 	uint32_t page_size;	/**< value storage comes in pages this big */
-	uint32_t pages;		/**< pages of value storage */
-	uint32_t pages_free;	/**< pages not yet given to a size class */
+	uint32_t pages;		/**< pages of value storage allocated now */
+	uint32_t pages_free;	/**< of those, pages not yet given to a
+				     size class */
 	uint32_t classes;	/**< value size classes in use below */
 	struct {
 		uint32_t block_size; /**< bytes per block (24 are header) */
@@ -633,14 +643,20 @@ struct shmkv_stats {
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
 	} cls[SHMKV_STATS_CLASSES];
-	uint64_t segment_bytes;	  /**< size of the mapped segment */
+	uint64_t segment_bytes;	  /**< size of the mapped segment: the whole
+				       reservation, mostly not allocated */
 	uint64_t created_unix_ms; /**< when the store was created */
 	uint32_t creator_pid;	  /**< who created it */
 	uint32_t reserved32;	  /**< zeroed */
 	uint64_t inline_values;	  /**< keys whose string lives in its slot */
 	uint64_t block_values;	  /**< keys whose value is in a value block
 				       (expired ones included) */
-	uint64_t reserved[14];	  /**< room for later counts; zeroed */
+	uint64_t memory_bytes;	  /**< shared memory the store uses now:
+				       header, slots, the allocated pages */
+	uint64_t max_memory;	  /**< the most it may use (the setting) */
+	uint32_t pages_max;	  /**< pages it may have within max_memory */
+	uint32_t reserved32b;	  /**< zeroed */
+	uint64_t reserved[11];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */

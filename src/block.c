@@ -29,13 +29,17 @@
 
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
 {
+	uint32_t ready = shmkv__pages_ready(kv), c;
+
+	/* Beyond our copy of the ready pages: grown since we looked, or a
+	 * corrupt number (grow.c). Pages past the ready ones are not
+	 * allocated in the file: never read. */
+	if (page >= ready)
+		ready = shmkv__pages_ready_refresh(kv);
 	/* Relaxed: a page's class is written once (CAS from 0) and never
 	 * changes; a block named by a value word we acquired was allocated
 	 * after that CAS, so we see it. Out of range means corrupt or free. */
-	uint32_t c = page < kv->geo.page_count
-			     ? shmkv__load32_relaxed(&kv->page_table[page])
-			     : 0;
-
+	c = page < ready ? shmkv__load32_relaxed(&kv->page_table[page]) : 0;
 	return c != 0 && c <= kv->geo.class_count ? c - 1 : SHMKV__NO_CLASS;
 }
 
@@ -165,14 +169,18 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
  * has pages may only if free pages remain for every class still without
  * one. So the first values of any size always find room, whatever order
  * values arrive in (a store restored from a dump in another order must not
- * fail). Counted with one pass over the page table: claims are rare (once
- * per page of values).
+ * fail). Free pages: those of the @ready pages that no class has, and
+ * those that growth may still add. Counted with one pass over the page
+ * table: claims are rare (once per page of values).
  */
-static bool may_claim(const struct shmkv *kv, uint32_t cls)
+static bool may_claim(const struct shmkv *kv, uint32_t cls, uint32_t ready)
 {
 	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0, needy = 0;
+	uint32_t max = shmkv__pages_max(kv);
 
-	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
+	if (max > ready)
+		free_pages = max - ready;
+	for (uint32_t page = 0; page < ready; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
@@ -187,16 +195,17 @@ static bool may_claim(const struct shmkv *kv, uint32_t cls)
 	return free_pages > needy;
 }
 
-/* Claims a free page for @cls. Return: the page, or UINT32_MAX. */
-static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
+/* Claims a free page of the @ready pages for @cls. Return: the page,
+ * UINT32_MAX (none free), or UINT32_MAX - 1 (none it may take). */
+static uint32_t claim_ready_page(struct shmkv *kv, uint32_t cls, uint32_t ready)
 {
 	/* Relaxed: a process-local hint, as above. */
 	uint32_t start = shmkv__load32_relaxed(&kv->claim_hint);
 
-	if (!may_claim(kv, cls))
-		return UINT32_MAX;
-	for (uint32_t n = 0; n < kv->geo.page_count; n++) {
-		uint32_t page = (start + n) % kv->geo.page_count;
+	if (!may_claim(kv, cls, ready))
+		return UINT32_MAX - 1;
+	for (uint32_t n = 0; n < ready; n++) {
+		uint32_t page = (start + n) % ready;
 
 		/* Relaxed filter; full-barrier CAS decides the owner class
 		 * before any block of the page is allocated. */
@@ -208,6 +217,27 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 		return page;
 	}
 	return UINT32_MAX;
+}
+
+/* Claims a free page for @cls, growing the store while none is free and
+ * it may. Each round finds more pages ready than the last (a growth is
+ * ours or another's), or ends: it terminates. Return: 0 and *@page, or
+ * -ENOMEM (max_memory reached, or the system out of memory), -EBADMSG. */
+static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
+{
+	for (;;) {
+		uint32_t ready = shmkv__pages_ready_refresh(kv);
+		int err;
+
+		*page = claim_ready_page(kv, cls, ready);
+		if (*page < UINT32_MAX - 1)
+			return 0;
+		if (*page == UINT32_MAX - 1)
+			return -ENOMEM;
+		err = shmkv__pages_grow(kv, ready);
+		if (err)
+			return err == -EROFS ? -ENOMEM : err;
+	}
 }
 
 /*
@@ -224,7 +254,8 @@ static uint32_t claim_page(struct shmkv *kv, uint32_t cls)
 static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 			  uint64_t *ref)
 {
-	uint32_t count = kv->class_blocks[cls], pages = kv->geo.page_count;
+	uint32_t count = kv->class_blocks[cls], pages = shmkv__pages_ready(kv);
+	int err;
 	/* Relaxed: process-local hints (threads share the handle); a stale
 	 * or corrupt one only starts the round elsewhere. */
 	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]);
@@ -251,9 +282,9 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 	if (at > 0 && shmkv__page_class(kv, start) == cls &&
 	    alloc_in_page(kv, start, cls, pid, 0, at, ref) == 0)
 		return 0;
-	page = claim_page(kv, cls);
-	if (page == UINT32_MAX)
-		return -ENOMEM;
+	err = claim_page(kv, cls, &page);
+	if (err)
+		return err;
 	return alloc_in_page(kv, page, cls, pid, 0, count, ref);
 }
 
@@ -266,11 +297,16 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
  */
 static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 {
+	/* The smallest class that fits, growing the store if it must; a
+	 * bigger class's free block if that class has no room left. */
 	for (uint32_t c = 0; c < kv->geo.class_count; c++) {
+		int err;
+
 		if (class_room(kv, c) < len)
 			continue;
-		if (alloc_in_class(kv, c, id, ref) == 0)
-			return 0;
+		err = alloc_in_class(kv, c, id, ref);
+		if (err != -ENOMEM)
+			return err;
 	}
 	return -ENOMEM;
 }

@@ -51,6 +51,9 @@ struct check {
 	void *arg;
 	int problems;
 	/* Per class, one bit per block: referenced by a MEMBER slot. */
+	/* Units of the pages ready when the check began: pages readied
+	 * since hold blocks too new to check (growth does not stop us). */
+	uint64_t units;
 	unsigned char *refs; /* one bit per block unit: referenced by a key */
 	/* One bit per unit named by a pin integer: kept, but no reference
 	 * (a plain SET may write any integer, pins included). */
@@ -240,8 +243,11 @@ static bool ref_test_and_set(struct check *c, uint32_t unit)
 {
 	unsigned char *byte = &c->refs[unit / 8];
 	unsigned char bit = (unsigned char)(1u << (unit % 8));
-	bool was = *byte & bit;
+	bool was;
 
+	if (unit >= c->units)
+		return false;
+	was = *byte & bit;
 	*byte |= bit;
 	return was;
 }
@@ -376,7 +382,7 @@ static void mark_pinned(struct check *c, uint64_t w)
 
 	if (VAL_KIND(w) == VAL_INT &&
 	    val_pin_decode(VAL_INT_VALUE(w), &unit, &tag) &&
-	    shmkv__block_at(c->kv, unit, &cls) != NULL)
+	    shmkv__block_at(c->kv, unit, &cls) != NULL && unit < c->units)
 		c->pins[unit / 8] |= (unsigned char)(1u << (unit % 8));
 }
 
@@ -512,7 +518,9 @@ static void check_block(struct check *c, uint32_t unit)
 
 static void check_blocks(struct check *c)
 {
-	for (uint32_t page = 0; page < c->kv->geo.page_count; page++) {
+	uint64_t pages = c->units / c->kv->geo.units_per_page;
+
+	for (uint32_t page = 0; page < pages; page++) {
 		uint32_t cls = shmkv__page_class(c->kv, page);
 		uint32_t table = shmkv__load32_relaxed(
 			&c->kv->page_table[page]);
@@ -535,6 +543,7 @@ static void check_header(struct check *c)
 {
 	struct shmkv_header_shm h;
 	struct shmkv_geometry g;
+	uint32_t ready;
 	int err;
 
 	/* A private copy, so it cannot change while it is checked. Read from
@@ -558,6 +567,16 @@ static void check_header(struct check *c)
 	    g.value_memory != c->kv->geo.value_memory)
 		report(c,
 		       "header: geometry changed since the store was opened");
+	/* Read after the copy: the word only grows, and a grower allocates
+	 * before it publishes, so what we find allocated now covers any
+	 * true word the copy holds. */
+	ready = shmkv__pages_ready_refresh(c->kv);
+	if (h.pages_ready < g.pages_initial || h.pages_ready > ready)
+		report(c,
+		       "header: %u value pages ready, but the store started "
+		       "with %u and the file holds the memory of %u (the word "
+		       "is not believed)",
+		       h.pages_ready, g.pages_initial, ready);
 	if (h.hash_seed != c->kv->hash_seed)
 		report(c, "header: hash seed changed since the store was "
 			  "opened (no key can be found)");
@@ -565,11 +584,10 @@ static void check_header(struct check *c)
 
 static int refs_alloc(struct check *c)
 {
-	uint64_t units = (uint64_t)c->kv->geo.page_count *
-			 c->kv->geo.units_per_page;
-
-	c->refs = calloc(units / 8 + 1, 1);
-	c->pins = calloc(units / 8 + 1, 1);
+	c->units = (uint64_t)shmkv__pages_ready_refresh(c->kv) *
+		   c->kv->geo.units_per_page;
+	c->refs = calloc(c->units / 8 + 1, 1);
+	c->pins = calloc(c->units / 8 + 1, 1);
 	return c->refs && c->pins ? 0 : -ENOMEM;
 }
 

@@ -1,12 +1,13 @@
 /*
  * geometry.c - from a config to a layout, and back: validating a header.
  *
- * The layout is a pure function of five numbers (slots, key_max, value_max,
- * probe_limit, value_memory) and the huge-page flag, which rounds the
- * segment up to whole huge pages. Create computes it; attach recomputes it from
- * the header's copy of those numbers and refuses the segment unless every
- * derived field and the file size agree. That catches truncation, a foreign
- * build and most corruption of the header without trusting any of it.
+ * The layout is a pure function of six numbers (slots, key_max, value_max,
+ * probe_limit, value_memory, reserve_memory) and the huge-page flag, which
+ * rounds the segment up to whole huge pages. Create computes it; attach
+ * recomputes it from the header's copy of those numbers and refuses the
+ * segment unless every derived field and the file size agree. That catches
+ * truncation, a foreign build and most corruption of the header without
+ * trusting any of it.
  */
 #include <errno.h>
 #include <string.h>
@@ -103,6 +104,46 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 	return 0;
 }
 
+/* What the segment is allocated in: 4 KiB pages, or huge pages. */
+static uint64_t alloc_unit(const struct shmkv_geometry *g)
+{
+	return g->flags & SHMKV_HDR_HUGE_PAGES ? SHMKV_HUGE_PAGE : 4096;
+}
+
+uint64_t shmkv__head_end(const struct shmkv_geometry *g, uint32_t ready)
+{
+	return round_up(g->page_table_offset + 4ull * ready, alloc_unit(g));
+}
+
+uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready)
+{
+	return g->pages_offset +
+	       round_up((uint64_t)ready * g->page_size, alloc_unit(g));
+}
+
+uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready)
+{
+	return shmkv__head_end(g, ready) + shmkv__pages_end(g, ready) -
+	       g->pages_offset;
+}
+
+uint32_t shmkv__pages_within(const struct shmkv_geometry *g,
+			     uint64_t max_memory)
+{
+	/* Each page costs page_size plus its page-table word: start from the
+	 * estimate and step down past the table's rounding. */
+	uint64_t fixed = shmkv__head_end(g, 0), pages;
+
+	if (max_memory <= fixed)
+		return 0;
+	pages = (max_memory - fixed) / ((uint64_t)g->page_size + 4);
+	if (pages > g->page_count)
+		pages = g->page_count;
+	while (pages > 0 && shmkv__footprint(g, (uint32_t)pages) > max_memory)
+		pages--;
+	return (uint32_t)pages;
+}
+
 /*
  * Size classes: 32, 64, ... doubling while below the largest block, then
  * one class that fits value_max plus the block header in whole cache
@@ -115,6 +156,7 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 {
 	uint32_t top = top_class_size(g->value_max), n = 0;
+	uint64_t pages;
 
 	for (uint32_t size = SHMKV_BLOCK_MIN; size < top; size *= 2)
 		g->class_size[n++] = size;
@@ -133,16 +175,26 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 	    g->value_memory / g->page_size * g->units_per_page >
 		    SHMKV_UNITS_MAX)
 		return -EINVAL;
-	g->page_count = (uint32_t)(g->value_memory / g->page_size);
+	g->pages_initial = (uint32_t)(g->value_memory / g->page_size);
 	g->page_table_offset = offset;
-	g->pages_offset = round_up(offset + (uint64_t)g->page_count * 4, 4096);
+	/* The reservation: as many pages as reserve_memory holds with the
+	 * store's fixed part, within what a unit number can name, and at
+	 * least the initial ones. */
+	g->page_count = SHMKV_UNITS_MAX / g->units_per_page;
+	pages = shmkv__pages_within(g, g->reserve_memory);
+	g->page_count = pages > g->pages_initial ? (uint32_t)pages
+						 : g->pages_initial;
+	/* Whole allocation units apart, so that the two allocated parts
+	 * (grow.c) never share one. */
+	g->pages_offset = round_up(offset + (uint64_t)g->page_count * 4,
+				   alloc_unit(g));
 	g->segment_size = g->pages_offset +
 			  (uint64_t)g->page_count * g->page_size;
 	return 0;
 }
 
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
-				struct shmkv_geometry *g)
+				uint64_t reserve, struct shmkv_geometry *g)
 {
 	uint64_t slots_bytes;
 	int err;
@@ -151,6 +203,11 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	err = resolve_defaults(cfg, g);
 	if (err)
 		return err;
+	/* A limit set at creation is the reservation too (a store's file is
+	 * no longer than it may grow); without one, what the system has. */
+	g->reserve_memory = cfg->max_memory ? cfg->max_memory : reserve;
+	if (g->reserve_memory > SEGMENT_SIZE_MAX)
+		return -EINVAL;
 	/* A power of two (indexing is a shift) of at least a cache line:
 	 * with key_max <= 28 one slot is one line, and whatever a key leaves
 	 * of it holds short values (layout.h). */
@@ -158,18 +215,22 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	if (g->slot_size < SHMKV_SLOT_MIN)
 		g->slot_size = SHMKV_SLOT_MIN;
 	g->slot_shift = (uint32_t)__builtin_ctz(g->slot_size);
+	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES)
+		g->flags |= SHMKV_HDR_HUGE_PAGES;
 	g->slots_offset = SHMKV_HEADER_SIZE;
 	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
 	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));
 	if (err)
 		return err;
+	/* A limit below what the store starts with cannot be kept. */
+	if (cfg->max_memory != 0 &&
+	    cfg->max_memory < shmkv__footprint(g, g->pages_initial))
+		return -EINVAL;
 	/* Transparent huge pages of tmpfs are file-aligned, and huge=
 	 * within_size gives one only below the file's end: a partial last
 	 * one would be 4 KiB pages. The tail is never used. */
-	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES) {
-		g->flags |= SHMKV_HDR_HUGE_PAGES;
+	if (g->flags & SHMKV_HDR_HUGE_PAGES)
 		g->segment_size = round_up(g->segment_size, SHMKV_HUGE_PAGE);
-	}
 	return g->segment_size > SEGMENT_SIZE_MAX ? -EINVAL : 0;
 }
 
@@ -179,6 +240,7 @@ void shmkv__geometry_to_header(const struct shmkv_geometry *g,
 	h->segment_size = g->segment_size;
 	h->slots_offset = g->slots_offset;
 	h->value_memory = g->value_memory;
+	h->reserve_memory = g->reserve_memory;
 	h->slot_count = g->slot_count;
 	h->slot_size = g->slot_size;
 	h->key_max = g->key_max;
@@ -236,7 +298,8 @@ int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 	if (h->slot_count == 0 || h->key_max == 0 || h->value_max == 0 ||
 	    h->probe_limit == 0 || h->value_memory == 0)
 		return -EBADMSG;
-	if (shmkv__geometry_from_config(&cfg, g) != 0 || !geometry_equal(h, g))
+	if (shmkv__geometry_from_config(&cfg, h->reserve_memory, g) != 0 ||
+	    !geometry_equal(h, g))
 		return -EBADMSG;
 	return file_size == g->segment_size ? 0 : -EBADMSG;
 }

@@ -37,13 +37,15 @@ struct shmkv_geometry {
 	uint32_t probe_limit;
 	uint32_t class_count;
 	uint32_t page_size;
-	uint32_t page_count;
+	uint32_t page_count;	 /* reserved (the mapping holds them all) */
+	uint32_t pages_initial;	 /* ready at creation: value_memory's */
 	uint32_t units_per_page; /* a power of two */
 	/* log2(units_per_page), block.c's shift: process-local only
 	 * (derived, not a header field). */
 	uint32_t unit_shift;
 	uint32_t slot_shift; /* log2(slot_size): process-local too */
 	uint64_t value_memory;
+	uint64_t reserve_memory;
 	uint64_t slots_offset;
 	uint64_t page_table_offset;
 	uint64_t pages_offset;
@@ -68,6 +70,9 @@ struct shmkv {
 	struct shmkv_geometry geo;
 	uint32_t *page_table; /* in the segment: 0 free, else class + 1 */
 	unsigned char *pages;
+	/* This process's copy of the header's pages_ready (grow.c), the
+	 * bound of every page number read from the segment: only grows. */
+	uint32_t pages_ready;
 	uint32_t class_blocks[SHMKV_CLASSES_MAX]; /* blocks in one page */
 	int fd; /* kept open: fstat gives the mode even after unlink */
 	/* Allocation hints, process-local so allocation shares no hot word:
@@ -156,9 +161,26 @@ static inline int shmkv__errno(void)
 }
 
 /* geometry.c: from a config to a geometry; between a geometry and the
- * header's fields. */
+ * header's fields. @reserve: the bytes to reserve for growth when
+ * cfg->max_memory is 0 (the creator's look at the system; the header's
+ * own reserve_memory on attach). */
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
-				struct shmkv_geometry *g);
+				uint64_t reserve, struct shmkv_geometry *g);
+/*
+ * What is allocated of a segment of geometry @g with @ready value pages
+ * ready: bytes [0, shmkv__head_end) (header, slots, the ready pages'
+ * page-table words) and [pages_offset, shmkv__pages_end) (the pages), each
+ * in whole allocation units (4 KiB, or huge pages). The rest is a hole that
+ * nothing may touch: a fault there would allocate memory, or raise SIGBUS
+ * on a full tmpfs. The footprint is their sum: the memory the store uses.
+ */
+uint64_t shmkv__head_end(const struct shmkv_geometry *g, uint32_t ready);
+uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready);
+uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready);
+/* The most pages ready whose footprint fits in @max_memory (at most
+ * page_count; may be fewer than the initial pages). */
+uint32_t shmkv__pages_within(const struct shmkv_geometry *g,
+			     uint64_t max_memory);
 /* Writes @g into the header's geometry fields (and nothing else). */
 void shmkv__geometry_to_header(const struct shmkv_geometry *g,
 			       struct shmkv_header_shm *h);
@@ -325,6 +347,29 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w);
 /* block.c: value storage */
 #define SHMKV__NO_CLASS UINT32_MAX
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page);
+
+/* grow.c: value memory that grows online. */
+/* Allocates in file @fd (mapped at @base, or NULL) the memory of value
+ * pages [@from, @to) and their page-table words; @from 0 takes the header
+ * and slots too. Return: 0, -ENOSPC (the system has no memory for it). */
+int shmkv__memory_allocate(int fd, unsigned char *base,
+			   const struct shmkv_geometry *g, uint32_t from,
+			   uint32_t to);
+/* Reads the shared pages_ready into @kv's copy (clamped to the
+ * reservation). Return: the pages ready. */
+uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv);
+/* Pages [0, return) are ready: this process's copy, without a refresh. */
+static inline uint32_t shmkv__pages_ready(const struct shmkv *kv)
+{
+	/* Relaxed: a process-local bound (threads share the handle). */
+	return shmkv__load32_relaxed(&kv->pages_ready);
+}
+/* Makes more pages ready than the @seen we found full. Return: 0 (more
+ * are ready: ours or another grower's), -ENOMEM (max_memory reached or
+ * the system out of memory), -EROFS, -EBADMSG (a corrupt ready word). */
+int shmkv__pages_grow(struct shmkv *kv, uint32_t seen);
+/* The most pages the store may have ready now (max_memory's). */
+uint32_t shmkv__pages_max(const struct shmkv *kv);
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls);
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);

@@ -25,8 +25,10 @@
  * thread that holds them, and freed blocks may sit in a thread's cache.
  * 5: power-of-two slots with an area word and a key fingerprint; short
  * values inline in the slot (VAL_INLINE). 6: the header's life word (a
- * removed store says so to the processes that still have it). */
-#define SHMKV_LAYOUT_VERSION 6u
+ * removed store says so to the processes that still have it). 7: value
+ * memory grows online: the segment reserves reserve_memory (sparse), of
+ * which pages_ready pages are allocated, within max_memory. */
+#define SHMKV_LAYOUT_VERSION 7u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
@@ -64,8 +66,8 @@ struct shmkv_header_shm {
 	uint32_t format; /* SHMKV_LAYOUT_FORMAT (a macro, below) */
 	uint64_t segment_size;
 	uint64_t slots_offset;
-	uint64_t value_memory;
-	uint64_t hash_seed; /* per store, so colliding key sets differ */
+	uint64_t value_memory; /* at creation: the pages ready then */
+	uint64_t hash_seed;    /* per store, so colliding key sets differ */
 	uint32_t slot_count;
 	uint32_t slot_size;
 	uint32_t key_max;
@@ -73,7 +75,7 @@ struct shmkv_header_shm {
 	uint32_t probe_limit;
 	uint32_t class_count;
 	uint32_t page_size;
-	uint32_t page_count;
+	uint32_t page_count;	 /* reserved: reserve_memory's pages */
 	uint32_t units_per_page; /* 2^n >= page_size / SHMKV_BLOCK_MIN */
 	/* SHMKV_HDR_* choices every process that maps the store must follow
 	 * (geometry.c refuses bits it does not know). */
@@ -110,17 +112,39 @@ struct shmkv_header_shm {
 	 * value units and slots, moved on by every step. */
 	uint64_t reap_unit;
 	uint64_t reap_slot;
-	uint64_t life_pad[2]; /* 0: puts life at the start of a line */
 	/*
-	 * The store's life (SHMKV_LIFE_*), read by every command: on a cache
-	 * line of its own, which nothing else writes, so that reading it
-	 * stays a hit in every core. Bit 0 (REMOVED) is set once, by
+	 * What the segment reserves for value pages (page_count of them, the
+	 * file's size: a sparse file, and a mapping of its whole length),
+	 * fixed at creation: the config's max_memory or, without one, the
+	 * size of the file system at /dev/shm then (at least the initial
+	 * pages). Memory is allocated only for the pages that are ready
+	 * (below), and the rest of the file is never touched.
+	 */
+	uint64_t reserve_memory;
+	uint64_t life_pad; /* 0: puts life at the start of a line */
+	/*
+	 * The words of this line are read by every command or bound every
+	 * block read, and written rarely (a removal, a growth), so reading
+	 * them stays a hit in every core; nothing often written shares it.
+	 *
+	 * The store's life (SHMKV_LIFE_*). Bit 0 (REMOVED) is set once, by
 	 * whoever removes the store's name (shmkv_unlink), before the name
 	 * goes; the other bits are 0, and a word with one of them set is
-	 * corrupt (online growth will keep its table epoch in them, so that
-	 * one load tells a command both).
+	 * corrupt (online growth of the table will keep its epoch in them,
+	 * so that one load tells a command both).
 	 */
-	uint64_t life; /* the last word: nothing shares its line */
+	uint64_t life;
+	/* The most shared memory the store may use, the segment's allocated
+	 * bytes (header, slots, the ready part of the page table, the ready
+	 * pages): value memory grows only while it stays within this. At
+	 * most reserve_memory's worth of pages; a larger word counts as that. */
+	uint64_t max_memory;
+	/* Value pages allocated in the file (posix_fallocate), hence usable:
+	 * pages [0, pages_ready) and their page-table words. Only grows, by
+	 * CAS, after the allocation (grow.c); at least the initial pages,
+	 * at most page_count (a word out of that range is corrupt). */
+	uint32_t pages_ready;
+	uint32_t ready_pad;
 };
 #define SHMKV_LIFE_REMOVED 1u
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
@@ -128,20 +152,22 @@ _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 /* The format word encodes the slot and block sizes, not the header's: these
  * pin where its fields are, so that regrouping them fails to compile
  * instead of silently reading other stores' headers wrong. */
-_Static_assert(offsetof(struct shmkv_header_shm, segment_size) == 16 &&
-		       offsetof(struct shmkv_header_shm, hash_seed) == 40 &&
-		       offsetof(struct shmkv_header_shm, slot_count) == 48 &&
-		       offsetof(struct shmkv_header_shm, flags) == 84 &&
-		       offsetof(struct shmkv_header_shm, page_table_offset) ==
-			       88 &&
-		       offsetof(struct shmkv_header_shm, created_unix_ms) ==
-			       104 &&
-		       offsetof(struct shmkv_header_shm, class_size) == 128 &&
-		       offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
-		       offsetof(struct shmkv_header_shm, visits) == 1248 &&
-		       offsetof(struct shmkv_header_shm, reap_slot) == 2280 &&
-		       offsetof(struct shmkv_header_shm, life) == 2304,
-	       "header layout (version 6)");
+_Static_assert(
+	offsetof(struct shmkv_header_shm, segment_size) == 16 &&
+		offsetof(struct shmkv_header_shm, hash_seed) == 40 &&
+		offsetof(struct shmkv_header_shm, slot_count) == 48 &&
+		offsetof(struct shmkv_header_shm, flags) == 84 &&
+		offsetof(struct shmkv_header_shm, page_table_offset) == 88 &&
+		offsetof(struct shmkv_header_shm, created_unix_ms) == 104 &&
+		offsetof(struct shmkv_header_shm, class_size) == 128 &&
+		offsetof(struct shmkv_header_shm, lock_wait) == 224 &&
+		offsetof(struct shmkv_header_shm, visits) == 1248 &&
+		offsetof(struct shmkv_header_shm, reap_slot) == 2280 &&
+		offsetof(struct shmkv_header_shm, reserve_memory) == 2288 &&
+		offsetof(struct shmkv_header_shm, life) == 2304 &&
+		offsetof(struct shmkv_header_shm, max_memory) == 2312 &&
+		offsetof(struct shmkv_header_shm, pages_ready) == 2320,
+	"header layout (version 7)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u

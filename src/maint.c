@@ -182,11 +182,16 @@ static unsigned block_in_use(uint64_t tag)
 static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 {
 	st->page_size = kv->geo.page_size;
-	st->pages = kv->geo.page_count;
+	st->pages = shmkv__pages_ready_refresh(kv);
+	st->pages_max = shmkv__pages_max(kv);
+	/* Relaxed: a setting, read as it is now. */
+	st->max_memory = shmkv__load_relaxed(
+		&((const struct shmkv_header_shm *)kv->base)->max_memory);
+	st->memory_bytes = shmkv__footprint(&kv->geo, st->pages);
 	st->classes = kv->geo.class_count;
 	for (uint32_t c = 0; c < kv->geo.class_count; c++)
 		st->cls[c].block_size = kv->geo.class_size[c];
-	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
+	for (uint32_t page = 0; page < st->pages; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 		unsigned char *base = kv->pages +
 				      (size_t)page * kv->geo.page_size;

@@ -29,12 +29,10 @@ void *shmkv__map(int fd, uint64_t len, unsigned how)
 		return NULL;
 	/* Before any fault: a page already faulted in 4 KiB stays so until
 	 * khugepaged collapses it. EINVAL (a kernel without THP) leaves
-	 * small pages, which work the same. Not MAP_POPULATE: it would fault
-	 * before this advice. */
+	 * small pages, which work the same. Never MAP_POPULATE: it would
+	 * fault before this advice, and allocate the whole reservation. */
 	if (how & SHMKV_MAP_HUGE)
 		(void)madvise(p, len, MADV_HUGEPAGE);
-	if (how & SHMKV_MAP_POPULATE)
-		(void)shmkv__map_populate(p, len, how & SHMKV_MAP_WRITE);
 	return p;
 }
 

@@ -9,15 +9,15 @@
 #include <stdint.h>
 
 enum shmkv_map_how {
-	SHMKV_MAP_WRITE = 1 << 0,    /* PROT_WRITE too */
-	SHMKV_MAP_HUGE = 1 << 1,     /* madvise(MADV_HUGEPAGE) the mapping */
-	SHMKV_MAP_POPULATE = 1 << 2, /* pre-fault every page now */
+	SHMKV_MAP_WRITE = 1 << 0, /* PROT_WRITE too */
+	SHMKV_MAP_HUGE = 1 << 1,  /* madvise(MADV_HUGEPAGE) the mapping */
 };
 
 /*
- * Maps @len bytes of @fd from offset 0, shared, as @how says. Advice and
- * pre-faulting are best effort: a kernel that refuses them leaves a
- * mapping that works on 4 KiB pages, faulted on first touch.
+ * Maps @len bytes of @fd from offset 0, shared, as @how says, faulting
+ * nothing in (the file is sparse past what the store allocated). Advice is
+ * best effort: a kernel that refuses it leaves a mapping that works on
+ * 4 KiB pages.
  * Return: the base, or NULL with errno set (mmap's).
  */
 void *shmkv__map(int fd, uint64_t len, unsigned how);

@@ -308,7 +308,9 @@ uint64_t shmkv__reap_blocks(struct shmkv *kv, struct shmkv_reclaimed *report)
 	struct pid_memo m = { 0 };
 	uint64_t freed = 0;
 
-	for (uint32_t page = 0; page < kv->geo.page_count; page++) {
+	uint32_t pages = shmkv__pages_ready_refresh(kv);
+
+	for (uint32_t page = 0; page < pages; page++) {
 		uint32_t c = shmkv__page_class(kv, page);
 
 		if (c == SHMKV__NO_CLASS)
@@ -411,7 +413,8 @@ static void reap_slot(struct shmkv *kv, uint32_t idx)
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 		      struct shmkv_reclaimed *report)
 {
-	uint64_t total = (uint64_t)kv->geo.page_count * kv->geo.units_per_page;
+	uint64_t total = (uint64_t)shmkv__pages_ready(kv) *
+			 kv->geo.units_per_page;
 	struct pid_memo m = { 0 };
 	uint64_t at;
 

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -61,6 +62,7 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->readonly = readonly;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
+	kv->pages_ready = g->pages_initial;
 	/* Full barrier (process-local counter): only uniqueness is needed,
 	 * relaxed would do; liburcu 0.13's fetch-and-add is full. */
 	kv->serial = shmkv__add_full(&last_serial, 1);
@@ -79,6 +81,8 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	h->layout_version = SHMKV_LAYOUT_VERSION;
 	h->format = SHMKV_LAYOUT_FORMAT;
 	shmkv__geometry_to_header(g, h);
+	h->max_memory = g->reserve_memory; /* the config's, or the system's */
+	h->pages_ready = g->pages_initial;
 	h->hash_seed = seed;
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
 	h->clock_offset_ms = (int64_t)h->created_unix_ms - shmkv__now_ms();
@@ -91,45 +95,53 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 }
 
 /* How a store's mappings are made: its huge-page choice (the header's,
- * the same for every process) and this opener's pre-faulting. */
-static unsigned map_how(const struct shmkv_geometry *g, bool rw, bool populate)
+ * the same for every process). */
+static unsigned map_how(const struct shmkv_geometry *g, bool rw)
 {
 	return (rw ? SHMKV_MAP_WRITE : 0u) |
-	       (g->flags & SHMKV_HDR_HUGE_PAGES ? SHMKV_MAP_HUGE : 0u) |
-	       (populate ? SHMKV_MAP_POPULATE : 0u);
+	       (g->flags & SHMKV_HDR_HUGE_PAGES ? SHMKV_MAP_HUGE : 0u);
 }
 
-/* Sizes, reserves and maps a new segment. Return: its base, or NULL with
- * *@err set. */
+/* Pre-faults what store @g has allocated with @ready pages ready: the
+ * header, slots and ready page-table words, and the ready pages (never the
+ * rest of the reservation, which faulting would allocate). */
+static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
+			  uint32_t ready, bool write)
+{
+	(void)shmkv__map_populate(base, shmkv__head_end(g, ready), write);
+	(void)shmkv__map_populate(base + g->pages_offset,
+				  shmkv__pages_end(g, ready) - g->pages_offset,
+				  write);
+}
+
+/* Sizes (the whole reservation, sparse), allocates the initial part of and
+ * maps a new segment. Return: its base, or NULL with *@err set. */
 static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
 			      uint32_t mode, bool populate, int *err)
 {
-	bool huge = g->flags & SHMKV_HDR_HUGE_PAGES;
-	void *p;
+	unsigned char *p;
 
 	if (fchmod(fd, mode) != 0 ||
 	    ftruncate(fd, (off_t)g->segment_size) != 0) {
 		*err = shmkv__errno();
 		return NULL;
 	}
-	/* Huge pages: under huge=advise only faults through an advised
-	 * mapping get them, and posix_fallocate below would take 4 KiB
-	 * pages; so fault the whole segment in first (a full tmpfs stops
-	 * it early, and posix_fallocate then says -ENOSPC). */
-	p = shmkv__map(fd, g->segment_size, map_how(g, true, huge));
+	p = shmkv__map(fd, g->segment_size, map_how(g, true));
 	if (p == NULL) {
 		*err = shmkv__errno();
 		return NULL;
 	}
-	/* tmpfs allocates pages lazily: reserve them now so that running out
-	 * of memory is a clean -ENOSPC here, not a SIGBUS in some later SET. */
-	*err = -posix_fallocate(fd, 0, (off_t)g->segment_size);
-	if (*err == 0 && populate && !huge)
-		(void)shmkv__map_populate(p, g->segment_size, true);
+	/* tmpfs allocates pages lazily: allocate the initial part now so that
+	 * running out of memory is a clean -ENOSPC here, not a SIGBUS in some
+	 * later SET (huge pages: faulted in through the advised mapping
+	 * first, see shmkv__memory_allocate). */
+	*err = shmkv__memory_allocate(fd, p, g, 0, g->pages_initial);
 	if (*err != 0) {
 		munmap(p, g->segment_size);
 		return NULL;
 	}
+	if (populate)
+		populate_used(p, g, g->pages_initial, true);
 	return p;
 }
 
@@ -145,6 +157,20 @@ static bool options_known(const struct shmkv_config *cfg)
 		if (cfg->reserved[i] != 0)
 			return false;
 	return true;
+}
+
+/* What the system allows a store: the size of the file system at
+ * /dev/shm (tmpfs: its size= option, half the RAM by default). A store
+ * reserves that much address space and file length, not memory. 0 if
+ * unknown: the store then stays at its initial size unless max_memory
+ * says more. */
+static uint64_t system_memory(void)
+{
+	struct statvfs sv;
+
+	if (statvfs(SHMKV_SHM_DIR, &sv) != 0)
+		return 0;
+	return (uint64_t)sv.f_blocks * sv.f_frsize;
 }
 
 static int check_create_args(const char *name, const struct shmkv_config *cfg,
@@ -163,7 +189,7 @@ static int check_create_args(const char *name, const struct shmkv_config *cfg,
 	}
 	if (cfg->mode & ~0777u || !options_known(cfg))
 		return -EINVAL;
-	return shmkv__geometry_from_config(cfg, g);
+	return shmkv__geometry_from_config(cfg, system_memory(), g);
 }
 
 bool shmkv__tmpfile_off;
@@ -417,8 +443,7 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 	err = header_check(fd, ro, &g, &seed);
 	if (err)
 		goto out_close;
-	base = shmkv__map(fd, g.segment_size,
-			  map_how(&g, !ro, flags & SHMKV_OPEN_POPULATE));
+	base = shmkv__map(fd, g.segment_size, map_how(&g, !ro));
 	if (base == NULL) {
 		err = shmkv__errno();
 		goto out_close;
@@ -430,6 +455,8 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 		goto out_close;
 	}
 	handle_init(kv, fd, base, &g, seed, name, ro);
+	if (flags & SHMKV_OPEN_POPULATE)
+		populate_used(base, &g, shmkv__pages_ready_refresh(kv), !ro);
 	*out = kv;
 	return 0;
 out_close:
@@ -544,6 +571,9 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 	cfg->value_max = kv->geo.value_max;
 	cfg->probe_limit = kv->geo.probe_limit;
 	cfg->value_memory = kv->geo.value_memory;
+	/* Relaxed: a setting, read as it is now. */
+	cfg->max_memory = shmkv__load_relaxed(
+		&((struct shmkv_header_shm *)kv->base)->max_memory);
 	cfg->mode = fstat(kv->fd, &st) == 0 ? (st.st_mode & 0777) : 0;
 	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES)
 		cfg->flags |= SHMKV_CONFIG_HUGE_PAGES;

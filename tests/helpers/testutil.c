@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 #include "helpers/clock.h"
+#include "internal.h"
 
 #include <criterion/hooks.h>
 #include <dirent.h>
@@ -188,11 +189,39 @@ struct shmkv_config tu_config(uint32_t slots, uint32_t key_max,
 	return cfg;
 }
 
-shmkv_t *tu_create(const struct shmkv_config *cfg, char name[TU_NAME_CAP])
+uint64_t tu_initial_footprint(const struct shmkv_config *cfg)
+{
+	struct shmkv_geometry g;
+
+	cr_assert_eq(shmkv__geometry_from_config(cfg, 0, &g), 0,
+		     "a config the library refuses");
+	return shmkv__footprint(&g, g.pages_initial);
+}
+
+shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
+			   char name[TU_NAME_CAP])
 {
 	shmkv_t *kv = NULL;
 	int rc;
 
+	tu_make_name(name, NULL);
+	rc = shmkv_create(name, cfg, &kv);
+	cr_assert_eq(rc, 0, "shmkv_create(%s): %s", name, tu_rcname(rc));
+	cr_assert_not_null(kv);
+	return kv;
+}
+
+shmkv_t *tu_create(const struct shmkv_config *cfg, char name[TU_NAME_CAP])
+{
+	struct shmkv_config fixed;
+	shmkv_t *kv = NULL;
+	int rc;
+
+	if (cfg != NULL && cfg->max_memory == 0) {
+		fixed = *cfg;
+		fixed.max_memory = tu_initial_footprint(cfg);
+		cfg = &fixed;
+	}
 	tu_make_name(name, NULL);
 	rc = shmkv_create(name, cfg, &kv);
 	cr_assert_eq(rc, 0, "shmkv_create(%s): %s", name, tu_rcname(rc));

@@ -36,7 +36,7 @@ extern char tu_name[TU_NAME_CAP];
 /* A string too long to live in the slot of any key of such a store (its
  * slots are 128 bytes, 36 of them fixed): its value is a block. */
 #define TU_BLOCK_TEXT                                                          \
-	"a string long enough that no slot of a store of key_max 64 can "     \
+	"a string long enough that no slot of a store of key_max 64 can "      \
 	"keep it inline, so that it lives in a value block"
 
 /* Suite hooks: .init = tu_setup creates tu_kv; .fini = tu_teardown closes
@@ -56,8 +56,15 @@ void tu_make_name(char name[TU_NAME_CAP], const char *tag);
 void tu_track(const char *name);
 
 /* Creates a store under a fresh name (written to @name) and asserts that
- * creation succeeded. @cfg may be NULL for the defaults. */
+ * creation succeeded. @cfg may be NULL for the defaults. Test stores do
+ * not grow: a config without max_memory gets its initial size as the limit
+ * (so tests of a full store stay full, and the file has no sparse
+ * reservation). tu_create_growing keeps the config as it is. */
 shmkv_t *tu_create(const struct shmkv_config *cfg, char name[TU_NAME_CAP]);
+shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
+			   char name[TU_NAME_CAP]);
+/* The shared memory a store made from @cfg uses at creation. */
+uint64_t tu_initial_footprint(const struct shmkv_config *cfg);
 
 /* Opens @name and asserts that it succeeded. */
 shmkv_t *tu_open(const char *name, unsigned flags);

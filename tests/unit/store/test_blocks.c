@@ -31,7 +31,7 @@ static void assert_geometry_sound(uint32_t value_max)
 	struct shmkv_geometry g;
 	uint32_t top;
 
-	cr_assert_eq(shmkv__geometry_from_config(&cfg, &g), 0, "value_max %u",
+	cr_assert_eq(shmkv__geometry_from_config(&cfg, 0, &g), 0, "value_max %u",
 		     value_max);
 	cr_assert(is_pow2(g.units_per_page));
 	cr_assert_geq(g.units_per_page, g.page_size / SHMKV_BLOCK_MIN);

@@ -26,6 +26,16 @@ TestSuite(hugepages, .fini = tu_teardown);
 
 #define HUGE (2u << 20)
 
+/* The memory a store uses: what populating maps, and what is huge when
+ * huge pages are given (the rest of its file is reserved, not allocated). */
+static uint64_t memory_of(shmkv_t *kv)
+{
+	struct shmkv_stats st;
+
+	tu_assert_ok(shmkv_stats(kv, &st));
+	return st.memory_bytes;
+}
+
 /* The "Rss:" of the mapping starting at @base in /proc/self/smaps, in
  * bytes; -1 if it is not there. */
 static long long mapping_rss(const void *base)
@@ -183,8 +193,9 @@ Test(hugepages, open_populate_maps_every_page_and_a_plain_open_none)
 	shmkv_t *plain, *pop, *ro;
 	long long size;
 
-	tu_kv = tu_create(&(struct shmkv_config){ .slots = 1u << 12 }, tu_name);
-	size = (long long)tu_shm_size(tu_name);
+	tu_kv = tu_create_growing(&(struct shmkv_config){ .slots = 1u << 12 },
+				  tu_name);
+	size = (long long)memory_of(tu_kv);
 	plain = tu_open(tu_name, 0);
 	pop = tu_open(tu_name, SHMKV_OPEN_POPULATE);
 	ro = tu_open(tu_name, SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE);
@@ -208,7 +219,7 @@ Test(hugepages, config_populate_prefaults_on_create_and_on_open_or_create)
 	cfg.flags = SHMKV_CONFIG_POPULATE;
 	tu_make_name(tu_name, NULL);
 	tu_assert_ok(shmkv_open_or_create(tu_name, &cfg, &tu_kv));
-	size = (long long)tu_shm_size(tu_name);
+	size = (long long)memory_of(tu_kv);
 	cr_assert_eq(mapping_rss(tu_kv->base), size);
 	/* Not recorded: the store is a plain one. */
 	cr_assert_eq(tu_get_config(tu_kv).flags, 0);
@@ -263,7 +274,7 @@ static int huge_child(const char *name)
 		return HS_NAMESPACE;
 	if (shmkv_create(name, &cfg, &kv) != 0)
 		return HS_CREATE;
-	size = (uint64_t)tu_shm_size(name);
+	size = memory_of(kv);
 	if (huge_of(kv) != size)
 		return HS_CREATOR_SMALL;
 	if (shmkv_set(kv, LIT("k"), LIT("v"), 0, 0, NULL) != 1)

@@ -1,0 +1,197 @@
+/*
+ * grow.c - value memory that grows online.
+ *
+ * The segment is a sparse file as long as the whole reservation
+ * (reserve_memory's pages), and every process maps all of it at attach, so
+ * growing never remaps and never moves anything. What is allocated is a
+ * prefix: the header and the slots, the page-table words of the ready
+ * pages, and the ready pages (the header's pages_ready). A process that
+ * finds no free page allocates the next run of pages in the file and then
+ * publishes it:
+ *
+ *   posix_fallocate(page-table words and pages [seen, next))
+ *   CAS pages_ready: seen -> next
+ *
+ * Allocating first means that running out of memory is a clean -ENOMEM
+ * here, never a SIGBUS when a later write touches a page tmpfs could not
+ * give. Every step is idempotent and nobody waits: a process killed
+ * between the two leaves allocated pages that nobody names, and the next
+ * grower, which computes the same run from the same seen, allocates them
+ * again (a no-op) and publishes them. Two growers racing allocate the
+ * same run; the CAS publishes it once and the loser finds it ready.
+ *
+ * A page is claimed (block.c) only below pages_ready, so a page that a
+ * page-table word names was allocated before anyone could use it. Readers
+ * bound every page number by their own copy of pages_ready and look at
+ * the shared word again only for a page beyond that copy: nothing on the
+ * hot path reads it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "atomic.h"
+#include "fault.h"
+#include "internal.h"
+
+static uint64_t round_down(uint64_t v, uint64_t to)
+{
+	return v / to * to;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* posix_fallocate, again while a signal interrupts it: tmpfs stops a long
+ * allocation for a pending signal (EINTR), which is no reason to fail. */
+static int allocate(int fd, uint64_t from, uint64_t to)
+{
+	int err;
+
+	if (to <= from)
+		return 0;
+	do
+		err = posix_fallocate(fd, (off_t)from, (off_t)(to - from));
+	while (err == EINTR);
+	return -err;
+}
+
+/* Faults [@from, @to) of mapping @base in through it (huge pages under
+ * huge=advise come only that way); failures leave it to the allocation. */
+static void fault_in(unsigned char *base, uint64_t from, uint64_t to)
+{
+	uint64_t start = round_down(from, 4096);
+
+	if (to > start)
+		(void)madvise(base + start, to - start, MADV_POPULATE_WRITE);
+}
+
+int shmkv__memory_allocate(int fd, unsigned char *base,
+			   const struct shmkv_geometry *g, uint32_t from,
+			   uint32_t to)
+{
+	/* The page-table words of pages [from, to) (from the file's start
+	 * when from is 0: the header and slots come with the first pages),
+	 * then the pages themselves, in whole allocation units (geometry.c):
+	 * the parts a previous growth allocated again, which is a no-op. */
+	uint64_t table_from = from == 0 ? 0 : shmkv__head_end(g, from);
+	uint64_t table_to = shmkv__head_end(g, to);
+	uint64_t pages_from = shmkv__pages_end(g, from);
+	uint64_t pages_to = shmkv__pages_end(g, to);
+	int err;
+
+	if (g->flags & SHMKV_HDR_HUGE_PAGES && base != NULL) {
+		fault_in(base, table_from, table_to);
+		fault_in(base, pages_from, pages_to);
+	}
+	err = allocate(fd, table_from, table_to);
+	return err ? err : allocate(fd, pages_from, pages_to);
+}
+
+/* The shared pages_ready word. */
+static uint32_t *ready_word(const struct shmkv *kv)
+{
+	return &((struct shmkv_header_shm *)kv->base)->pages_ready;
+}
+
+/* Does the file have the memory of @ready pages allocated? Asked of the
+ * kernel, which counts what the file holds (growers allocate before they
+ * publish; a killed one may leave more, never less). */
+static bool allocated(const struct shmkv *kv, uint32_t ready)
+{
+	struct stat st;
+
+	return fstat(kv->fd, &st) == 0 &&
+	       (uint64_t)st.st_blocks * 512 >=
+		       shmkv__footprint(&kv->geo, ready);
+}
+
+uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv)
+{
+	/* The copy is a cache that readers holding a const handle refresh
+	 * too: the one field of the handle written through it. */
+	uint32_t *copy = (uint32_t *)&kv->pages_ready;
+	uint32_t mine = shmkv__pages_ready(kv);
+	/* Acquire: pairs with the grower's publishing CAS, after its
+	 * allocation (a system call, so ordered anyway on any CPU we run
+	 * on; the pairing states the intent). */
+	uint32_t ready = shmkv__load32_acquire(ready_word(kv));
+
+	/* Trusted only as far as the file has memory: a corrupt word must
+	 * not send anyone into the hole past the allocated pages, where a
+	 * fault would allocate, or raise SIGBUS on a full tmpfs. Asked once
+	 * per growth seen, a system call. Below our copy: stale or corrupt,
+	 * and what we have is allocated anyway. */
+	if (ready <= mine || ready > kv->geo.page_count ||
+	    !allocated(kv, ready))
+		return mine;
+	/* Relaxed: a process-local bound that only grows; a thread that
+	 * stores an older one makes its next refresh come sooner. */
+	shmkv__store32_relaxed(copy, ready);
+	return ready;
+}
+
+/* The live limit, in pages: max_memory's worth, within the reservation. */
+static uint32_t pages_limit(const struct shmkv *kv)
+{
+	/* Relaxed: a limit read when deciding to grow; a change of it made
+	 * concurrently may or may not apply to this growth. */
+	uint64_t max = shmkv__load_relaxed(
+		&((struct shmkv_header_shm *)kv->base)->max_memory);
+
+	return shmkv__pages_within(&kv->geo, max);
+}
+
+uint32_t shmkv__pages_max(const struct shmkv *kv)
+{
+	uint32_t limit = pages_limit(kv);
+
+	return limit > kv->geo.pages_initial ? limit : kv->geo.pages_initial;
+}
+
+/* The run the next growth from @seen ready pages adds: a quarter of what
+ * is there (at least a page), so growth takes O(log) steps and leaves at
+ * most a quarter unused; with huge pages it ends on a huge-page boundary
+ * of the file where the limit allows, so no huge page is cut. */
+static uint32_t next_ready(const struct shmkv *kv, uint32_t seen,
+			   uint32_t limit)
+{
+	uint64_t next = seen + (seen / 4 > 0 ? seen / 4 : 1);
+
+	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES) {
+		uint64_t end = round_up(kv->geo.pages_offset +
+						next * kv->geo.page_size,
+					SHMKV_HUGE_PAGE);
+
+		next = (end - kv->geo.pages_offset) / kv->geo.page_size;
+	}
+	return next < limit ? (uint32_t)next : limit;
+}
+
+int shmkv__pages_grow(struct shmkv *kv, uint32_t seen)
+{
+	uint32_t limit = pages_limit(kv), next;
+	int err;
+
+	if (kv->readonly)
+		return -EROFS;
+	if (shmkv__pages_ready_refresh(kv) > seen)
+		return 0; /* someone grew since we looked */
+	if (limit <= seen)
+		return -ENOMEM;
+	next = next_ready(kv, seen, limit);
+	err = shmkv__memory_allocate(kv->fd, kv->base, &kv->geo, seen, next);
+	if (err)
+		return err == -ENOSPC ? -ENOMEM : err;
+	SHMKV_CRASH_POINT("grow_allocated");
+	/* Full barrier: publishes the allocation; pairs with the acquire
+	 * in shmkv__pages_ready_refresh. Failing means another grower
+	 * published first (the word only grows): our run is theirs. */
+	(void)shmkv__cas32_full(ready_word(kv), seen, next);
+	/* Ready is beyond seen now, ours or theirs, unless the word went
+	 * backwards, which no grower does. */
+	return shmkv__pages_ready_refresh(kv) > seen ? 0 : -EBADMSG;
+}

@@ -1,0 +1,445 @@
+/*
+ * test_grow.c - value memory that grows online (src/grow.c).
+ *
+ * A store made without max_memory reserves what /dev/shm allows and
+ * allocates pages as values need them; one made with max_memory stops
+ * there with -ENOMEM. Every test also checks the memory invariant: the
+ * file has exactly the store's footprint allocated (nothing touched the
+ * reserved hole), and shmkv_check finds nothing.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers/testutil.h"
+#include "internal.h"
+
+TestSuite(grow, .fini = tu_teardown);
+TestSuite(crashpoint_grow, .fini = tu_teardown);
+
+#define SLOTS	  4096u
+#define CLASSES	  7u   /* value_max 1024: 32 ... 1024, and 1088 */
+#define VALUE_LEN 200u /* a block of the 256-byte class */
+#define PER_PAGE  256u /* of those in a 64 KiB page */
+#define WRITERS	  4
+#define EACH	  600u
+
+/* The smallest store of SLOTS slots: one page per class. */
+static struct shmkv_config small_config(void)
+{
+	struct shmkv_config cfg;
+
+	shmkv_config_init(&cfg);
+	cfg.slots = SLOTS;
+	cfg.value_memory = (uint64_t)CLASSES * SHMKV_PAGE_MIN;
+	return cfg;
+}
+
+static size_t value_of(char *buf, const char *prefix, unsigned i)
+{
+	int n = snprintf(buf, VALUE_LEN + 1, "%s%u:", prefix, i);
+
+	memset(buf + n, 'a' + (char)(i % 26), VALUE_LEN - (size_t)n);
+	return VALUE_LEN;
+}
+
+static int set_one(shmkv_t *kv, const char *prefix, unsigned i)
+{
+	char key[32], val[VALUE_LEN + 1];
+	size_t kl = (size_t)snprintf(key, sizeof(key), "%s%u", prefix, i);
+
+	return shmkv_set(kv, key, kl, val, value_of(val, prefix, i), 0, 0,
+			 NULL);
+}
+
+/* Does key @prefix<i> hold its value? */
+static bool holds(shmkv_t *kv, const char *prefix, unsigned i)
+{
+	char key[32], want[VALUE_LEN + 1], got[VALUE_LEN + 1];
+	struct shmkv_value v = { got, sizeof(got), 0 };
+	size_t kl = (size_t)snprintf(key, sizeof(key), "%s%u", prefix, i);
+
+	return shmkv_get(kv, key, kl, &v) == 1 && v.len == VALUE_LEN &&
+	       memcmp(got, want, value_of(want, prefix, i)) == 0;
+}
+
+static void set_all(shmkv_t *kv, const char *prefix, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc = set_one(kv, prefix, i);
+
+		cr_assert_eq(rc, 1, "SET %s%u: %s", prefix, i, tu_rcname(rc));
+	}
+}
+
+static void assert_all(shmkv_t *kv, const char *prefix, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		cr_assert(holds(kv, prefix, i), "%s%u lost", prefix, i);
+}
+
+static struct shmkv_stats stats_of(shmkv_t *kv)
+{
+	struct shmkv_stats st;
+
+	tu_assert_ok(shmkv_stats(kv, &st));
+	return st;
+}
+
+static uint64_t file_allocated(const char *name)
+{
+	char path[64 + TU_NAME_CAP];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	cr_assert_eq(stat(path, &st), 0, "stat %s", path);
+	return (uint64_t)st.st_blocks * 512;
+}
+
+/* The file holds exactly the footprint, and the store checks clean. */
+static void assert_sound(shmkv_t *kv, const char *name)
+{
+	struct shmkv_stats st = stats_of(kv);
+
+	cr_assert_eq(st.memory_bytes, shmkv__footprint(&kv->geo, st.pages));
+	cr_assert_eq(file_allocated(name), st.memory_bytes,
+		     "file has %llu bytes allocated, the store uses %llu",
+		     (unsigned long long)file_allocated(name),
+		     (unsigned long long)st.memory_bytes);
+	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
+}
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	cr_assert_eq(waitpid(pid, &st, 0), pid, "waitpid %d", (int)pid);
+	return st;
+}
+
+Test(grow, a_store_without_a_limit_grows_past_its_initial_pages)
+{
+	struct shmkv_config cfg = small_config();
+	unsigned n = 3000;
+	struct shmkv_stats st;
+
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	st = stats_of(tu_kv);
+	cr_assert_eq(st.pages, CLASSES);
+	cr_assert_geq(st.max_memory, st.memory_bytes);
+	cr_assert_eq(tu_get_config(tu_kv).max_memory, st.max_memory);
+	assert_sound(tu_kv, tu_name);
+	set_all(tu_kv, "k", n);
+	st = stats_of(tu_kv);
+	cr_assert_gt(st.pages, CLASSES, "%u pages", st.pages);
+	/* Growth by a quarter at a time: the pages the values need, one for
+	 * each other class, and at most a quarter (and a page) more. */
+	cr_assert_geq(st.cls[3].pages, n / PER_PAGE);
+	cr_assert_leq(st.pages, (n / PER_PAGE + CLASSES) * 5 / 4 + 1);
+	cr_assert_eq(st.pages_free, st.pages - st.cls[3].pages);
+	assert_all(tu_kv, "k", n);
+	assert_sound(tu_kv, tu_name);
+}
+
+/* The memory of a store of @cfg with @pages pages ready. */
+static uint64_t footprint_of(const struct shmkv_config *cfg, uint32_t pages)
+{
+	struct shmkv_geometry g;
+
+	cr_assert_eq(shmkv__geometry_from_config(cfg, 0, &g), 0);
+	return shmkv__footprint(&g, pages);
+}
+
+#define LIMIT_PAGES (CLASSES + 9)
+
+Test(grow, a_limit_stops_growth_with_enomem_and_the_failed_set_changes_nothing)
+{
+	struct shmkv_config cfg = small_config();
+	struct shmkv_stats st;
+	char key[32];
+	unsigned i;
+	int rc = 1;
+
+	cfg.max_memory = footprint_of(&cfg, LIMIT_PAGES);
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	for (i = 0; rc == 1 && i < SLOTS; i++)
+		rc = set_one(tu_kv, "k", i);
+	cr_assert_eq(rc, -ENOMEM, "SET k%u: %s", i - 1, tu_rcname(rc));
+	st = stats_of(tu_kv);
+	cr_assert_gt(st.pages, CLASSES, "it grew");
+	cr_assert_leq(st.pages, LIMIT_PAGES);
+	cr_assert_eq(st.pages_max, LIMIT_PAGES);
+	cr_assert_leq(st.memory_bytes, cfg.max_memory);
+	cr_assert_eq(st.max_memory, cfg.max_memory);
+	snprintf(key, sizeof(key), "k%u", i - 1);
+	tu_assert_rc(shmkv_exists(tu_kv, key, strlen(key)), 0);
+	/* An existing key keeps its value when a bigger one finds no room. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("k0"), TU_BLOCK_TEXT,
+			       sizeof(TU_BLOCK_TEXT) - 1, 0, 0, NULL),
+		     -ENOMEM);
+	cr_assert(holds(tu_kv, "k", 0));
+	/* Values of a class with room still land: short ones in the slot. */
+	tu_assert_rc(shmkv_set(tu_kv, LIT("short"), LIT("v"), 0, 0, NULL), 1);
+	assert_sound(tu_kv, tu_name);
+}
+
+Test(grow, a_limit_below_the_initial_size_is_refused_and_equal_is_fixed)
+{
+	struct shmkv_config cfg = small_config();
+	shmkv_t *kv = NULL;
+	unsigned i;
+	int rc = 1;
+
+	cfg.max_memory = tu_initial_footprint(&cfg) - 1;
+	tu_make_name(tu_name, NULL);
+	tu_assert_rc(shmkv_create(tu_name, &cfg, &kv), -EINVAL);
+	cr_assert_null(kv);
+	tu_assert_rc(shmkv_open(tu_name, 0, &kv), -ENOENT);
+	cfg.max_memory++;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	for (i = 0; rc == 1 && i < SLOTS; i++)
+		rc = set_one(tu_kv, "k", i);
+	tu_assert_rc(rc, -ENOMEM);
+	cr_assert_eq(stats_of(tu_kv).pages, CLASSES, "the initial pages only");
+	cr_assert_eq(file_allocated(tu_name), cfg.max_memory);
+	assert_sound(tu_kv, tu_name);
+}
+
+/* A process that opened the store before it grew reads values in the new
+ * pages, and grows it further itself. */
+Test(grow, a_process_opened_before_growth_reads_and_grows_the_new_pages)
+{
+	struct shmkv_config cfg = small_config();
+	unsigned n = 1500;
+	int opened[2], grown[2], st;
+	pid_t pid;
+	char b;
+
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	cr_assert_eq(pipe(opened), 0);
+	cr_assert_eq(pipe(grown), 0);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		shmkv_t *kv;
+		bool ok;
+
+		if (shmkv_open(tu_name, 0, &kv) != 0 ||
+		    write(opened[1], "o", 1) != 1 || read(grown[0], &b, 1) != 1)
+			_exit(2);
+		ok = true;
+		for (unsigned i = 0; ok && i < n; i++)
+			ok = holds(kv, "p", i);
+		for (unsigned i = 0; ok && i < n; i++)
+			ok = set_one(kv, "c", i) == 1;
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(read(opened[0], &b, 1), 1);
+	set_all(tu_kv, "p", n);
+	cr_assert_eq(write(grown[1], "g", 1), 1);
+	st = reap(pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x", st);
+	assert_all(tu_kv, "c", n);
+	assert_all(tu_kv, "p", n);
+	assert_sound(tu_kv, tu_name);
+}
+
+/* Writers that all need room at once: every growth is published once, no
+ * page is claimed twice, every value reads back. */
+Test(grow, concurrent_writer_processes_grow_it_together)
+{
+	struct shmkv_config cfg = small_config();
+	pid_t pids[WRITERS];
+	char prefix[8];
+
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	fflush(NULL);
+	for (int w = 0; w < WRITERS; w++) {
+		pids[w] = fork();
+		cr_assert_geq(pids[w], 0);
+		if (pids[w] == 0) {
+			shmkv_t *kv;
+			bool ok;
+
+			snprintf(prefix, sizeof(prefix), "w%d-", w);
+			ok = shmkv_open(tu_name, 0, &kv) == 0;
+			for (unsigned i = 0; ok && i < EACH; i++)
+				ok = set_one(kv, prefix, i) == 1;
+			_exit(ok ? 0 : 1);
+		}
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		int st = reap(pids[w]);
+
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "writer %d: %#x", w, st);
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		snprintf(prefix, sizeof(prefix), "w%d-", w);
+		assert_all(tu_kv, prefix, EACH);
+	}
+	cr_assert_geq(stats_of(tu_kv).cls[3].used, WRITERS * EACH);
+	assert_sound(tu_kv, tu_name);
+}
+
+static uint32_t *ready_word(shmkv_t *kv)
+{
+	return &((struct shmkv_header_shm *)kv->base)->pages_ready;
+}
+
+/* A ready word beyond what the file has allocated is not believed: no
+ * access goes into the hole, growth says -EBADMSG, check reports it. */
+Test(grow, a_corrupt_ready_word_gives_errors_not_faults_in_the_hole)
+{
+	struct shmkv_config cfg = small_config();
+	unsigned i;
+	int rc = 1;
+
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	set_all(tu_kv, "k", PER_PAGE);
+	*ready_word(tu_kv) = tu_kv->geo.page_count;
+	cr_assert_eq(shmkv_check(tu_kv, NULL, NULL), 1);
+	/* The ready pages fill up, then the growth that follows allocates
+	 * its run and cannot publish it over the corrupt word. */
+	for (i = 0; rc == 1 && i < SLOTS; i++)
+		rc = set_one(tu_kv, "n", i);
+	cr_assert_eq(rc, -EBADMSG, "SET n%u: %s", i - 1, tu_rcname(rc));
+	cr_assert_eq(stats_of(tu_kv).pages, CLASSES);
+	assert_all(tu_kv, "k", PER_PAGE);
+	cr_assert_eq(file_allocated(tu_name),
+		     shmkv__footprint(&tu_kv->geo, CLASSES + 1),
+		     "only the run of the growth is allocated: the hole was "
+		     "touched");
+	/* Below the initial pages: those stay usable, growth cannot go on. */
+	*ready_word(tu_kv) = 1;
+	assert_all(tu_kv, "k", PER_PAGE);
+	tu_assert_rc(set_one(tu_kv, "n", i), -EBADMSG);
+	*ready_word(tu_kv) = CLASSES;
+	tu_assert_rc(set_one(tu_kv, "n", i), 1);
+}
+
+/*
+ * A full /dev/shm: a private tmpfs of 1.5 MiB in a mount namespace (root):
+ * the store starts at about 1 MiB and must stop short of its limit.
+ */
+enum full_step {
+	FS_OK,
+	FS_NAMESPACE = 10, /* cannot make the private mount: skip */
+	FS_CREATE,
+	FS_FIRST_SET,
+	FS_NOT_ENOMEM,
+	FS_LOST,
+};
+
+static int full_child(const char *name)
+{
+	struct shmkv_config cfg = small_config();
+	shmkv_t *kv;
+	unsigned i;
+	int rc = 1;
+
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1536k") != 0)
+		return FS_NAMESPACE;
+	/* A limit the file system cannot hold: growth meets its end. */
+	cfg.max_memory = 64u << 20;
+	if (shmkv_create(name, &cfg, &kv) != 0)
+		return FS_CREATE;
+	if (set_one(kv, "k", 0) != 1)
+		return FS_FIRST_SET;
+	for (i = 1; rc == 1 && i < SLOTS; i++)
+		rc = set_one(kv, "k", i);
+	if (rc != -ENOMEM)
+		return FS_NOT_ENOMEM;
+	for (unsigned j = 0; j + 1 < i; j++)
+		if (!holds(kv, "k", j))
+			return FS_LOST;
+	return FS_OK;
+}
+
+Test(grow, a_full_tmpfs_gives_enomem_not_sigbus)
+{
+	int st;
+	pid_t pid;
+
+	tu_make_name(tu_name, NULL);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(full_child(tu_name));
+	st = reap(pid);
+	cr_assert(WIFEXITED(st), "child killed by signal %d",
+		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	if (WEXITSTATUS(st) == FS_NAMESPACE)
+		cr_skip_test("cannot mount a private tmpfs on /dev/shm "
+			     "(needs root): a full tmpfs not tested here");
+	cr_assert_eq(WEXITSTATUS(st), FS_OK, "child failed at step %d",
+		     WEXITSTATUS(st));
+}
+
+/*
+ * A grower killed between allocating and publishing (FAULT=1 builds).
+ */
+#ifdef SHMKV_FAULT_INJECTION
+#define NEED_CRASH_POINTS() ((void)0)
+#else
+#define NEED_CRASH_POINTS()                                                    \
+	cr_skip_test("no crash points in this build: make FAULT=1, then "      \
+		     "build-fault/tests/unit --filter 'crashpoint_grow/*'")
+#endif
+
+/* crash_worker SETs block values g0, g1, ... and dies at @point. */
+static int crash_worker_at(const char *point, unsigned count)
+{
+	char path[4096], c[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
+	snprintf(c, sizeof(c), "%u", count);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("SHMKV_CRASH_AT", point, 1);
+		setenv("SHMKV_CRASH_AFTER", "1", 1);
+		execl(path, path, tu_name, "block", "g", "0", c, (char *)NULL);
+		_exit(127);
+	}
+	return reap(pid);
+}
+
+Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
+{
+	NEED_CRASH_POINTS();
+	struct shmkv_config cfg = small_config();
+	unsigned n = CLASSES * PER_PAGE * 2;
+	struct shmkv_stats st;
+	int status;
+
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	status = crash_worker_at("grow_allocated", n);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "crash_worker did not die at grow_allocated: %#x", status);
+	/* Allocated, not published: the store is as before, the file has
+	 * the run nobody names yet. */
+	st = stats_of(tu_kv);
+	cr_assert_eq(st.pages, CLASSES);
+	cr_assert_eq(*ready_word(tu_kv), CLASSES);
+	cr_assert_gt(file_allocated(tu_name), st.memory_bytes);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+	/* The next grower allocates the same run (a no-op) and publishes it:
+	 * nothing leaks, nothing was lost. */
+	set_all(tu_kv, "g", n);
+	assert_all(tu_kv, "g", n);
+	cr_assert_gt(stats_of(tu_kv).pages, CLASSES);
+	assert_sound(tu_kv, tu_name);
+}
