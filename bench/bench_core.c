@@ -261,8 +261,8 @@ static int make_floors(void)
 	/* One line per key among the table's lines, as GETs walk. */
 	return err ? err
 		   : bench_floors_init(&C.floors,
-				       st.segment_bytes - (uint64_t)st.pages *
-								  st.page_size,
+				       st.memory_bytes - (uint64_t)st.pages *
+								 st.page_size,
 				       C.n);
 }
 

@@ -91,8 +91,8 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 
 		f->what = store_name[which];
 		f->keys = n;
-		f->segment_per_key = (double)st.segment_bytes / n;
-		f->in_use_per_key = (double)(st.segment_bytes - free_bytes) / n;
+		f->segment_per_key = (double)st.memory_bytes / n;
+		f->in_use_per_key = (double)(st.memory_bytes - free_bytes) / n;
 	}
 	bench_store_destroy(kv, name);
 	return err;

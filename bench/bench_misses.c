@@ -232,7 +232,7 @@ static int store_open(unsigned log2, enum pages pages)
 	if (err)
 		return err;
 	/* The segment less its value pages: header and slot array. */
-	S.table_bytes = st.segment_bytes - (uint64_t)st.pages * st.page_size;
+	S.table_bytes = st.memory_bytes - (uint64_t)st.pages * st.page_size;
 	return 0;
 }
 
@@ -261,7 +261,7 @@ static double store_huge_pct(void)
 		       &kv) != 0)
 		return 0;
 	if (shmkv_huge_mapped(kv, &got) == 0 && shmkv_stats(kv, &st) == 0)
-		p = pct(got, st.segment_bytes);
+		p = pct(got, st.memory_bytes);
 	shmkv_close(kv);
 	return p;
 }

@@ -279,7 +279,7 @@ static int table_open(unsigned log2, uint32_t probe_limit)
 	T.slots = cfg.slots;
 	T.live = 0;
 	/* The segment less its value pages: header and slot array. */
-	T.table_bytes = st.segment_bytes - (uint64_t)st.pages * st.page_size;
+	T.table_bytes = st.memory_bytes - (uint64_t)st.pages * st.page_size;
 	return 0;
 }
 

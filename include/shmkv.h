@@ -22,7 +22,9 @@
  *     -EROFS         a write on a handle opened with SHMKV_OPEN_READONLY;
  *     -ENOSPC        the key is new and no slot is free within its probe
  *                    window (table full);
- *     -ENOMEM        the value needs value storage and none is free;
+ *     -ENOMEM        the value needs value storage, none is free, and
+ *                    the store may not grow (max_memory reached, or
+ *                    /dev/shm full);
  *     -ENOBUFS       the caller's buffer is smaller than the value to be
  *                    returned (out->len says how large it must be); the
  *                    store is left unchanged;

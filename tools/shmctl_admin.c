@@ -85,6 +85,9 @@ static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
 	case 'm':
 		return opt_number(cmd, "memory", arg, 1, (uint64_t)1 << 42,
 				  &cfg->value_memory);
+	case 'X':
+		return opt_number(cmd, "max-memory", arg, 1, (uint64_t)1 << 42,
+				  &cfg->max_memory);
 	case 'M':
 		return opt_mode(cmd, arg, &cfg->mode);
 	case 'H':
@@ -109,7 +112,7 @@ static void print_huge(const char *name, shmkv_t *kv)
 	in.huge_known = true;
 	ctl_info_pages_line(&in, line, sizeof(line));
 	printf("%s: %s\n", name, line);
-	if (in.huge_bytes < in.st.segment_bytes)
+	if (in.huge_bytes < in.st.memory_bytes)
 		ctl_err(name,
 			"the kernel gave %s: mount /dev/shm with "
 			"huge=advise (see README, Huge pages); the store "
@@ -121,14 +124,16 @@ static void print_huge(const char *name, shmkv_t *kv)
 static void print_created(const char *name, shmkv_t *kv)
 {
 	struct shmkv_config cfg;
-	char mem[32];
+	char mem[32], max[32];
 
 	shmkv_get_config(kv, &cfg);
 	printf("created %s: %" PRIu32 " slots, key_max %" PRIu32
 	       ", value_max %" PRIu32 ", probe_limit %" PRIu32
-	       ", %s of value storage, mode %04o\n",
+	       ", %s of value storage growing to a max_memory of %s, mode "
+	       "%04o\n",
 	       name, cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
 	       ctl_human_bytes(cfg.value_memory, mem, sizeof(mem)),
+	       ctl_human_bytes(cfg.max_memory, max, sizeof(max)),
 	       (unsigned)cfg.mode);
 	if (cfg.flags & SHMKV_CONFIG_HUGE_PAGES)
 		print_huge(name, kv);
@@ -146,12 +151,14 @@ static int do_create(const struct ctl_cmd *cmd, const char *arg,
 	err = shmkv_create(name, cfg, &kv);
 	if (err == -EINVAL)
 		/* Every field was range-checked above: what is left is the
-		 * value storage not fitting the geometry. */
+		 * value storage not fitting the geometry, or the limit not
+		 * holding the store. */
 		return ctl_usage(
 			cmd,
-			"%s: --memory does not fit this geometry: too "
-			"small for one page of value storage (64 KiB, "
-			"or more for a large --value-max) or too large",
+			"%s: --memory does not fit this geometry (too "
+			"small for one page of value storage per size class, "
+			"or too large), or --max-memory is below the store's "
+			"initial size",
 			name);
 	if (err)
 		return ctl_store_err(name, NULL, err);
@@ -168,6 +175,7 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 		{ "value-max", required_argument, NULL, 'v' },
 		{ "probe-limit", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' },
+		{ "max-memory", required_argument, NULL, 'X' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "huge-pages", no_argument, NULL, 'H' },
 		CTL_OPT_HELP,
@@ -177,7 +185,7 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 	int c, rc;
 
 	shmkv_config_init(&cfg);
-	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:M:H", opts)) !=
+	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:X:M:H", opts)) !=
 	       -1) {
 		if (c >= CTL_GETOPT_EXIT)
 			return c - CTL_GETOPT_EXIT;
@@ -194,8 +202,8 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME [--slots N] [--key-max B] [--value-max B] "
-		    "[--memory SIZE] [--probe-limit N] [--mode MODE] "
-		    "[--huge-pages]",
+		    "[--memory SIZE] [--max-memory SIZE] [--probe-limit N] "
+		    "[--mode MODE] [--huge-pages]",
 	.summary = "create a store (exclusively: an existing NAME is an error)",
 	.help = "Options (sizes take k, m, g suffixes, powers of 1024):\n"
 		"  -s, --slots N        hash slots, a power of two "
@@ -204,9 +212,15 @@ const struct ctl_cmd ctl_cmd_create = {
 		"at most 4096)\n"
 		"  -v, --value-max B    longest value in bytes (default 1024, "
 		"at most 1m)\n"
-		"  -m, --memory SIZE    value storage, in pages of 64 KiB or\n"
-		"                       more (default 256 bytes per slot)\n"
-		"  -p, --probe-limit N  longest probe run (default 128)\n"
+		"  -m, --memory SIZE    value storage at creation, in pages "
+		"of\n"
+		"                       64 KiB or more (default 256 bytes per\n"
+		"                       slot, at least a page per size class)\n"
+		"  -X, --max-memory SIZE  the most shared memory the store "
+		"may\n"
+		"                       use: value storage grows online up to\n"
+		"                       it (default: the size of /dev/shm)\n"
+		"  -p, --probe-limit N  longest probe run (default 1024)\n"
 		"  -M, --mode MODE      octal permission bits (default 0600); "
 		"the umask\n"
 		"                       does not apply\n"

@@ -35,9 +35,12 @@ int dump_write_header(FILE *f, const struct shmkv_config *cfg)
 	fprintf(f,
 		MAGIC " " VERSION " slots=%" PRIu32 " key_max=%" PRIu32
 		      " value_max=%" PRIu32 " probe_limit=%" PRIu32
-		      " value_memory=%" PRIu64 " mode=%04o",
+		      " value_memory=%" PRIu64,
 		cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit,
-		cfg->value_memory, (unsigned)cfg->mode);
+		cfg->value_memory);
+	if (cfg->max_memory != 0)
+		fprintf(f, " max_memory=%" PRIu64, cfg->max_memory);
+	fprintf(f, " mode=%04o", (unsigned)cfg->mode);
 	/* Only when set: a plain store's dump reads as it always has. */
 	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES)
 		fprintf(f, " huge_pages=1");
@@ -139,6 +142,10 @@ static bool header_field(struct shmkv_config *cfg, const char *tok)
 	}
 	if (kl == 12 && strncmp(tok, "value_memory", 12) == 0) {
 		cfg->value_memory = v;
+		return true;
+	}
+	if (kl == 10 && strncmp(tok, "max_memory", 10) == 0) {
+		cfg->max_memory = v;
 		return true;
 	}
 	if (kl == 10 && strncmp(tok, "huge_pages", 10) == 0) {

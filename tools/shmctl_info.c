@@ -47,15 +47,19 @@ static void print_human(const char *name, const struct ctl_info *in)
 {
 	const struct shmkv_config *cfg = &in->cfg;
 	const struct shmkv_stats *st = &in->st;
-	char size[32], mem[32], used[32], page[96], who[64] = "?";
+	char size[32], max[32], res[32], mem[32], used[32], page[96];
+	char who[64] = "?";
 	uid_t uid = 0;
 
 	file_owner(name, &uid, who, sizeof(who));
 	printf("%s%s%s\n", ctl_color(CTL_BOLD), name, ctl_color(CTL_RESET));
-	printf("  segment   %s (%" PRIu64 " bytes), mode %04o, owner %s "
-	       "(uid %u)\n",
-	       ctl_human_bytes(st->segment_bytes, size, sizeof(size)),
-	       st->segment_bytes, (unsigned)cfg->mode, who, (unsigned)uid);
+	printf("  segment   %s in use (%" PRIu64 " bytes), max_memory %s, "
+	       "%s reserved; mode %04o, owner %s (uid %u)\n",
+	       ctl_human_bytes(st->memory_bytes, size, sizeof(size)),
+	       st->memory_bytes,
+	       ctl_human_bytes(st->max_memory, max, sizeof(max)),
+	       ctl_human_bytes(st->segment_bytes, res, sizeof(res)),
+	       (unsigned)cfg->mode, who, (unsigned)uid);
 	ctl_info_pages_line(in, page, sizeof(page));
 	printf("  mapping   %s\n", page);
 	if (in->users_known) {
@@ -80,11 +84,14 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       100 * ctl_info_load(st), st->longest_probe, cfg->probe_limit);
 	printf("  memory    %s of %s value storage used\n",
 	       ctl_human_bytes(ctl_info_used_bytes(st), used, sizeof(used)),
-	       ctl_human_bytes(cfg->value_memory, mem, sizeof(mem)));
+	       ctl_human_bytes((uint64_t)st->pages * st->page_size, mem,
+			       sizeof(mem)));
 	printf("  pages     %" PRIu32 " of %s: %" PRIu32 " given to %" PRIu32
-	       " size classes, %" PRIu32 " free\n\n",
+	       " size classes, %" PRIu32 " free; grows to %" PRIu32
+	       " within max_memory\n\n",
 	       st->pages, ctl_human_bytes(st->page_size, page, sizeof(page)),
-	       st->pages - st->pages_free, st->classes, st->pages_free);
+	       st->pages - st->pages_free, st->classes, st->pages_free,
+	       st->pages_max);
 	ctl_info_classes(st, "  ", "\n");
 	putchar('\n');
 	print_warnings(in);
@@ -116,6 +123,7 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_u64(j, "value_max", in->cfg.value_max);
 	cj_u64(j, "probe_limit", in->cfg.probe_limit);
 	cj_u64(j, "value_memory", in->cfg.value_memory);
+	cj_u64(j, "max_memory", in->cfg.max_memory);
 	cj_bool(j, "huge_pages", in->cfg.flags & SHMKV_CONFIG_HUGE_PAGES);
 	cj_end(j, '}');
 	if (in->huge_known)
@@ -148,6 +156,7 @@ static void print_json(const char *name, const struct ctl_info *in)
 	file_owner(name, &uid, who, sizeof(who));
 	cj_open(&j, stdout);
 	cj_cstr(&j, "name", name);
+	cj_u64(&j, "memory_bytes", in->st.memory_bytes);
 	cj_u64(&j, "segment_bytes", in->st.segment_bytes);
 	cj_cstr(&j, "mode", mode);
 	cj_cstr(&j, "owner", who);
@@ -164,6 +173,7 @@ static void print_json(const char *name, const struct ctl_info *in)
 	cj_u64(&j, "size", in->st.page_size);
 	cj_u64(&j, "total", in->st.pages);
 	cj_u64(&j, "free", in->st.pages_free);
+	cj_u64(&j, "max", in->st.pages_max);
 	cj_end(&j, '}');
 	json_classes(&j, &in->st);
 	cj_arr(&j, "warnings");

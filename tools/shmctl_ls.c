@@ -93,7 +93,8 @@ static void print_human(const struct row *r, bool header)
 	snprintf(keys, sizeof(keys), "%" PRId64, r->keys);
 	snprintf(slots, sizeof(slots), "%" PRIu64, r->slots);
 	printf("%-24s %10s  %-10s %04o  %10s %10s  %s\n", r->name,
-	       ctl_human_bytes((uint64_t)r->st.st_size, size, sizeof(size)),
+	       ctl_human_bytes((uint64_t)r->st.st_blocks * 512, size,
+			       sizeof(size)),
 	       owner(r->st.st_uid, who, sizeof(who)),
 	       (unsigned)(r->st.st_mode & 07777), r->keys < 0 ? "-" : keys,
 	       r->slots == 0 ? "-" : slots, r->status);
@@ -106,7 +107,9 @@ static void print_json(struct ls *ls, const struct row *r)
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(r->st.st_mode & 07777));
 	cj_obj(&ls->j, NULL);
 	cj_cstr(&ls->j, "name", r->name);
-	cj_u64(&ls->j, "size", (uint64_t)r->st.st_size);
+	/* The memory it uses: the file is a reservation, mostly holes. */
+	cj_u64(&ls->j, "size", (uint64_t)r->st.st_blocks * 512);
+	cj_u64(&ls->j, "reserved", (uint64_t)r->st.st_size);
 	cj_cstr(&ls->j, "owner", owner(r->st.st_uid, who, sizeof(who)));
 	cj_u64(&ls->j, "uid", r->st.st_uid);
 	cj_cstr(&ls->j, "mode", mode);

@@ -48,12 +48,12 @@ void ctl_info_pages_line(const struct ctl_info *in, char *buf, size_t cap)
 	else if (!in->huge_known)
 		snprintf(buf, cap, "huge pages asked for (not measured)");
 	else
-		snprintf(buf, cap,
-			 "huge pages asked for: %s of %s in huge "
-			 "pages",
-			 ctl_human_bytes(in->huge_bytes, got, sizeof(got)),
-			 ctl_human_bytes(in->st.segment_bytes, all,
-					 sizeof(all)));
+		snprintf(
+			buf, cap,
+			"huge pages asked for: %s of %s in huge "
+			"pages",
+			ctl_human_bytes(in->huge_bytes, got, sizeof(got)),
+			ctl_human_bytes(in->st.memory_bytes, all, sizeof(all)));
 }
 
 double ctl_info_load(const struct shmkv_stats *st)
@@ -104,7 +104,9 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 	 * that have none yet: only a full class that cannot grow is a
 	 * problem. */
 	for (uint32_t c = 0; c < ctl_classes(st); c++)
-		if (n < max && st->pages_free <= pages_reserved(st) &&
+		if (n < max &&
+		    st->pages_free + (st->pages_max - st->pages) <=
+			    pages_reserved(st) &&
 		    class_used(st, c) > WARN_CLASS_USED)
 			snprintf(w[n++], CTL_WARN_LEN,
 				 "size class %u (%u-byte blocks) %.0f%% used "
@@ -121,7 +123,7 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 			 "if no writer is running, run shmctl recover",
 			 st->pending);
 	if (n < max && in->huge_known &&
-	    in->huge_bytes + (2u << 20) <= in->st.segment_bytes)
+	    in->huge_bytes + (2u << 20) <= in->st.memory_bytes)
 		snprintf(w[n++], CTL_WARN_LEN,
 			 "huge pages asked for, %s: mount /dev/shm with "
 			 "huge=advise (see README, Huge pages)",

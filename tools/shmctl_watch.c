@@ -133,10 +133,11 @@ static void frame_counts(const struct watch *w, const struct ctl_info *in,
 	     st->longest_probe, in->cfg.probe_limit);
 	line(w,
 	     "memory   %s of %s value storage used, %" PRIu32 " of %" PRIu32
-	     " pages free",
+	     " pages free, %" PRIu32 " at most",
 	     ctl_human_bytes(ctl_info_used_bytes(st), used, sizeof(used)),
-	     ctl_human_bytes(in->cfg.value_memory, mem, sizeof(mem)),
-	     st->pages_free, st->pages);
+	     ctl_human_bytes((uint64_t)st->pages * st->page_size, mem,
+			     sizeof(mem)),
+	     st->pages_free, st->pages, st->pages_max);
 }
 
 static void frame(struct watch *w, const struct ctl_info *in, double t)

@@ -233,6 +233,7 @@ static void write_one(const char *dir, const struct seed *sd)
 static struct shmkv_config with_huge_pages(struct shmkv_config cfg)
 {
 	cfg.flags = SHMKV_CONFIG_HUGE_PAGES;
+	cfg = fz_fixed_memory(cfg);
 	return cfg;
 }
 

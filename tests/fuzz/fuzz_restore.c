@@ -329,7 +329,7 @@ static bool fresh_header(const struct shmkv_config *cfg)
 {
 	struct shmkv_geometry g;
 
-	if (shmkv__geometry_from_config(cfg, &g) != 0)
+	if (shmkv__geometry_from_config(cfg, 0, &g) != 0)
 		return true;
 	return g.segment_size <= FRESH_BYTES_MAX &&
 	       g.slot_count <= FRESH_SLOTS_MAX;

@@ -125,6 +125,17 @@ struct shmkv_config fz_tiny_config(uint32_t slots, uint32_t key_max,
 	cfg.probe_limit = slots;
 	/* Pages are 64 KiB for every value_max the harnesses use. */
 	cfg.value_memory = (uint64_t)pages * SHMKV_PAGE_MIN;
+	return fz_fixed_memory(cfg);
+}
+
+struct shmkv_config fz_fixed_memory(struct shmkv_config cfg)
+{
+	struct shmkv_geometry g;
+
+	cfg.max_memory = 0;
+	FZ_ASSERT(shmkv__geometry_from_config(&cfg, 0, &g) == 0,
+		  "a harness's config is refused");
+	cfg.max_memory = shmkv__footprint(&g, g.pages_initial);
 	return cfg;
 }
 

@@ -80,6 +80,9 @@ unsigned char *fz_base(shmkv_t *kv, size_t *size);
 /* A tiny geometry: 16..64 slots, small keys and values, 1..2 pages. */
 struct shmkv_config fz_tiny_config(uint32_t slots, uint32_t key_max,
 				   uint32_t value_max, uint32_t pages);
+/* @cfg with max_memory its initial size: a store that never grows, whose
+ * file is all allocated (so a snapshot of it touches no reserved hole). */
+struct shmkv_config fz_fixed_memory(struct shmkv_config cfg);
 
 /* Creates (or re-creates, after a stale one) store @name. Aborts if it
  * cannot: the harness has nothing to fuzz without it. */

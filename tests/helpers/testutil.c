@@ -418,6 +418,16 @@ off_t tu_shm_size(const char *name)
 	return st.st_size;
 }
 
+off_t tu_shm_allocated(const char *name)
+{
+	struct stat st;
+	int fd = shm_fd(name, O_RDONLY);
+
+	cr_assert_eq(fstat(fd, &st), 0, "fstat %s", name);
+	close(fd);
+	return (off_t)st.st_blocks * 512;
+}
+
 void *tu_shm_read_all(const char *name, size_t *len)
 {
 	size_t n = (size_t)tu_shm_size(name);

@@ -109,6 +109,8 @@ void tu_shm_pwrite(const char *name, const void *data, size_t len, off_t off);
 void tu_shm_pread(const char *name, void *data, size_t len, off_t off);
 void tu_shm_truncate(const char *name, off_t len);
 off_t tu_shm_size(const char *name);
+/* The bytes of /dev/shm@name that hold memory (st_blocks). */
+off_t tu_shm_allocated(const char *name);
 /* How many of shmkv_create's named working files ("/dev/shm/.shmkv-new-
  * <pid>-*") process @pid has in /dev/shm. */
 unsigned tu_count_new_files(int pid);

@@ -394,11 +394,12 @@ Test(shmctl_admin, ls_lists_a_store_with_its_size_mode_and_keys)
 	r = RUN("ls", "--json");
 	assert_code(r, 0);
 	snprintf(want, sizeof(want),
-		 "{\"name\":\"%s\",\"size\":%" PRId64 ",\"owner\":\"%s\","
+		 "{\"name\":\"%s\",\"size\":%" PRId64 ",\"reserved\":%" PRId64
+		 ",\"owner\":\"%s\","
 		 "\"uid\":%u,\"mode\":\"0640\",\"keys\":3,\"slots\":1024,"
 		 "\"status\":\"ok\"}",
-		 tu_name, (int64_t)tu_shm_size(tu_name), user_name(),
-		 (unsigned)geteuid());
+		 tu_name, (int64_t)tu_shm_allocated(tu_name),
+		 (int64_t)tu_shm_size(tu_name), user_name(), (unsigned)geteuid());
 	assert_has(r.out, want);
 	cr_assert(strncmp(r.out, "{\"stores\":[", 11) == 0);
 }

@@ -155,8 +155,9 @@ Test(shmctl_dump, writes_the_documented_format_to_stdout)
 	r = RUN("dump", tu_name);
 	snprintf(head, sizeof(head),
 		 "SHMKV-DUMP 1 slots=1024 key_max=64 value_max=1024 "
-		 "probe_limit=1024 value_memory=%" PRIu64 " mode=0600\n",
-		 cfg.value_memory);
+		 "probe_limit=1024 value_memory=%" PRIu64 " max_memory=%" PRIu64
+		 " mode=0600\n",
+		 cfg.value_memory, cfg.max_memory);
 	assert_code(r, 0);
 	cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
 	assert_has(r.out, "\n\"a\" \"1\" -1\n");
