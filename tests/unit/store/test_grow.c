@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/crash_value.h"
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 #include "internal.h"
 
@@ -442,4 +444,120 @@ Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
 	assert_all(tu_kv, "g", n);
 	cr_assert_gt(stats_of(tu_kv).pages, CLASSES);
 	assert_sound(tu_kv, tu_name);
+}
+
+/*
+ * Writers killed at random while the store grows: crash_worker processes
+ * write lanes of keys; the parent SIGKILLs them at random moments (and, in
+ * a build with crash points, arms some to die between a growth's
+ * allocation and its publication) and restarts each lane where its keys
+ * stop. At the end every lane's every key holds its value, the store
+ * checks clean, and the file holds no more than the store uses plus what
+ * killed growers allocated and nobody published yet (one run).
+ */
+#define LANES	  4
+#define LANE_KEYS 1500u
+#define KILLS_MAX 120
+#define BIG_SLOTS 8192u
+
+static bool lane_holds(shmkv_t *kv, unsigned lane, unsigned i)
+{
+	char prefix[8], key[32], want[CRASH_VALUE_CAP], got[CRASH_VALUE_CAP];
+	struct shmkv_value v = { got, sizeof(got), 0 };
+	size_t kl, wl;
+
+	snprintf(prefix, sizeof(prefix), "L%u-", lane);
+	kl = (size_t)snprintf(key, sizeof(key), "%s%u", prefix, i);
+	wl = crash_value(want, CRASH_BLOCK, prefix, i);
+	return shmkv_get(kv, key, kl, &v) == 1 && v.len == wl &&
+	       memcmp(got, want, wl) == 0;
+}
+
+/* Where lane @lane's keys stop: they are written in order, so the first
+ * missing one (the one a killed writer was on may or may not be there). */
+static unsigned lane_next(shmkv_t *kv, unsigned lane)
+{
+	unsigned i = 0;
+
+	while (i < LANE_KEYS && lane_holds(kv, lane, i))
+		i++;
+	return i;
+}
+
+static pid_t spawn_lane(unsigned lane, unsigned from, bool armed)
+{
+	char path[4096], prefix[8], s[16], c[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
+	snprintf(prefix, sizeof(prefix), "L%u-", lane);
+	snprintf(s, sizeof(s), "%u", from);
+	snprintf(c, sizeof(c), "%u", LANE_KEYS - from);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (armed) {
+			setenv("SHMKV_CRASH_AT", "grow_allocated", 1);
+			setenv("SHMKV_CRASH_AFTER", "1", 1);
+		}
+		execl(path, path, tu_name, "block", prefix, s, c, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
+{
+	struct shmkv_config cfg = small_config();
+	pid_t pid[LANES];
+	unsigned done = 0, kills = 0, deaths = 0, spawned = LANES;
+	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
+	struct shmkv_stats st;
+
+	cfg.slots = BIG_SLOTS;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	for (unsigned l = 0; l < LANES; l++)
+		pid[l] = spawn_lane(l, 0, false);
+	while (done < LANES) {
+		unsigned l = (unsigned)(rng_next(&rng) % LANES);
+		int status;
+		pid_t got;
+
+		if (kills < KILLS_MAX && pid[l] > 0) {
+			usleep((useconds_t)(rng_next(&rng) % 1000));
+			kill(pid[l], SIGKILL);
+			kills++;
+		}
+		got = waitpid(-1, &status, kills < KILLS_MAX ? WNOHANG : 0);
+		if (got <= 0)
+			continue;
+		for (l = 0; l < LANES && pid[l] != got; l++)
+			;
+		cr_assert_lt(l, LANES, "an unknown child %d", (int)got);
+		cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) &&
+						  WEXITSTATUS(status) == 0),
+			  "lane %u's writer: %#x", l, status);
+		if (WIFEXITED(status)) {
+			pid[l] = 0;
+			done++;
+			continue;
+		}
+		deaths++;
+		/* Arm every other restart where crash points exist. */
+		pid[l] = spawn_lane(l, lane_next(tu_kv, l), spawned++ % 2 == 0);
+	}
+	for (unsigned l = 0; l < LANES; l++)
+		for (unsigned i = 0; i < LANE_KEYS; i++)
+			cr_assert(lane_holds(tu_kv, l, i), "L%u-%u lost", l, i);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+	st = stats_of(tu_kv);
+	cr_assert_gt(st.pages, CLASSES);
+	cr_assert_geq(file_allocated(tu_name), st.memory_bytes);
+	cr_assert_leq(
+		file_allocated(tu_name),
+		shmkv__footprint(&tu_kv->geo, st.pages + st.pages / 4 + 1) +
+			4096,
+		"more allocated than one unpublished run");
+	cr_log_info("%u kills, %u deaths, %u pages", kills, deaths, st.pages);
 }
