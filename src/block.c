@@ -27,20 +27,46 @@
 #include "fault.h"
 #include "internal.h"
 
-uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
+/* The class word @c of a page, as a class. */
+static inline uint32_t class_of_word(const struct shmkv *kv, uint32_t c)
 {
-	uint32_t ready = shmkv__pages_ready(kv), c;
+	return c != 0 && c <= kv->geo.class_count ? c - 1 : SHMKV__NO_CLASS;
+}
 
-	/* Beyond our copy of the ready pages: grown since we looked, or a
-	 * corrupt number (grow.c). Pages past the ready ones are not
-	 * allocated in the file: never read. */
-	if (page >= ready)
-		ready = shmkv__pages_ready_refresh(kv);
+/*
+ * The class of @page as this process knows the ready pages: none for a
+ * page beyond its copy of them (grow.c), whose page-table word may lie in
+ * the file's unallocated hole. No call on this path: a call, even on a
+ * cold branch, makes every function it is inlined into save registers.
+ * So a command that finds no block for a unit asks unit_grown (below),
+ * out of line and in tail position, whether the store grew since.
+ */
+static inline uint32_t page_class(const struct shmkv *kv, uint32_t page)
+{
+	if (page >= shmkv__pages_ready(kv))
+		return SHMKV__NO_CLASS;
 	/* Relaxed: a page's class is written once (CAS from 0) and never
 	 * changes; a block named by a value word we acquired was allocated
 	 * after that CAS, so we see it. Out of range means corrupt or free. */
-	c = page < ready ? shmkv__load32_relaxed(&kv->page_table[page]) : 0;
-	return c != 0 && c <= kv->geo.class_count ? c - 1 : SHMKV__NO_CLASS;
+	return class_of_word(kv, shmkv__load32_relaxed(&kv->page_table[page]));
+}
+
+/* Is @unit's page ready now, though it was beyond our copy? (Reads the
+ * shared count: grown since we looked. Otherwise the unit is corrupt.) */
+static __attribute__((noinline, cold)) bool unit_grown(const struct shmkv *kv,
+						       uint32_t unit)
+{
+	uint32_t page = unit >> kv->geo.unit_shift;
+
+	return page >= shmkv__pages_ready(kv) &&
+	       page < shmkv__pages_ready_refresh(kv);
+}
+
+uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
+{
+	if (page >= shmkv__pages_ready(kv))
+		(void)shmkv__pages_ready_refresh(kv);
+	return page_class(kv, page);
 }
 
 /*
@@ -56,7 +82,7 @@ static inline struct shmkv_block_shm *block_locate(const struct shmkv *kv,
 {
 	uint32_t page = unit >> kv->geo.unit_shift;
 	uint32_t idx = unit & (kv->geo.units_per_page - 1);
-	uint32_t c = shmkv__page_class(kv, page);
+	uint32_t c = page_class(kv, page);
 
 	if (c == SHMKV__NO_CLASS || idx >= kv->class_blocks[c])
 		return NULL;
@@ -69,14 +95,17 @@ static inline struct shmkv_block_shm *block_locate(const struct shmkv *kv,
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls)
 {
-	return block_locate(kv, unit, cls);
+	struct shmkv_block_shm *b = block_locate(kv, unit, cls);
+
+	return b != NULL || !unit_grown(kv, unit) ? b
+						  : block_locate(kv, unit, cls);
 }
 
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
 {
 	uint32_t cls;
 
-	return block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+	return shmkv__block_at(kv, VAL_BLOCK_UNIT(ref), &cls);
 }
 
 /* Data bytes a block of class @cls holds. */
@@ -89,7 +118,8 @@ struct shmkv_block_shm *shmkv__block_room(const struct shmkv *kv, uint64_t ref,
 					  size_t *room)
 {
 	uint32_t cls;
-	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+	struct shmkv_block_shm *b = shmkv__block_at(kv, VAL_BLOCK_UNIT(ref),
+						    &cls);
 
 	*room = b != NULL ? class_room(kv, cls) : 0;
 	return b;
@@ -481,14 +511,26 @@ static bool free_block(struct shmkv_block_shm *b, uint64_t ref, uint64_t next)
 	return false;
 }
 
+/* A block beyond our copy of the ready pages: again, if it grew. */
+static __attribute__((noinline, cold)) void block_free_beyond(struct shmkv *kv,
+							      uint64_t ref)
+{
+	if (unit_grown(kv, VAL_BLOCK_UNIT(ref)))
+		shmkv__block_free(kv, ref);
+}
+
 void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 {
 	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
 	struct shmkv_block_shm *b = block_locate(kv, unit, &cls);
 
+	if (b == NULL) {
+		block_free_beyond(kv, ref);
+		return;
+	}
 	/* Relaxed hint: our next allocation of this class tries the block
 	 * we just freed first; the sweep stays where it was. */
-	if (b != NULL && free_block(b, ref, 0))
+	if (free_block(b, ref, 0))
 		shmkv__store32_relaxed(&kv->freed_unit[cls], unit + 1);
 }
 
@@ -542,14 +584,27 @@ void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
  * none), which a DEL needs. Return: true and *@id (and *@deadline), or
  * false (freed meanwhile, or out of bounds: the caller decides afresh).
  */
+static __attribute__((noinline, cold)) bool
+block_owner_beyond(const struct shmkv *kv, uint64_t ref, uint32_t *id,
+		   int64_t *deadline)
+{
+	*id = 0;
+	return unit_grown(kv, VAL_BLOCK_UNIT(ref)) &&
+	       shmkv__block_owner(kv, ref, id, deadline);
+}
+
 bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
 			int64_t *deadline)
 {
 	uint32_t cls;
 	const struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref),
 						       &cls);
+	uint64_t tag;
+
+	if (b == NULL)
+		return block_owner_beyond(kv, ref, id, deadline);
 	/* Acquire: as a reader's first look at the tag (block_read_cmp). */
-	uint64_t tag = b != NULL ? shmkv__load_acquire(&b->tag) : 0;
+	tag = shmkv__load_acquire(&b->tag);
 
 	*id = BLK_PID(tag);
 	if (!BLK_USED(tag) || BLK_GEN(tag) != VAL_BLOCK_GEN(ref))
@@ -623,6 +678,16 @@ static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
  * meaningful), SHMKV__STALE (the block was freed: reload the value word),
  * -EBADMSG (the reference or the length is out of bounds).
  */
+static __attribute__((noinline, cold)) int
+read_cmp_beyond(const struct shmkv *kv, uint64_t ref, void *dst, size_t cap,
+		const void *cmp, size_t cmp_len, struct shmkv_block_view *view)
+{
+	return unit_grown(kv, VAL_BLOCK_UNIT(ref))
+		       ? shmkv__block_read_cmp(kv, ref, dst, cap, cmp, cmp_len,
+					       view)
+		       : -EBADMSG;
+}
+
 int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
 			  size_t cap, const void *cmp, size_t cmp_len,
 			  struct shmkv_block_view *view)
@@ -634,7 +699,7 @@ int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
 	uint64_t tag;
 
 	if (b == NULL)
-		return -EBADMSG;
+		return read_cmp_beyond(kv, ref, dst, cap, cmp, cmp_len, view);
 	room = class_room(kv, cls);
 	/* What the copy and the compare may read, fetched with the header
 	 * (a hint: it reads nothing this function trusts). */

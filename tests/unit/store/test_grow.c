@@ -26,6 +26,7 @@ TestSuite(grow, .fini = tu_teardown);
 TestSuite(crashpoint_grow, .fini = tu_teardown);
 
 #define SLOTS	  4096u
+#define BIG_SLOTS 8192u
 #define CLASSES	  7u   /* value_max 1024: 32 ... 1024, and 1088 */
 #define VALUE_LEN 200u /* a block of the 256-byte class */
 #define PER_PAGE  256u /* of those in a 64 KiB page */
@@ -218,11 +219,14 @@ Test(grow, a_limit_below_the_initial_size_is_refused_and_equal_is_fixed)
 Test(grow, a_process_opened_before_growth_reads_and_grows_the_new_pages)
 {
 	struct shmkv_config cfg = small_config();
-	unsigned n = 1500;
+	/* More than the initial pages hold (7 x 256): the last third of
+	 * the values lands in pages grown after the child opened. */
+	unsigned n = 2500;
 	int opened[2], grown[2], st;
 	pid_t pid;
 	char b;
 
+	cfg.slots = BIG_SLOTS;
 	tu_kv = tu_create_growing(&cfg, tu_name);
 	cr_assert_eq(pipe(opened), 0);
 	cr_assert_eq(pipe(grown), 0);
@@ -236,8 +240,17 @@ Test(grow, a_process_opened_before_growth_reads_and_grows_the_new_pages)
 		if (shmkv_open(tu_name, 0, &kv) != 0 ||
 		    write(opened[1], "o", 1) != 1 || read(grown[0], &b, 1) != 1)
 			_exit(2);
+		/* First with its copy of the ready pages stale: DELs of the
+		 * last values (in grown pages) free their blocks. */
 		ok = true;
-		for (unsigned i = 0; ok && i < n; i++)
+		for (unsigned i = n / 2; ok && i < n; i++) {
+			char key[32];
+			size_t kl = (size_t)snprintf(key, sizeof(key), "p%u",
+						     i);
+
+			ok = shmkv_del(kv, key, kl) == 1;
+		}
+		for (unsigned i = 0; ok && i < n / 2; i++)
 			ok = holds(kv, "p", i);
 		for (unsigned i = 0; ok && i < n; i++)
 			ok = set_one(kv, "c", i) == 1;
@@ -249,7 +262,11 @@ Test(grow, a_process_opened_before_growth_reads_and_grows_the_new_pages)
 	st = reap(pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x", st);
 	assert_all(tu_kv, "c", n);
-	assert_all(tu_kv, "p", n);
+	assert_all(tu_kv, "p", n / 2);
+	for (unsigned i = n / 2; i < n; i++)
+		cr_assert(!holds(tu_kv, "p", i), "p%u was deleted", i);
+	/* Every DEL freed its block: nothing is left for reclamation. */
+	cr_assert_eq(stats_of(tu_kv).cls[3].used, n + n / 2);
 	assert_sound(tu_kv, tu_name);
 }
 
@@ -458,7 +475,6 @@ Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
 #define LANES	  4
 #define LANE_KEYS 1500u
 #define KILLS_MAX 120
-#define BIG_SLOTS 8192u
 
 static bool lane_holds(shmkv_t *kv, unsigned lane, unsigned i)
 {
