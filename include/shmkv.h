@@ -281,13 +281,34 @@ SHMKV_API int shmkv_unlink(const char *name);
 /** A sentence for any value returned by this library (0 or -errno). */
 SHMKV_API const char *shmkv_strerror(int err);
 
-/** Geometry of an open store, as fixed at creation, and its current mode
- * (read from the open segment, so right even after shmkv_unlink); flags
+/** Geometry of an open store, as fixed at creation, its max_memory as it
+ * is now (shmkv_set_max_memory) and its current mode (read from the open
+ * segment, so right even after shmkv_unlink); flags
  * holds SHMKV_CONFIG_HUGE_PAGES if the store asked for huge pages (whether
  * the kernel gave them or not: see shmkv_huge_mapped()), never
  * SHMKV_CONFIG_POPULATE (a choice of each opener, not of the store); the
  * reserved words are zeroed, so @cfg can create a store like it. */
 SHMKV_API int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
+
+/**
+ * shmkv_set_max_memory - changes the store's max_memory, for every process
+ * that uses it (Redis's CONFIG SET maxmemory).
+ * @kv:    an open store, read-write.
+ * @bytes: the new limit on the shared memory the store may use (header,
+ *         slots, value pages); 0: the most it may ever use, the reservation
+ *         made at creation (a store created with max_memory reserved that
+ *         much; one created without, the size of /dev/shm then).
+ *
+ * Value memory grows only within the limit from then on. Memory in use is
+ * kept: a limit below it only stops growth (nothing shrinks), and writes
+ * that need room then get -ENOMEM.
+ * Return: 0, -EINVAL (@kv NULL, @bytes more than the reservation or less
+ * than the store's initial size), -EROFS, -ESTALE, -EBADMSG (as any
+ * command), -ENOTSUP (a backend's handle).
+ * Thread safety: safe; a growth under way when it changes may or may not
+ * see the new limit. Cost: one store.
+ */
+SHMKV_API int shmkv_set_max_memory(shmkv_t *kv, uint64_t bytes);
 
 /**
  * shmkv_huge_mapped - how much of this handle's mapping is in huge pages.

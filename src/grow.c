@@ -195,3 +195,28 @@ int shmkv__pages_grow(struct shmkv *kv, uint32_t seen)
 	 * backwards, which no grower does. */
 	return shmkv__pages_ready_refresh(kv) > seen ? 0 : -EBADMSG;
 }
+
+int shmkv_set_max_memory(shmkv_t *kv, uint64_t bytes)
+{
+	int err;
+
+	if (kv == NULL)
+		return -EINVAL;
+	if (kv->backend != NULL)
+		return -ENOTSUP;
+	if (kv->readonly)
+		return -EROFS;
+	err = shmkv__live(kv);
+	if (err)
+		return err;
+	if (bytes == 0)
+		bytes = kv->geo.reserve_memory;
+	if (bytes > kv->geo.reserve_memory ||
+	    bytes < shmkv__footprint(&kv->geo, kv->geo.pages_initial))
+		return -EINVAL;
+	/* Relaxed: a setting on a line of its own, read (relaxed) by each
+	 * growth as it decides; nothing else is published with it. */
+	shmkv__store_relaxed(&((struct shmkv_header_shm *)kv->base)->max_memory,
+			     bytes);
+	return 0;
+}

@@ -7,6 +7,7 @@
 #include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -158,4 +159,48 @@ Test(shmctl_maint, locks_shows_no_pid_for_a_free_lock)
 	r = RUN("locks", "--json", tu_name);
 	assert_has(r.out, "\"state\":\"free\",\"held\":false,\"alive\":null,"
 			  "\"pid\":null,\"token\":1,");
+}
+
+/*
+ * config: settings of a store in use.
+ */
+
+Test(shmctl_maint, config_gets_and_sets_maxmemory)
+{
+	uint64_t max = tu_get_config(tu_kv).max_memory;
+	char want[64];
+	struct run r;
+
+	snprintf(want, sizeof(want), "maxmemory\n%" PRIu64 "\n", max);
+	assert_reply(RUN("config", tu_name, "get"), 0, want);
+	assert_reply(RUN("config", tu_name, "GET", "MaxMemory"), 0, want);
+	/* A test store reserved its initial size only: that is the limit
+	 * it may have, and 0 means it too. */
+	r = RUN("config", tu_name, "set", "maxmemory", "1k");
+	assert_code(r, 2);
+	assert_has(r.err, "maxmemory '1k': below the store's initial size");
+	assert_reply(RUN("config", tu_name, "get"), 0, want);
+	assert_reply(RUN("config", tu_name, "set", "maxmemory", "0"), 0,
+		     "OK\n");
+	assert_reply(RUN("config", tu_name, "get", "maxmemory"), 0, want);
+	cr_assert_eq(tu_get_config(tu_kv).max_memory, max);
+}
+
+Test(shmctl_maint, config_refuses_what_it_does_not_know)
+{
+	struct run r = RUN("config", tu_name, "set", "maxmemory-policy", "x");
+
+	assert_code(r, 2);
+	assert_has(r.err, "unknown parameter 'maxmemory-policy'");
+	r = RUN("config", tu_name, "del", "maxmemory");
+	assert_code(r, 2);
+	assert_has(r.err, "'del': expected get or set");
+	assert_code(RUN("config", tu_name, "set", "maxmemory"), 2);
+	assert_code(RUN("config", tu_name, "get", "maxmemory", "x"), 2);
+	r = RUN("config", tu_name, "set", "maxmemory", "lots");
+	assert_code(r, 2);
+	assert_has(r.err, "expected a size in bytes");
+	assert_code(RUN("config", tu_name), 2);
+	r = RUN("config", "/no-such-store", "get");
+	assert_code(r, 3);
 }

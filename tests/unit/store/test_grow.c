@@ -214,6 +214,60 @@ Test(grow, a_limit_below_the_initial_size_is_refused_and_equal_is_fixed)
 	assert_sound(tu_kv, tu_name);
 }
 
+/* The limit changes on a live store, for every process that uses it. */
+Test(grow, set_max_memory_changes_the_limit_for_every_process)
+{
+	struct shmkv_config cfg = small_config();
+	uint64_t initial = tu_initial_footprint(&cfg);
+	shmkv_t *other, *ro;
+	unsigned i;
+	int rc = 1, st;
+	pid_t pid;
+
+	cfg.max_memory = footprint_of(&cfg, LIMIT_PAGES);
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	other = tu_open(tu_name, 0);
+	/* Lowered to the initial size by another handle: no growth. */
+	tu_assert_ok(shmkv_set_max_memory(other, initial));
+	cr_assert_eq(tu_get_config(tu_kv).max_memory, initial);
+	for (i = 0; rc == 1 && i < SLOTS; i++)
+		rc = set_one(tu_kv, "k", i);
+	tu_assert_rc(rc, -ENOMEM);
+	cr_assert_eq(stats_of(tu_kv).pages, CLASSES);
+	/* Raised by another process: the next SET grows the store. */
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		shmkv_t *kv;
+
+		_exit(shmkv_open(tu_name, 0, &kv) == 0 &&
+				      shmkv_set_max_memory(kv, 0) == 0
+			      ? 0
+			      : 1);
+	}
+	st = reap(pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x", st);
+	cr_assert_eq(tu_get_config(tu_kv).max_memory, cfg.max_memory,
+		     "0 is the reservation: what the store was made with");
+	tu_assert_rc(set_one(tu_kv, "k", i - 1), 1);
+	for (unsigned j = 0; stats_of(tu_kv).pages == CLASSES; j++) {
+		cr_assert_lt(j, SLOTS / 2, "it never grew");
+		tu_assert_rc(set_one(tu_kv, "m", j), 1);
+	}
+	/* Out of range, or through a handle that may not: nothing changes. */
+	tu_assert_rc(shmkv_set_max_memory(tu_kv, cfg.max_memory + 1), -EINVAL);
+	tu_assert_rc(shmkv_set_max_memory(tu_kv, initial - 1), -EINVAL);
+	tu_assert_rc(shmkv_set_max_memory(NULL, 0), -EINVAL);
+	ro = tu_open(tu_name, SHMKV_OPEN_READONLY);
+	tu_assert_rc(shmkv_set_max_memory(ro, initial), -EROFS);
+	cr_assert_eq(tu_get_config(tu_kv).max_memory, cfg.max_memory);
+	shmkv_close(ro);
+	tu_assert_ok(shmkv_unlink(tu_name));
+	tu_assert_rc(shmkv_set_max_memory(other, initial), -ESTALE);
+	shmkv_close(other);
+}
+
 /* A process that opened the store before it grew reads values in the new
  * pages, and grows it further itself. */
 Test(grow, a_process_opened_before_growth_reads_and_grows_the_new_pages)
