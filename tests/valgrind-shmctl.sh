@@ -56,7 +56,7 @@ vg() {
 
 vg 0 --version
 vg 2 create # usage error: no name
-vg 0 create "$store" --slots 64 --value-max 512 --mode 600
+vg 0 create "$store" --slots 64 --value-max 512 --max-memory 8m --mode 600
 vg 3 create "$store" # exists
 # A huge-page store: create measures what it got, info in a pre-faulted
 # mapping (both read /proc/self/smaps).
@@ -90,6 +90,9 @@ vg 0 check "$store"
 vg 0 check "$store" --json
 vg 0 recover "$store"
 vg 0 sweep "$store" --json
+vg 0 config "$store" get
+vg 0 config "$store" set maxmemory 0
+vg 2 config "$store" set maxmemory 1k
 vg 0 watch "$store" --interval 0.1 --count 1 </dev/null
 vg 0 dump "$store" --output "$work/dump"
 vg 0 dump "$store"
