@@ -152,14 +152,27 @@ uint32_t shmkv__pages_max(const struct shmkv *kv)
 	return limit > kv->geo.pages_initial ? limit : kv->geo.pages_initial;
 }
 
+/* The most one growth allocates. The writer that grows pays for the
+ * allocation (tmpfs zeroes the pages: about 0.5 ms a MiB here), so a step
+ * of a quarter of a big store would stall one SET for a tenth of a second
+ * or more; 8 MiB keeps it to a few ms, and a store growing to 8 GiB takes
+ * a thousand steps (one system call and one CAS each). */
+#define GROW_STEP_MAX (8u << 20)
+
 /* The run the next growth from @seen ready pages adds: a quarter of what
- * is there (at least a page), so growth takes O(log) steps and leaves at
- * most a quarter unused; with huge pages it ends on a huge-page boundary
- * of the file where the limit allows, so no huge page is cut. */
+ * is there (at least a page, at most GROW_STEP_MAX), so a small store
+ * grows in few steps and leaves at most a quarter unused; with huge pages
+ * it ends on a huge-page boundary of the file where the limit allows, so
+ * no huge page is cut. */
 static uint32_t next_ready(const struct shmkv *kv, uint32_t seen,
 			   uint32_t limit)
 {
-	uint64_t next = seen + (seen / 4 > 0 ? seen / 4 : 1);
+	uint64_t step = seen / 4, most = GROW_STEP_MAX / kv->geo.page_size;
+	uint64_t next;
+
+	if (step > most)
+		step = most;
+	next = seen + (step > 0 ? step : 1);
 
 	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES) {
 		uint64_t end = round_up(kv->geo.pages_offset +
