@@ -12,7 +12,8 @@
  * handle (i even, or all with --own-handles 0) or its own (i odd), and the
  * plain commands (i % 4 < 2) or its own shmkv_keyref for each key. A
  * maintenance thread on the main handle runs sweep, recover, stats, scan,
- * check and lock_list meanwhile.
+ * check and lock_list meanwhile. Then threads fill a second store that
+ * starts small, so that they grow it together (see grow_phase).
  *
  * TSan tracks memory by virtual address and each handle maps the segment
  * at its own address, so it sees races, and the ordering CASes give, only
@@ -639,6 +640,123 @@ static int run(shmkv_t *kv, const struct options *o, struct worker *w,
 	return rc;
 }
 
+/*
+ * Growth: threads of one handle fill a store that starts with one page per
+ * size class, so that they claim pages, grow it and read each other's
+ * values in pages grown after their last look (grow.c), then every value
+ * reads back.
+ */
+#define GROW_KEYS  400 /* per thread: together, several growths */
+#define GROW_VALUE 300 /* bytes: a block of the 512-byte class */
+
+struct grower {
+	shmkv_t *kv;
+	unsigned id, threads;
+	int failed;
+};
+
+static size_t grow_value(char *buf, unsigned id, unsigned i)
+{
+	int n = snprintf(buf, GROW_VALUE + 1, "g%u-%u:", id, i);
+
+	memset(buf + n, 'a' + (int)((id + i) % 26), GROW_VALUE - (size_t)n);
+	return GROW_VALUE;
+}
+
+/* Key g<id>-<i>. Return: 1 it holds its value, 0 absent, -1 a wrong one. */
+static int grow_read(shmkv_t *kv, unsigned id, unsigned i)
+{
+	char key[32], want[GROW_VALUE + 1], got[GROW_VALUE + 1];
+	struct shmkv_value v = { got, sizeof(got), 0 };
+	size_t kl = (size_t)snprintf(key, sizeof(key), "g%u-%u", id, i);
+	int rc = shmkv_get(kv, key, kl, &v);
+
+	if (rc == 0)
+		return 0;
+	return rc == 1 && v.len == GROW_VALUE &&
+			       memcmp(got, want, grow_value(want, id, i)) == 0
+		       ? 1
+		       : -1;
+}
+
+static void *grower_main(void *arg)
+{
+	struct grower *g = arg;
+	char key[32], val[GROW_VALUE + 1];
+
+	for (unsigned i = 0; i < GROW_KEYS && !g->failed; i++) {
+		size_t kl = (size_t)snprintf(key, sizeof(key), "g%u-%u", g->id,
+					     i);
+		int rc = shmkv_set(g->kv, key, kl, val,
+				   grow_value(val, g->id, i), 0, 0, NULL);
+
+		if (rc != 1) {
+			fprintf(stderr, "tsan_stress: grow: SET %s: %s\n", key,
+				shmkv_strerror(rc));
+			g->failed = 1;
+		}
+		/* Another thread's value, maybe in a page it just grew: not
+		 * written yet is fine, a wrong one is not. */
+		if (grow_read(g->kv, (g->id + 1) % g->threads, i) < 0) {
+			fprintf(stderr, "tsan_stress: grow: g%u-%u is wrong\n",
+				(g->id + 1) % g->threads, i);
+			g->failed = 1;
+		}
+	}
+	return NULL;
+}
+
+static int grow_phase(unsigned threads)
+{
+	struct grower g[THREADS_MAX];
+	pthread_t tid[THREADS_MAX];
+	struct shmkv_config cfg;
+	struct shmkv_stats st;
+	char name[64];
+	shmkv_t *kv;
+	int rc, failed = 0;
+
+	snprintf(name, sizeof(name), "/shmkv-tsan-grow-%d", (int)getpid());
+	shmkv_config_init(&cfg);
+	cfg.slots = 4096;
+	cfg.value_max = VALUE_MAX;
+	cfg.value_memory = 6 * 65536; /* one page per class */
+	rc = shmkv_create(name, &cfg, &kv);
+	if (rc) {
+		fprintf(stderr, "tsan_stress: create %s: %s\n", name,
+			shmkv_strerror(rc));
+		return 1;
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		g[i] = (struct grower){ kv, i, threads, 0 };
+		if (pthread_create(&tid[i], NULL, grower_main, &g[i]))
+			abort();
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		failed |= g[i].failed;
+	}
+	for (unsigned id = 0; id < threads && !failed; id++)
+		for (unsigned i = 0; i < GROW_KEYS && !failed; i++)
+			if (grow_read(kv, id, i) != 1) {
+				fprintf(stderr,
+					"tsan_stress: grow: g%u-%u lost\n", id,
+					i);
+				failed = 1;
+			}
+	if (!failed && (shmkv_stats(kv, &st) != 0 || st.pages <= 6 ||
+			shmkv_check(kv, NULL, NULL) != 0)) {
+		fprintf(stderr,
+			"tsan_stress: grow: it did not grow (%u "
+			"pages) or does not check clean\n",
+			st.pages);
+		failed = 1;
+	}
+	shmkv_close(kv);
+	shmkv_unlink(name);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct shmkv_config cfg;
@@ -668,7 +786,8 @@ int main(int argc, char **argv)
 	for (i = 0; w != NULL && i < o.threads; i++)
 		if (worker_init(&w[i], kv, &o, i))
 			break;
-	rc = w == NULL || i < o.threads || run(kv, &o, w, &t);
+	rc = w == NULL || i < o.threads || run(kv, &o, w, &t) ||
+	     grow_phase(o.threads);
 	for (i = 0; w != NULL && i < o.threads; i++)
 		if (w[i].own_handle) /* NULL (a no-op) if it never opened */
 			shmkv_close(w[i].kv);
