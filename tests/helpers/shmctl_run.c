@@ -3,6 +3,7 @@
  */
 #include "helpers/shmctl_run.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,15 +46,25 @@ static char *slurp_fd(int fd, size_t *len)
 	return p;
 }
 
-/* In the child: become @uid (root only), wire the fds, exec. */
+/*
+ * In the child: become @uid (root only), wire the fds, exec. The binary is
+ * opened before the privileges go and run from that descriptor, so that
+ * another user runs it wherever the checkout is: a private directory (a
+ * root checkout in /root, mode 0700) is searched only by its owner, and a
+ * path-based exec as that user would fail (exit 127).
+ */
 static void child(char **argv, int in, int out, int err, uid_t uid)
 {
+	int bin = open(shmctl_bin(), O_RDONLY | O_CLOEXEC);
+
+	if (bin < 0)
+		_exit(127);
 	if (uid != (uid_t)-1 &&
 	    (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
 		_exit(126);
 	dup2(in, 0), dup2(out, 1), dup2(err, 2);
 	alarm(RUN_ALARM_S);
-	execv(shmctl_bin(), argv);
+	fexecve(bin, argv, environ);
 	_exit(127);
 }
 

@@ -399,7 +399,8 @@ Test(shmctl_admin, ls_lists_a_store_with_its_size_mode_and_keys)
 		 "\"uid\":%u,\"mode\":\"0640\",\"keys\":3,\"slots\":1024,"
 		 "\"status\":\"ok\"}",
 		 tu_name, (int64_t)tu_shm_allocated(tu_name),
-		 (int64_t)tu_shm_size(tu_name), user_name(), (unsigned)geteuid());
+		 (int64_t)tu_shm_size(tu_name), user_name(),
+		 (unsigned)geteuid());
 	assert_has(r.out, want);
 	cr_assert(strncmp(r.out, "{\"stores\":[", 11) == 0);
 }
@@ -439,6 +440,29 @@ Test(shmctl_admin, ls_shows_a_store_it_may_not_read_only_with_all)
 	r = RUN_AS(NOBODY, "ls", "--all");
 	assert_code(r, 0);
 	assert_row(r.out, tu_name, "permission denied\n");
+}
+
+/* From a checkout only its owner may enter (root's, in /root, mode 0700):
+ * another user still runs the binary (exit 0, not 127). */
+Test(shmctl_admin, another_user_runs_it_from_a_private_directory)
+{
+	char dir[] = "/tmp/shmkv-private-XXXXXX", bin[64], cmd[256];
+	struct run r;
+
+	if (!ctl_is_root())
+		cr_skip_test("needs root to run shmctl as another uid");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chmod(dir, 0700), 0);
+	snprintf(bin, sizeof(bin), "%s/shmctl", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", shmctl_bin(), bin);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(setenv("SHMCTL_BIN", bin, 1), 0);
+	r = RUN_AS(NOBODY, "--version");
+	unsetenv("SHMCTL_BIN");
+	unlink(bin);
+	rmdir(dir);
+	assert_code(r, 0);
+	assert_has(r.out, "shmctl");
 }
 
 /*
