@@ -59,8 +59,10 @@ else
 BUILD ?= build
 endif
 
-# Programs that exec our binaries (workers, tools) find them here.
-PROG_CFLAGS := -DSHMKV_BUILD_DIR='"$(abspath $(BUILD))"'
+# Programs that exec our binaries (workers, tools) find them here; tests
+# that check the docs find those in the source tree.
+PROG_CFLAGS := -DSHMKV_BUILD_DIR='"$(abspath $(BUILD))"' \
+	-DSHMKV_SOURCE_DIR='"$(abspath .)"'
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 

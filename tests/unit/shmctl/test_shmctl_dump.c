@@ -269,3 +269,72 @@ Test(shmctl_dump,
 	assert_has(r.err, "(stdin):3: key or value longer than ");
 	tu_assert_missing_str(tu_kv, "short");
 }
+
+/* The man page's DUMP FORMAT example, as printed (the wrapped header joined,
+ * roff's escapes undone), is a dump restore takes. */
+static char *man_example(void)
+{
+	FILE *f = fopen(SHMKV_SOURCE_DIR "/tools/shmctl.1", "r");
+	static char out[4096];
+	char line[512];
+	size_t n = 0;
+	bool in = false;
+
+	cr_assert_not_null(f, "tools/shmctl.1");
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "SHMKV-DUMP", 10) == 0)
+			in = true;
+		if (!in)
+			continue;
+		if (strncmp(line, ".RE", 3) == 0)
+			break;
+		for (char *p = line; *p != '\0'; p++) {
+			if (p[0] == '\\' && p[1] == 'e') {
+				/* " \e" before the newline: a wrapped line. */
+				if (p[2] == '\n') {
+					p += 2;
+					continue;
+				}
+				out[n++] = '\\';
+				p++;
+			} else if (p[0] == '\\' && p[1] == '-') {
+				out[n++] = '-';
+				p++;
+			} else {
+				out[n++] = *p;
+			}
+			cr_assert_lt(n, 4000);
+		}
+	}
+	fclose(f);
+	out[n] = '\0';
+	cr_assert(in, "no example in tools/shmctl.1");
+	return out;
+}
+
+Test(shmctl_dump, the_man_pages_example_restores)
+{
+	char path[] = "/tmp/shmkv-man-dump-XXXXXX", name[TU_NAME_CAP];
+	char *text = man_example();
+	int fd = mkstemp(path);
+	struct shmkv_value v = tu_value(16);
+	int64_t ttl = 0;
+	struct run r;
+	shmkv_t *kv;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	tu_make_name(name, "man");
+	r = RUN("restore", name, path);
+	unlink(path);
+	assert_code(r, 0);
+	kv = tu_open(name, 0);
+	tu_assert_get_str(kv, "plain", "value");
+	tu_assert_rc(shmkv_get(kv, LIT("nul\0key"), &v), 1);
+	tu_assert_value_(v, "line\n\xff", 6);
+	tu_assert_ok(shmkv_pttl(kv, LIT("nul\0key"), &ttl));
+	cr_assert(ttl > 0 && ttl <= 59977, "pttl %lld", (long long)ttl);
+	shmkv_close(kv);
+}
