@@ -8,8 +8,9 @@
  * each holding its 16-byte value; value_max 16 and the least value
  * storage a store may have) and "default" (shmkv_config_init's, with the
  * same slot count: 128-byte slots, values in them too). For each, two figures per key:
- *   segment  the whole segment: what the store holds of shared memory
- *            (created with posix_fallocate: all of it is reserved);
+ *   segment  the memory the store has allocated (header, slots, the
+ *            page-table words and pages of its value storage: its file is
+ *            a larger sparse reservation);
  *   in use   header, slot array, page table and the value pages given to
  *            size classes: what the keys actually take, i.e. the segment
  *            of a store whose value storage was sized exactly.

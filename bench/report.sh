@@ -470,12 +470,44 @@ Bytes of memory per key for 12-byte keys with 16-byte values: shmkv stores
 at 75% load (the most \`shmctl info\` takes without a warning), "fitted"
 (key_max 16, value_max 16) and with the default geometry, beside
 redis-server's \`used_memory\` growth for the same keys and values (goal:
-<= 90 B a key). *Segment*: the whole segment, all of it reserved at
-creation; *in use*: header, slots, page table and the value pages given to
-size classes (the segment of a store whose value storage is sized exactly).
+<= 90 B a key). *Segment*: the memory the store has allocated (header,
+slots, the page-table words and the pages of its value storage; its file
+is a larger sparse reservation); *in use*: header, slots, page table and
+the value pages given to size classes (the segment of a store whose value
+storage is sized exactly).
 From [\`memory.csv\`]($links/memory.csv).
 
 $(memory_table)
+
+EOF
+}
+
+# grow.csv: SET latency while value memory grows, beside a full store.
+grow_part() {
+	[ -s "$dir/grow.csv" ] || return 0
+	cat <<EOF
+### Growth of value memory
+
+SETs of new keys (12-byte keys, 200-byte values, one value block each)
+into a store that starts with one page per size class and grows as they
+need room ("growing"; \`src/grow.c\`: a quarter of its pages at a time,
+at most 8 MiB, allocated by the writer that finds none free), beside the
+same SETs into a store whose value memory was allocated at creation
+("steady"), in interleaved rounds; medians over runs of each run's
+figures. The tails of both are first touches of the store's pages (page
+faults); the growing store's maximum is a growth. From
+[\`grow.csv\`]($links/grow.csv).
+
+$(awk -F, '
+	NR == 1 { next }
+	{
+		if (NR == 2) {
+			printf("| store | SETs | p50 ns | p99 ns | p99.9 ns | max ns | mean ns | growths | total ms |\n")
+			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		printf("| %s | %d | %d | %d | %d | %d | %d | %d | %.1f |\n",
+		       $1, $2, $4, $5, $6, $7, $8, $9, $10)
+	}' "$dir/grow.csv")
 
 EOF
 }
@@ -491,7 +523,7 @@ runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`make bench-quick\` is a smoke run of about a minute whose output goes to
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
-\`bench_lock\`, \`bench_misses\`, \`bench_memory\`). The instruction
+\`bench_lock\`, \`bench_misses\`, \`bench_memory\`, \`bench_grow\`). The instruction
 counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
 which needs valgrind) rewrites \`$links/instr.csv\` and
 \`$links/instr.txt\`, names the commit it measured, and regenerates this
@@ -535,4 +567,5 @@ scale_part
 lock_part
 misses_part
 memory_part
+grow_part
 footer

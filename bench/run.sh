@@ -12,7 +12,7 @@
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock misses memory instr
+#                           core table scale lock misses memory grow instr
 #                           ("instr" is bench/instr.sh: instructions per
 #                           call counted by callgrind; not under SANITIZE)
 #
@@ -51,7 +51,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory instr}
+benches=${BENCHES:-core table scale lock misses memory grow instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
