@@ -262,7 +262,9 @@ proctype worker(byte me)
 	byte ai, awi, adi, ad, aj, awj, akey, ahome, atb;
 	byte ms, mw, mret, md, mb, f;
 	bool from_claim, helped, did_help, win_done, in_copy;
-	bool g0, found, rp;
+	bool g0, found;
+	bool rp;  /* read T0 while it was punched, since the last life load */
+	bool rpv; /* ... at the value load of the slot it answers from */
 
 	if
 	:: me == GROWER -> goto grow
@@ -297,6 +299,7 @@ begin: /* load the life word: which table(s) */
 	atomic {
 		L0 = gen;
 		rp = false;
+		rpv = false;
 		if
 		:: L0 == 1 && op != GET && !did_help && HELP ->
 			did_help = true;
@@ -569,7 +572,7 @@ lookup_next:
 attempt:
 	atomic {
 		old = val[ri];
-		rp = rp || ri < NOLD && punched
+		rpv = ri < NOLD && punched
 	}
 	atomic {
 		if
@@ -588,11 +591,9 @@ attempt:
 			:: ISFRESH(old) -> goto copy_check
 			:: else -> goto copy_done
 			fi
-		:: op == GET ->
-			found = ISVAL(old);
-			goto read_check
-		:: op == SETNX && ISVAL(old) -> found = true; goto read_check
-		:: op == DEL && !ISVAL(old) -> found = false; goto read_check
+		:: op == GET -> found = ISVAL(old); goto hit_answer
+		:: op == SETNX && ISVAL(old) -> found = true; goto hit_answer
+		:: op == DEL && !ISVAL(old) -> found = false; goto hit_answer
 		:: else
 		fi;
 		if
@@ -956,8 +957,18 @@ enospc:
 		fi
 	}
 
-/* An answer without a CAS (GET; SETNX that finds a value; DEL that finds
- * none): the life word again, was the table we read still there? */
+/* An answer without a CAS from a slot that holds the key (GET; SETNX that
+ * finds a value; DEL that finds none): the state re-check after the value
+ * load validated it, a punched slot reads 0, which no MEMBER word is. No
+ * load of the life word. */
+hit_answer:
+	atomic {
+		p6_no_answer_from_punched_table = !rpv;
+		assert(p6_no_answer_from_punched_table);
+		goto answer
+	}
+/* An answer from a miss: the life word again, was the table we scanned
+ * still there? */
 read_check:
 	atomic {
 #ifndef BUG_READER_NO_RECHECK
@@ -967,16 +978,20 @@ read_check:
 		if
 		:: true ->
 #endif
-			printf("P%d %e k%d: found %d\n", me, op, k, found);
 			p6_no_answer_from_punched_table = !rp;
 			assert(p6_no_answer_from_punched_table);
-			p2_no_lost_key = !(g0 && !chg[me] && !found);
-			assert(p2_no_lost_key);
-			p2_no_phantom_value = !(!g0 && !chg[me] && found);
-			assert(p2_no_phantom_value);
-			goto op_done
+			goto answer
 		:: else -> goto begin
 		fi
+	}
+answer:
+	atomic {
+		printf("P%d %e k%d: found %d\n", me, op, k, found);
+		p2_no_lost_key = !(g0 && !chg[me] && !found);
+		assert(p2_no_lost_key);
+		p2_no_phantom_value = !(!g0 && !chg[me] && found);
+		assert(p2_no_phantom_value);
+		goto op_done
 	}
 
 op_done:
@@ -988,6 +1003,7 @@ progress_op:
 		busy = 0; ms = 0; mw = 0; mv = 0; mret = 0; md = 0; f = 0;
 		from_claim = false; helped = false; did_help = false;
 		win_done = false; g0 = false; found = false; rp = false;
+		rpv = false;
 		goto next_op
 	}
 
