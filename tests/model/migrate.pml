@@ -1,6 +1,6 @@
 /*
  * migrate.pml - online growth of the table: the migration protocol of
- * issue 13 (/work/briefs/migration-design.md), checked with spin against
+ * issue 13 (migration-design.md here), checked with spin against
  * the slot protocol of slots.pml (tests/model/README.md, "The migration
  * model").
  *
@@ -11,31 +11,36 @@
  * gen first (L0) and works in the table(s) it names; a command that loaded
  * 0 may still be at work in T0 when the migration runs ("stale").
  *
- * Per old slot (migrate_slot): freeze the home's probe bound (a bit), then
+ * Per old slot (migrate_slot):
  *   EMPTY/BUSY/INSERTING/COLLIDED --CAS--> MOVED           (sealed: no key)
  *   MEMBER: value V --CAS--> V|FROZEN; copy the key with V into T1 (an
  *     insert, then FRESH -> V, only while the old slot is not MOVED);
  *     then state MEMBER --CAS--> MOVED.     (DEAD: straight to MOVED)
  * Writers in generation 1 first take one step of the sweep (the frontier
- * cursor), then migrate their key's old window (home, then offsets below
- * the frozen bound), then work in T1 only. Readers in generation 1 look in
- * T0 first (an unmoved MEMBER answers, frozen or not), then in T1. Every
- * reader checks gen again at its end.
+ * cursor), then migrate their key's old window (the home slot, then the
+ * offsets below the bound read after the home is MOVED), then work in T1
+ * only. Readers in generation 1 scan T0's window first (an unmoved MEMBER
+ * answers, frozen or not; MOVED slots are passed over), then T1. An answer
+ * drawn from a miss re-reads gen at its end; one from a slot that holds
+ * the key needs not (its state re-check proves the slot was not punched).
  *
  * The slot protocol itself (claim, insert, duplicate check, recycling,
  * attempt) is slots.pml's with the fixes FIX_ENOSPC, FIX_FRESH_PID and
  * FIX_CAP (no retries cap), run in whichever table a command is in, plus:
  * nobody claims a MOVED slot; the duplicate check collides its slot when
- * it meets a MOVED one; a raise that finds the bound frozen gives the slot
- * back; a write that finds its value FROZEN starts the command again; a
+ * it meets a MOVED one; a write that finds its value FROZEN starts the
+ * command again; a lookup of generation 0 that meets MOVED starts again; a
  * claim of a zero word (version 0: fresh or punched memory) re-reads gen.
+ * FREEZE_BOUND adds the lead's frozen probe bound (a raise that finds it
+ * frozen gives its slot back): safe too, and not needed (README.md).
  *
  * Parameters: NOLD 2..3, NNEW 2..4, NKEY 1..2, HOME1/NHOME1 key 1's homes,
- * NPROC 2..3 workers (pid 1..NPROC) plus the grower (pid NPROC+1), NOPS
+ * NPROC 1..3 workers (pid 1..NPROC) plus the grower (pid NPROC+1), NOPS
  * commands per worker, OPMASK (1 SET, 2 SETNX, 4 DEL, 8 GET), MAXKILL,
  * HELP 1: each writer of generation 1 takes one sweep step, GROWER_SWEEP
  * 1: the grower sweeps after the flip (0: it only flips), AUX 1: also the
- * supporting invariants. Broken variants (README.md): BUG_NO_FREEZE_EMPTY,
+ * supporting invariants, INIT the old table at the start (below), WRAP
+ * versions wrap (liveness runs). Broken variants (README.md): BUG_NO_FREEZE_EMPTY,
  * BUG_COPY_NO_FREEZE, BUG_WRITE_BEFORE_MOVED, BUG_BOUND_BEFORE_HOME,
  * BUG_FINISH_NO_SWEEP, BUG_DUPCHECK_IGNORES_MOVED, BUG_READER_NO_RECHECK,
  * BUG_READER_IGNORES_MOVED, BUG_NO_CLAIM_RECHECK, BUG_NONE_ZERO,

@@ -129,6 +129,7 @@ checks=(
 	# grower that sweeps, finishes and punches T0; M4 key 0 at offset 1
 	# behind an EMPTY home; M6 M4 with 2 keys and windows only.
 	"mig-good-help|ok|$M1|-DSAFETY $C||migration: 2 workers x 1 command (stale or not), each takes a sweep step, 1 death"
+	"mig-good-2deaths|ok|$M1 -DMAXKILL=2|-DSAFETY $C||migration: M1, any 2 of the 3 processes die"
 	"mig-good-windows-2keys|ok|$M2|-DSAFETY $C||migration: windows only, 2 keys, key 0's slot recycled before the growth"
 	"mig-good-punch|ok|$M3|-DSAFETY $C||migration: 1 worker x 2 commands, the grower sweeps, finishes and punches T0"
 	"mig-good-punch-deleted|ok|$M3 -DINIT=0|-DSAFETY $C||migration: the same, key 0 deleted (NONE) in T0"
@@ -173,6 +174,10 @@ if [ "$full" = 1 ]; then
 		"area-full-code-3workers-rw|ok|-DCODE -DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: src/area.h's writer; a reader (2 GETs), a writer (2 SETs), a worker (2 SETs or DELs)"
 		"area-full-code-no-state-check|ok|-DCODE -DBUG_NO_STATE_CHECK -DNPROC=3 -DNOPS=1|-DSAFETY $C||area: src/area.h's writer without its state re-check after the claim still passes (its value re-check covers it, README)"
 		"area-full-code-empty-3cmds|ok|-DCODE -DINIT=0 -DNOPS=3|-DSAFETY $C||area: src/area.h's writer from an EMPTY slot, 2 workers x 3 commands"
+		"mig-full-3old|ok|-DNOLD=3 -DNNEW=4 -DNKEY=2 -DHOME1=1 -DNHOME1=2 -DINIT=3 -DGROWER_SWEEP=0|-DSAFETY $C||migration: 3 old slots, 4 new, 2 keys, writers sweep and migrate windows, 1 death"
+		"mig-full-3old-windows|ok|-DNOLD=3 -DNNEW=3 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=3|-DSAFETY $C||migration: 3 old slots, 3 new, 2 keys, windows only, 1 death"
+		"mig-full-help-2ops|ok|$M1 -DNOPS=2 -DINIT=2 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers x 2 commands sweep and finish, key 0 recycled before the growth"
+		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
