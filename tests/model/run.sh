@@ -177,6 +177,7 @@ if [ "$full" = 1 ]; then
 		"mig-full-3old|ok|-DNOLD=3 -DNNEW=4 -DNKEY=2 -DHOME1=1 -DNHOME1=2 -DINIT=3 -DGROWER_SWEEP=0|-DSAFETY $C||migration: 3 old slots, 4 new, 2 keys, writers sweep and migrate windows, 1 death"
 		"mig-full-3old-windows|ok|-DNOLD=3 -DNNEW=3 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=3|-DSAFETY $C||migration: 3 old slots, 3 new, 2 keys, windows only, 1 death"
 		"mig-full-help-2ops|ok|$M1 -DNOPS=2 -DINIT=2 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers x 2 commands sweep and finish, key 0 recycled before the growth"
+		"mig-full-3workers-setnx|ok|$M1 -DNPROC=3 -DOPMASK=2 -DMAXKILL=0|-DSAFETY $C||migration: 3 workers SETNX one key, each a sweep step and its window, no death"
 		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
