@@ -44,7 +44,7 @@
  * BUG_COPY_NO_FREEZE, BUG_WRITE_BEFORE_MOVED, BUG_BOUND_BEFORE_HOME,
  * BUG_FINISH_NO_SWEEP, BUG_DUPCHECK_IGNORES_MOVED, BUG_READER_NO_RECHECK,
  * BUG_READER_IGNORES_MOVED, BUG_NO_CLAIM_RECHECK, BUG_NONE_ZERO,
- * BUG_WAIT_FROZEN (liveness).
+ * BUG_COPY_NO_SOURCE_CHECK, BUG_WAIT_FROZEN (liveness).
  */
 
 #ifndef NOLD
@@ -645,12 +645,14 @@ attempt:
 
 	/* ---- the copy into T1: FRESH -> V while the old slot is not MOVED ---- */
 copy_check:
+#ifndef BUG_COPY_NO_SOURCE_CHECK
 	atomic {
 		if
 		:: st[ms] != mw -> old = 0; goto copy_done /* moved by another */
 		:: else
 		fi
 	}
+#endif
 	atomic {
 		MAY_DIE;
 		if

@@ -140,6 +140,7 @@ checks=(
 	"mig-live-punch|ok|$M3 -DWRAP=1|-DNP $C|-l|migration: no non-progress cycle (M3)"
 	"mig-broken-no-freeze-empty|fail:p1_no_two_live_copies|$M2 -DAUX=0 -DBUG_NO_FREEZE_EMPTY|-DSAFETY||migration: EMPTY slots are left EMPTY, not sealed"
 	"mig-broken-copy-no-freeze|fail:p1_no_two_live_copies|$M1 -DAUX=0 -DBUG_COPY_NO_FREEZE|-DSAFETY||migration: copy and MOVED without freezing the value"
+	"mig-broken-copy-no-source-check|fail:p2_copy_carries_current_value|$M3 -DAUX=0 -DBUG_COPY_NO_SOURCE_CHECK|-DSAFETY||migration: the copy CAS without checking that the old slot is still not MOVED"
 	"mig-broken-write-before-moved|fail:p2_written_copy_is_the_key|$M3 -DAUX=0 -DBUG_WRITE_BEFORE_MOVED|-DSAFETY||migration: a writer works in T1 without migrating its window"
 	"mig-broken-bound-before-home|fail:p1_no_two_live_copies|$M6 -DAUX=0 -DBUG_BOUND_BEFORE_HOME|-DSAFETY $C||migration: the window's bound read before its home slot is MOVED"
 	"mig-broken-dupcheck-moved|fail:p1_no_two_live_copies|$M2 -DAUX=0 -DBUG_DUPCHECK_IGNORES_MOVED|-DSAFETY||migration: the duplicate check passes over MOVED slots"
