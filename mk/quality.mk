@@ -215,8 +215,8 @@ valgrind-run: $(SHMCTL)
 
 # ---------------------------------------------------------------------------
 # Model check (tests/model/): spin explores every interleaving of the
-# Promela models of the slot protocol, the safe lock's takeover and the
-# inline value area;
+# Promela models of the slot protocol, the safe lock's takeover, the
+# inline value area and online growth's migration;
 # MODEL_FULL=1 adds the big 3-process runs.
 
 .PHONY: model model-run

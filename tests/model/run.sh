@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh - model-check the slot protocol (slots.pml, which includes
 # defs.pml and monitor.pml), the safe lock's takeover protocol
-# (locks.pml: the lock-* checks) and the inline value area (area.pml:
-# the area-* checks) with spin.
+# (locks.pml: the lock-* checks), the inline value area (area.pml:
+# the area-* checks) and online growth's migration (migrate.pml: the
+# mig-* checks) with spin.
 #
 #   tests/model/run.sh           the CI set (2-3 minutes on 2 cores)
 #   tests/model/run.sh --full    adds the big runs (20-40 minutes, 5 GB)
@@ -10,8 +11,9 @@
 #                                that has one
 #   tests/model/run.sh NAME...   only the named checks (see --list)
 #
-# Every check is one spin run of slots.pml (locks.pml, area.pml for the
-# lock-*, area-* checks) with some -D options, and an expectation: "ok"
+# Every check is one spin run of slots.pml (locks.pml, area.pml,
+# migrate.pml for the lock-*, area-*, mig-* checks) with some -D options,
+# and an expectation: "ok"
 # (complete search, no violation), "fail:<flag>" (spin must find a counterexample
 # naming that assertion flag), "cycle" (spin must find a non-progress
 # cycle). A deliberately broken variant that spin does not reject fails
@@ -59,6 +61,12 @@ C=-DCOLLAPSE   # compress stored states (the 3-worker runs)
 # them, as evidence that each fix was needed.
 F="-DFIX_ENOSPC -DFIX_FRESH_PID -DFIX_CAP"
 L=-DFIX_V_RECHECK # locks.pml: README.md, "The lock model", finding 1
+# migrate.pml's configurations (README.md, "The migration model")
+M1="-DNNEW=2 -DGROWER_SWEEP=0"
+M2="-DNNEW=2 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=2"
+M3="-DNNEW=2 -DNPROC=1 -DNOPS=2 -DHELP=0"
+M4="-DNNEW=2 -DGROWER_SWEEP=0 -DINIT=3"
+M6="-DNNEW=2 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=3"
 checks=(
 	"good-3slots|ok|$F $S|-DSAFETY||3 slots, 2 keys homed at slot 0, 2 workers x 2 commands, 1 death"
 	"good-4slots-2homes|ok|$F $S -DNSLOT=4 -DHOME1=1|-DSAFETY||4 slots, keys homed at 0 and 1 (overlapping windows that wrap)"
@@ -114,6 +122,34 @@ checks=(
 	"area-code-broken-no-value-check|fail:i1_named_region_intact|-DCODE -DBUG_CODE_NO_VALUE_CHECK -DP3=0|-DSAFETY||area: src/area.h's writer without its re-load of the value word after the claim"
 	"area-finding-dead-value|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK|-DSAFETY||area, protocol as written: a writer publishes over the DEAD word of a DEL (after its step 2); the recycler then empties the slot"
 	"area-finding-v-first|fail:p3_recycled_only_when_dead|-DSPEC_NO_VCHECK -DV_FIRST|-DSAFETY||area: the same with the state re-checked after each load of V: not a fix"
+	# Online growth (migrate.pml): README.md, "The migration model". The
+	# configurations: M1 the writers sweep (one step each) and migrate
+	# their windows, the grower only flips; M2 windows only, 2 keys, key 0
+	# deleted and its slot recycled; M3 one worker (2 commands) and a
+	# grower that sweeps, finishes and punches T0; M4 key 0 at offset 1
+	# behind an EMPTY home; M6 M4 with 2 keys and windows only.
+	"mig-good-help|ok|$M1|-DSAFETY $C||migration: 2 workers x 1 command (stale or not), each takes a sweep step, 1 death"
+	"mig-good-2deaths|ok|$M1 -DMAXKILL=2|-DSAFETY $C||migration: M1, any 2 of the 3 processes die"
+	"mig-good-windows-2keys|ok|$M2|-DSAFETY $C||migration: windows only, 2 keys, key 0's slot recycled before the growth"
+	"mig-good-punch|ok|$M3|-DSAFETY $C||migration: 1 worker x 2 commands, the grower sweeps, finishes and punches T0"
+	"mig-good-punch-deleted|ok|$M3 -DINIT=0|-DSAFETY $C||migration: the same, key 0 deleted (NONE) in T0"
+	"mig-good-offset|ok|$M4|-DSAFETY $C||migration: key 0 at offset 1 behind an EMPTY home slot"
+	"mig-good-offset-2keys|ok|$M6|-DSAFETY $C||migration: the same with 2 keys, windows only"
+	"mig-good-freeze-bound|ok|$M6 -DFREEZE_BOUND|-DSAFETY $C||migration: the lead's shape (probe bound frozen) is safe too"
+	"mig-live-help|ok|$M1 -DWRAP=1|-DNP $C|-l|migration: no non-progress cycle (M1)"
+	"mig-live-punch|ok|$M3 -DWRAP=1|-DNP $C|-l|migration: no non-progress cycle (M3)"
+	"mig-broken-no-freeze-empty|fail:p1_no_two_live_copies|$M2 -DAUX=0 -DBUG_NO_FREEZE_EMPTY|-DSAFETY||migration: EMPTY slots are left EMPTY, not sealed"
+	"mig-broken-copy-no-freeze|fail:p1_no_two_live_copies|$M1 -DAUX=0 -DBUG_COPY_NO_FREEZE|-DSAFETY||migration: copy and MOVED without freezing the value"
+	"mig-broken-copy-no-source-check|fail:p2_copy_carries_current_value|$M3 -DAUX=0 -DBUG_COPY_NO_SOURCE_CHECK|-DSAFETY||migration: the copy CAS without checking that the old slot is still not MOVED"
+	"mig-broken-write-before-moved|fail:p2_written_copy_is_the_key|$M3 -DAUX=0 -DBUG_WRITE_BEFORE_MOVED|-DSAFETY||migration: a writer works in T1 without migrating its window"
+	"mig-broken-bound-before-home|fail:p1_no_two_live_copies|$M6 -DAUX=0 -DBUG_BOUND_BEFORE_HOME|-DSAFETY $C||migration: the window's bound read before its home slot is MOVED"
+	"mig-broken-dupcheck-moved|fail:p1_no_two_live_copies|$M2 -DAUX=0 -DBUG_DUPCHECK_IGNORES_MOVED|-DSAFETY||migration: the duplicate check passes over MOVED slots"
+	"mig-broken-reader-no-recheck|fail:p6_no_answer_from_punched_table|$M3 -DAUX=0 -DBUG_READER_NO_RECHECK|-DSAFETY||migration: an answer without a CAS is not checked against gen again"
+	"mig-broken-reader-moved|fail:p2_no_lost_key|$M1 -DAUX=0 -DBUG_READER_IGNORES_MOVED|-DSAFETY||migration: a reader of gen 0 passes over MOVED slots"
+	"mig-broken-claim-no-recheck|fail:p6_no_write_in_punched_table|$M3 -DAUX=0 -DBUG_NO_CLAIM_RECHECK|-DSAFETY||migration: a claim of a zero word does not re-read gen"
+	"mig-broken-none-zero|fail:p6_no_write_in_punched_table|$M3 -DINIT=0 -DAUX=0 -DBUG_NONE_ZERO|-DSAFETY||migration: NONE of version 0 is the zero word"
+	"mig-broken-finish-no-sweep|fail:p5_finish_only_when_all_moved|$M1 -DAUX=0 -DBUG_FINISH_NO_SWEEP|-DSAFETY||migration: a claim cursor, and whoever moved the last slot finishes"
+	"mig-broken-wait-frozen|cycle|$M1 -DWRAP=1 -DBUG_WAIT_FROZEN|-DNP|-l|migration: a writer that finds its value FROZEN waits for the move"
 )
 if [ "$full" = 1 ]; then
 	memlim=${MODEL_MEMLIM:-8000}
@@ -139,6 +175,11 @@ if [ "$full" = 1 ]; then
 		"area-full-code-3workers-rw|ok|-DCODE -DNPROC=3 -DNOPS=2 -DOPS1=2 -DOPS2=1 -DOPS3=5|-DSAFETY $C||area: src/area.h's writer; a reader (2 GETs), a writer (2 SETs), a worker (2 SETs or DELs)"
 		"area-full-code-no-state-check|ok|-DCODE -DBUG_NO_STATE_CHECK -DNPROC=3 -DNOPS=1|-DSAFETY $C||area: src/area.h's writer without its state re-check after the claim still passes (its value re-check covers it, README)"
 		"area-full-code-empty-3cmds|ok|-DCODE -DINIT=0 -DNOPS=3|-DSAFETY $C||area: src/area.h's writer from an EMPTY slot, 2 workers x 3 commands"
+		"mig-full-3old|ok|-DNOLD=3 -DNNEW=4 -DNKEY=2 -DHOME1=1 -DNHOME1=2 -DINIT=3 -DGROWER_SWEEP=0|-DSAFETY $C||migration: 3 old slots, 4 new, 2 keys, writers sweep and migrate windows, 1 death"
+		"mig-full-3old-windows|ok|-DNOLD=3 -DNNEW=3 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=3|-DSAFETY $C||migration: 3 old slots, 3 new, 2 keys, windows only, 1 death"
+		"mig-full-help-2ops|ok|$M1 -DNOPS=2 -DINIT=2 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers x 2 commands sweep and finish, key 0 recycled before the growth"
+		"mig-full-3workers-setnx|ok|$M1 -DNPROC=3 -DOPMASK=2 -DMAXKILL=0|-DSAFETY $C||migration: 3 workers SETNX one key, each a sweep step and its window, no death"
+		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
@@ -159,6 +200,7 @@ model_of() {
 	case $1 in
 	lock-*) echo locks.pml ;;
 	area-*) echo area.pml ;;
+	mig-*) echo migrate.pml ;;
 	*) echo slots.pml ;;
 	esac
 }
