@@ -6,13 +6,16 @@
 #include "internal.h"
 
 #include <criterion/hooks.h>
+#include <sched.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -187,6 +190,28 @@ struct shmkv_config tu_config(uint32_t slots, uint32_t key_max,
 	cfg.value_max = value_max;
 	cfg.value_memory = value_memory;
 	return cfg;
+}
+
+int tu_in_private_shm(const char *options, int (*child)(const char *name),
+		      const char *name)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) != 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("tmpfs", "/dev/shm", "tmpfs", 0, options) != 0)
+			_exit(TU_NO_PRIVATE_SHM);
+		_exit(child(name));
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "child killed by signal %d",
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return WEXITSTATUS(status);
 }
 
 uint64_t tu_initial_footprint(const struct shmkv_config *cfg)

@@ -404,8 +404,7 @@ Test(grow, a_corrupt_ready_word_gives_errors_not_faults_in_the_hole)
  */
 enum full_step {
 	FS_OK,
-	FS_NAMESPACE = 10, /* cannot make the private mount: skip */
-	FS_CREATE,
+	FS_CREATE = 10,
 	FS_FIRST_SET,
 	FS_NOT_ENOMEM,
 	FS_LOST,
@@ -418,10 +417,6 @@ static int full_child(const char *name)
 	unsigned i;
 	int rc = 1;
 
-	if (unshare(CLONE_NEWNS) != 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1536k") != 0)
-		return FS_NAMESPACE;
 	/* A limit the file system cannot hold: growth meets its end. */
 	cfg.max_memory = 64u << 20;
 	if (shmkv_create(name, &cfg, &kv) != 0)
@@ -441,22 +436,13 @@ static int full_child(const char *name)
 Test(grow, a_full_tmpfs_gives_enomem_not_sigbus)
 {
 	int st;
-	pid_t pid;
 
 	tu_make_name(tu_name, NULL);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		_exit(full_child(tu_name));
-	st = reap(pid);
-	cr_assert(WIFEXITED(st), "child killed by signal %d",
-		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-	if (WEXITSTATUS(st) == FS_NAMESPACE)
+	st = tu_in_private_shm("size=1536k", full_child, tu_name);
+	if (st == TU_NO_PRIVATE_SHM)
 		cr_skip_test("cannot mount a private tmpfs on /dev/shm "
 			     "(needs root): a full tmpfs not tested here");
-	cr_assert_eq(WEXITSTATUS(st), FS_OK, "child failed at step %d",
-		     WEXITSTATUS(st));
+	cr_assert_eq(st, FS_OK, "child failed at step %d", st);
 }
 
 /*

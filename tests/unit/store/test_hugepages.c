@@ -234,8 +234,7 @@ Test(hugepages, config_populate_prefaults_on_create_and_on_open_or_create)
 
 enum huge_step {
 	HS_OK,
-	HS_NAMESPACE = 10, /* cannot make the private mount: skip */
-	HS_CREATE,
+	HS_CREATE = 10,
 	HS_CREATOR_SMALL, /* the creator's mapping is not all huge */
 	HS_OPEN,
 	HS_OPENER_SMALL, /* a populating opener's is not */
@@ -243,16 +242,6 @@ enum huge_step {
 	HS_PLAIN_HUGE,	 /* a store without the flag got huge pages */
 	HS_DATA,
 };
-
-static int private_huge_shm(void)
-{
-	if (unshare(CLONE_NEWNS) != 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "huge=advise,size=256m") !=
-		    0)
-		return -1;
-	return 0;
-}
 
 static uint64_t huge_of(const shmkv_t *kv)
 {
@@ -270,8 +259,6 @@ static int huge_child(const char *name)
 	struct shmkv_value v = { buf, sizeof(buf), 0 };
 	uint64_t size;
 
-	if (private_huge_shm() != 0)
-		return HS_NAMESPACE;
 	if (shmkv_create(name, &cfg, &kv) != 0)
 		return HS_CREATE;
 	size = memory_of(kv);
@@ -299,19 +286,12 @@ static int huge_child(const char *name)
 
 Test(hugepages, with_huge_advise_every_mapping_of_the_store_is_huge)
 {
-	int status;
-	pid_t pid;
+	int st;
 
 	tu_make_name(tu_name, NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		_exit(huge_child(tu_name));
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status), "child status %#x", status);
-	if (WEXITSTATUS(status) == HS_NAMESPACE)
+	st = tu_in_private_shm("huge=advise,size=256m", huge_child, tu_name);
+	if (st == TU_NO_PRIVATE_SHM)
 		cr_skip_test("cannot mount a private tmpfs on /dev/shm "
 			     "(needs root): huge pages not tested here");
-	cr_assert_eq(WEXITSTATUS(status), HS_OK, "child failed at step %d",
-		     WEXITSTATUS(status));
+	cr_assert_eq(st, HS_OK, "child failed at step %d", st);
 }
