@@ -66,13 +66,12 @@ shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
 /*
  * Runs @child(@name) in a forked process that mounts a private tmpfs with
  * @options on /dev/shm first (a mount namespace of its own: root only),
- * and checks that it exited on its own. Return: its exit status (0: what
- * @child calls success), or TU_NO_PRIVATE_SHM if the mount was refused,
- * after which the caller skips, saying what went untested.
+ * and checks that it exited on its own. Where the mount is refused, the
+ * test is skipped, saying that @untested was not tested here.
+ * Return: the child's exit status.
  */
-#define TU_NO_PRIVATE_SHM 125
 int tu_in_private_shm(const char *options, int (*child)(const char *name),
-		      const char *name);
+		      const char *name, const char *untested);
 
 /* The shared memory a store made from @cfg uses at creation. */
 uint64_t tu_initial_footprint(const struct shmkv_config *cfg);

@@ -289,9 +289,7 @@ Test(hugepages, with_huge_advise_every_mapping_of_the_store_is_huge)
 	int st;
 
 	tu_make_name(tu_name, NULL);
-	st = tu_in_private_shm("huge=advise,size=256m", huge_child, tu_name);
-	if (st == TU_NO_PRIVATE_SHM)
-		cr_skip_test("cannot mount a private tmpfs on /dev/shm "
-			     "(needs root): huge pages not tested here");
+	st = tu_in_private_shm("huge=advise,size=256m", huge_child, tu_name,
+			       "huge pages");
 	cr_assert_eq(st, HS_OK, "child failed at step %d", st);
 }
