@@ -511,12 +511,28 @@ static bool free_block(struct shmkv_block_shm *b, uint64_t ref, uint64_t next)
 	return false;
 }
 
-/* A block beyond our copy of the ready pages: again, if it grew. */
+/* Frees block @b of class @cls, unit @unit, that @ref names. */
+static SHMKV__INLINE void free_located(struct shmkv *kv,
+				       struct shmkv_block_shm *b, uint32_t unit,
+				       uint32_t cls, uint64_t ref)
+{
+	/* Relaxed hint: our next allocation of this class tries the block
+	 * we just freed first; the sweep stays where it was. */
+	if (free_block(b, ref, 0))
+		shmkv__store32_relaxed(&kv->freed_unit[cls], unit + 1);
+}
+
+/* A block beyond our copy of the ready pages: located again if the store
+ * grew (each hot function below has such a twin, called in tail position:
+ * see page_class). */
 static __attribute__((noinline, cold)) void block_free_beyond(struct shmkv *kv,
 							      uint64_t ref)
 {
-	if (unit_grown(kv, VAL_BLOCK_UNIT(ref)))
-		shmkv__block_free(kv, ref);
+	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
+	struct shmkv_block_shm *b;
+
+	if (unit_grown(kv, unit) && (b = block_locate(kv, unit, &cls)) != NULL)
+		free_located(kv, b, unit, cls, ref);
 }
 
 void shmkv__block_free(struct shmkv *kv, uint64_t ref)
@@ -528,10 +544,7 @@ void shmkv__block_free(struct shmkv *kv, uint64_t ref)
 		block_free_beyond(kv, ref);
 		return;
 	}
-	/* Relaxed hint: our next allocation of this class tries the block
-	 * we just freed first; the sweep stays where it was. */
-	if (free_block(b, ref, 0))
-		shmkv__store32_relaxed(&kv->freed_unit[cls], unit + 1);
+	free_located(kv, b, unit, cls, ref);
 }
 
 void shmkv__value_free(struct shmkv *kv, uint64_t ref)
@@ -577,34 +590,13 @@ void shmkv__value_settle(struct shmkv *kv, uint64_t ref, uint32_t id)
 	shmkv__cas_full(&b->tag, BLK_TAG(gen, id, 1), BLK_TAG(gen, 0, 1));
 }
 
-/*
- * Who holds the block @ref names (its publisher, or 0 once settled),
- * without reading its data: what a writer about to replace it needs
- * (shmkv__value_settle); and, if @deadline is not NULL, its deadline (0:
- * none), which a DEL needs. Return: true and *@id (and *@deadline), or
- * false (freed meanwhile, or out of bounds: the caller decides afresh).
- */
-static __attribute__((noinline, cold)) bool
-block_owner_beyond(const struct shmkv *kv, uint64_t ref, uint32_t *id,
-		   int64_t *deadline)
+/* shmkv__block_owner of block @b, located from @ref. */
+static SHMKV__INLINE bool owner_located(const struct shmkv_block_shm *b,
+					uint64_t ref, uint32_t *id,
+					int64_t *deadline)
 {
-	*id = 0;
-	return unit_grown(kv, VAL_BLOCK_UNIT(ref)) &&
-	       shmkv__block_owner(kv, ref, id, deadline);
-}
-
-bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
-			int64_t *deadline)
-{
-	uint32_t cls;
-	const struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref),
-						       &cls);
-	uint64_t tag;
-
-	if (b == NULL)
-		return block_owner_beyond(kv, ref, id, deadline);
 	/* Acquire: as a reader's first look at the tag (block_read_cmp). */
-	tag = shmkv__load_acquire(&b->tag);
+	uint64_t tag = shmkv__load_acquire(&b->tag);
 
 	*id = BLK_PID(tag);
 	if (!BLK_USED(tag) || BLK_GEN(tag) != VAL_BLOCK_GEN(ref))
@@ -618,6 +610,38 @@ bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
 		(const uint64_t *)&b->deadline_ms);
 	shmkv__fence_acquire();
 	return shmkv__load_relaxed(&b->tag) == tag;
+}
+
+static __attribute__((noinline, cold)) bool
+block_owner_beyond(const struct shmkv *kv, uint64_t ref, uint32_t *id,
+		   int64_t *deadline)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
+	const struct shmkv_block_shm *b;
+
+	*id = 0;
+	return unit_grown(kv, unit) &&
+	       (b = block_locate(kv, unit, &cls)) != NULL &&
+	       owner_located(b, ref, id, deadline);
+}
+
+/*
+ * Who holds the block @ref names (its publisher, or 0 once settled),
+ * without reading its data: what a writer about to replace it needs
+ * (shmkv__value_settle); and, if @deadline is not NULL, its deadline (0:
+ * none), which a DEL needs. Return: true and *@id (and *@deadline), or
+ * false (freed meanwhile, or out of bounds: the caller decides afresh).
+ */
+bool shmkv__block_owner(const struct shmkv *kv, uint64_t ref, uint32_t *id,
+			int64_t *deadline)
+{
+	uint32_t cls;
+	const struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref),
+						       &cls);
+
+	if (b == NULL)
+		return block_owner_beyond(kv, ref, id, deadline);
+	return owner_located(b, ref, id, deadline);
 }
 
 /*
@@ -668,39 +692,16 @@ static bool tag_matches(const struct shmkv_block_shm *b, uint32_t gen)
 	return BLK_USED(tag) && BLK_GEN(tag) == gen;
 }
 
-/*
- * Copies the block named by @ref into @dst (at most @cap bytes), compares
- * it with @cmp (@cmp_len bytes) if @cmp is not NULL, and describes it in
- * @view: one resolution of the unit and one seqlock-style pass for both.
- * The copy and the compare may race with a free and reuse; they are only
- * returned if the generation is unchanged after them.
- * Return: 0 (consistent; view->len may exceed @cap: then only the length is
- * meaningful), SHMKV__STALE (the block was freed: reload the value word),
- * -EBADMSG (the reference or the length is out of bounds).
- */
-static __attribute__((noinline, cold)) int
-read_cmp_beyond(const struct shmkv *kv, uint64_t ref, void *dst, size_t cap,
-		const void *cmp, size_t cmp_len, struct shmkv_block_view *view)
+/* shmkv__block_read_cmp of block @b, of class @cls, located from @ref. */
+static SHMKV__INLINE int
+read_cmp_located(const struct shmkv *kv, struct shmkv_block_shm *b,
+		 uint32_t cls, uint64_t ref, void *dst, size_t cap,
+		 const void *cmp, size_t cmp_len, struct shmkv_block_view *view)
 {
-	return unit_grown(kv, VAL_BLOCK_UNIT(ref))
-		       ? shmkv__block_read_cmp(kv, ref, dst, cap, cmp, cmp_len,
-					       view)
-		       : -EBADMSG;
-}
-
-int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
-			  size_t cap, const void *cmp, size_t cmp_len,
-			  struct shmkv_block_view *view)
-{
-	uint32_t cls;
-	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
 	uint32_t gen = VAL_BLOCK_GEN(ref);
-	size_t room, n;
+	size_t room = class_room(kv, cls), n;
 	uint64_t tag;
 
-	if (b == NULL)
-		return read_cmp_beyond(kv, ref, dst, cap, cmp, cmp_len, view);
-	room = class_room(kv, cls);
 	/* What the copy and the compare may read, fetched with the header
 	 * (a hint: it reads nothing this function trusts). */
 	prefetch_data(b, room, cap > cmp_len ? cap : cmp_len);
@@ -730,4 +731,38 @@ int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
 		return SHMKV__STALE;
 	/* Consistent now, so a length beyond the block is corruption. */
 	return view->len > room ? -EBADMSG : 0;
+}
+
+static __attribute__((noinline, cold)) int
+read_cmp_beyond(const struct shmkv *kv, uint64_t ref, void *dst, size_t cap,
+		const void *cmp, size_t cmp_len, struct shmkv_block_view *view)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
+	struct shmkv_block_shm *b;
+
+	if (!unit_grown(kv, unit) || (b = block_locate(kv, unit, &cls)) == NULL)
+		return -EBADMSG;
+	return read_cmp_located(kv, b, cls, ref, dst, cap, cmp, cmp_len, view);
+}
+
+/*
+ * Copies the block named by @ref into @dst (at most @cap bytes), compares
+ * it with @cmp (@cmp_len bytes) if @cmp is not NULL, and describes it in
+ * @view: one resolution of the unit and one seqlock-style pass for both.
+ * The copy and the compare may race with a free and reuse; they are only
+ * returned if the generation is unchanged after them.
+ * Return: 0 (consistent; view->len may exceed @cap: then only the length is
+ * meaningful), SHMKV__STALE (the block was freed: reload the value word),
+ * -EBADMSG (the reference or the length is out of bounds).
+ */
+int shmkv__block_read_cmp(const struct shmkv *kv, uint64_t ref, void *dst,
+			  size_t cap, const void *cmp, size_t cmp_len,
+			  struct shmkv_block_view *view)
+{
+	uint32_t cls;
+	struct shmkv_block_shm *b = block_locate(kv, VAL_BLOCK_UNIT(ref), &cls);
+
+	if (b == NULL)
+		return read_cmp_beyond(kv, ref, dst, cap, cmp, cmp_len, view);
+	return read_cmp_located(kv, b, cls, ref, dst, cap, cmp, cmp_len, view);
 }
