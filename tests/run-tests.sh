@@ -104,7 +104,7 @@ fi
 # protocol's Promela model and rejects each deliberately broken variant.
 # Independent of the C build, so not repeated under SANITIZE (shown).
 if [ -z "${SANITIZE:-}" ]; then
-	step "model check of the slot, lock and area protocols with spin (make model)"
+	step "model check of the slot, lock, area and migration protocols with spin (make model)"
 	bash tests/model/run.sh
 else
 	printf '\n== model check: SKIPPED under SANITIZE=%s\n' "$SANITIZE"
