@@ -271,51 +271,76 @@ static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
 }
 
 /*
- * The block we last freed, then the class's sweep: a cursor that goes
- * round the class's pages in page order, from where this process last
- * allocated, taking the first FREE block ahead. The blocks just behind
- * it are the ones it took; those ahead have had a whole round to be
- * freed, so in a class that runs nearly full (as classes do: a page is
- * taken only once a round finds nothing) the free blocks are found where
- * they are densest. (Starting at the block last freed instead, or at the
- * start of the page, would walk used blocks on every allocation.) A
- * whole round without a free block takes a new page.
+ * Pages of its class an allocation looks through for a free block before
+ * it takes a new page. A whole round over every page of the class, as
+ * each full page once took, makes filling a store quadratic: at a million
+ * values of one class, each page's fill read every tag of every page
+ * before it (18 us a SET, and growing with the store). A bounded look from
+ * a hand that goes round all the class's pages in turn still finds the
+ * blocks others freed, a few pages at each page's fill.
+ */
+#define LOOK_PAGES 8u
+
+/*
+ * Looks for a FREE block of class @cls in up to @limit of its pages (of
+ * @pages ready ones), from this process's hand for the class, which moves
+ * on past them (or stays at a page where one was found: it may have more).
+ * Return: 0 and *@ref, or -ENOMEM.
+ */
+static int look(struct shmkv *kv, uint32_t cls, uint32_t pid, uint32_t pages,
+		uint32_t limit, uint64_t *ref)
+{
+	uint32_t count = kv->class_blocks[cls], seen = 0, n;
+	/* Relaxed: a process-local hint (threads share the handle); a stale
+	 * or corrupt one only starts the look elsewhere. */
+	uint32_t hand = shmkv__load32_relaxed(&kv->look_page[cls]) % pages;
+
+	for (n = 0; n < pages && seen < limit; n++) {
+		uint32_t page = hand + n < pages ? hand + n : hand + n - pages;
+
+		if (shmkv__page_class(kv, page) != cls)
+			continue;
+		seen++;
+		if (alloc_in_page(kv, page, cls, pid, 0, count, ref) == 0) {
+			shmkv__store32_relaxed(&kv->look_page[cls], page);
+			return 0;
+		}
+	}
+	shmkv__store32_relaxed(&kv->look_page[cls], hand + n);
+	return -ENOMEM;
+}
+
+/*
+ * The block we last freed; then the rest of the page this process last
+ * allocated from (the blocks behind its cursor are the ones it took);
+ * then a bounded look at other pages of the class (LOOK_PAGES); then a
+ * new page (growing the store if it may). Only when no page can be had
+ * does a whole round look at every block of the class, so that -ENOMEM is
+ * said only when the class is full.
  */
 static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 			  uint64_t *ref)
 {
 	uint32_t count = kv->class_blocks[cls], pages = shmkv__pages_ready(kv);
 	int err;
-	/* Relaxed: process-local hints (threads share the handle); a stale
-	 * or corrupt one only starts the round elsewhere. */
+	/* Relaxed: process-local hints, as in look(). */
 	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]);
 	uint32_t at = shmkv__load32_relaxed(&kv->alloc_index[cls]), page;
 
 	if (alloc_freed(kv, cls, pid, ref))
 		return 0;
-	if (start == 0 || start > pages || at > count) {
-		start = 1;
-		at = 0;
-	}
-	start--;
-	/* The rest of the cursor's page, every other page of the class,
-	 * then the cursor's page up to the cursor. */
-	if (shmkv__page_class(kv, start) == cls &&
-	    alloc_in_page(kv, start, cls, pid, at, count, ref) == 0)
+	if (start > 0 && start <= pages && at <= count &&
+	    shmkv__page_class(kv, start - 1) == cls &&
+	    alloc_in_page(kv, start - 1, cls, pid, at, count, ref) == 0)
 		return 0;
-	for (uint32_t n = 1; n < pages; n++) {
-		page = start + n < pages ? start + n : start + n - pages;
-		if (shmkv__page_class(kv, page) == cls &&
-		    alloc_in_page(kv, page, cls, pid, 0, count, ref) == 0)
-			return 0;
-	}
-	if (at > 0 && shmkv__page_class(kv, start) == cls &&
-	    alloc_in_page(kv, start, cls, pid, 0, at, ref) == 0)
+	if (look(kv, cls, pid, pages, LOOK_PAGES, ref) == 0)
 		return 0;
 	err = claim_page(kv, cls, &page);
-	if (err)
+	if (err == 0)
+		return alloc_in_page(kv, page, cls, pid, 0, count, ref);
+	if (err != -ENOMEM)
 		return err;
-	return alloc_in_page(kv, page, cls, pid, 0, count, ref);
+	return look(kv, cls, pid, shmkv__pages_ready(kv), UINT32_MAX, ref);
 }
 
 /*

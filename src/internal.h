@@ -82,6 +82,9 @@ struct shmkv {
 	 * a free page. */
 	uint32_t alloc_page[SHMKV_CLASSES_MAX];
 	uint32_t alloc_index[SHMKV_CLASSES_MAX]; /* where in that page */
+	/* Where each class's bounded look for freed blocks goes on (block.c:
+	 * a hand that goes round the class's pages). */
+	uint32_t look_page[SHMKV_CLASSES_MAX];
 	uint32_t freed_unit[SHMKV_CLASSES_MAX];
 	uint32_t claim_hint;
 	/* Names this open handle among all of the process's, for layers

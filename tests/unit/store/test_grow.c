@@ -615,3 +615,32 @@ Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
 		"more allocated than one unpublished run");
 	cr_log_info("%u kills, %u deaths, %u pages", kills, deaths, st.pages);
 }
+
+/* Blocks freed all over the class are found again before the store
+ * grows: a bounded look at each page's fill, from a hand that goes round
+ * the class's pages (block.c), not a scan of every page. */
+Test(grow, blocks_freed_across_the_class_are_reused_before_it_grows)
+{
+	struct shmkv_config cfg = small_config();
+	unsigned n = 3000;
+	uint32_t pages;
+
+	cfg.slots = BIG_SLOTS;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	set_all(tu_kv, "k", n);
+	pages = stats_of(tu_kv).pages;
+	cr_assert_gt(pages, CLASSES);
+	/* Every other value: each page of the class half free. */
+	for (unsigned i = 0; i < n; i += 2) {
+		char key[32];
+		size_t kl = (size_t)snprintf(key, sizeof(key), "k%u", i);
+
+		tu_assert_rc(shmkv_del(tu_kv, key, kl), 1);
+	}
+	set_all(tu_kv, "n", n / 2);
+	cr_assert_eq(stats_of(tu_kv).pages, pages,
+		     "it grew with %u free blocks", n / 2);
+	cr_assert_eq(stats_of(tu_kv).cls[3].used, n);
+	assert_all(tu_kv, "n", n / 2);
+	assert_sound(tu_kv, tu_name);
+}
