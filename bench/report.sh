@@ -495,8 +495,7 @@ at most 8 MiB, allocated by the writer that finds none free), beside the
 same SETs into a store whose value memory was allocated at creation
 ("steady"), in interleaved rounds; medians over runs of each run's
 figures. The growing store's maximum is a growth (it allocates up to 8
-MiB, which tmpfs zeroes); the tails of both include this shared machine's
-preemptions. From
+MiB, which tmpfs zeroes). From
 [\`grow.csv\`]($links/grow.csv).
 
 $(awk -F, '
