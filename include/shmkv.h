@@ -236,8 +236,10 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * version or build), -EBADMSG (header corrupted or segment truncated),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
- * processes for dead; read-only opens are allowed), -EAFNOSUPPORT (as for
- * shmkv_create()).
+ * processes for dead; read-only opens are allowed), -ENOMEM (the store's
+ * reservation, as long as its max_memory, does not fit this process's
+ * address space: a limit such as ulimit -v below it; or no memory for the
+ * handle), -EAFNOSUPPORT (as for shmkv_create()).
  */
 SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -643,4 +644,59 @@ Test(grow, blocks_freed_across_the_class_are_reused_before_it_grows)
 	cr_assert_eq(stats_of(tu_kv).cls[3].used, n);
 	assert_all(tu_kv, "n", n / 2);
 	assert_sound(tu_kv, tu_name);
+}
+
+/* VmSize of /proc/self/status, in bytes; 0 if unknown. */
+static uint64_t vm_size(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/* A process whose address space is limited (ulimit -v) below a store's
+ * reservation cannot map it, and says -ENOMEM; a store made with a
+ * max_memory within the limit opens there. */
+Test(grow, an_address_space_limit_below_the_reservation_is_enomem)
+{
+	struct shmkv_config cfg = small_config();
+	char small[TU_NAME_CAP];
+	int st;
+	pid_t pid;
+
+	cfg.max_memory = 8u << 20;
+	shmkv_close(tu_create(&cfg, small));
+	cfg.max_memory = 64ull << 30; /* sparse: no memory is taken */
+	shmkv_close(tu_create_growing(&cfg, tu_name));
+	/* Closed: a child would inherit the mappings, and count them. */
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* 1 GiB beyond what the process maps now (a sanitizer's
+		 * shadow makes that a lot): room for the small store only. */
+		uint64_t room = vm_size() + (1ull << 30);
+		struct rlimit lim = { room, room };
+		shmkv_t *a = NULL, *b = NULL;
+
+		if (room == (1ull << 30) || setrlimit(RLIMIT_AS, &lim) != 0)
+			_exit(2);
+		if (shmkv_open(tu_name, 0, &a) != -ENOMEM || a != NULL)
+			_exit(3);
+		if (shmkv_open(small, 0, &b) != 0 || set_one(b, "k", 0) != 1)
+			_exit(4);
+		_exit(0);
+	}
+	st = reap(pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed at %d",
+		  WEXITSTATUS(st));
+	tu_kv = tu_open(tu_name, 0);
+	tu_assert_rc(set_one(tu_kv, "k", 0), 1);
 }
