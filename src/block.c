@@ -38,7 +38,7 @@ static inline uint32_t class_of_word(const struct shmkv *kv, uint32_t c)
  * page beyond its copy of them (grow.c), whose page-table word may lie in
  * the file's unallocated hole. No call on this path: a call, even on a
  * cold branch, makes every function it is inlined into save registers.
- * So a command that finds no block for a unit asks unit_grown (below),
+ * So a command that finds no block for a unit asks locate_grown (below),
  * out of line and in tail position, whether the store grew since.
  */
 static inline uint32_t page_class(const struct shmkv *kv, uint32_t page)
@@ -49,17 +49,6 @@ static inline uint32_t page_class(const struct shmkv *kv, uint32_t page)
 	 * changes; a block named by a value word we acquired was allocated
 	 * after that CAS, so we see it. Out of range means corrupt or free. */
 	return class_of_word(kv, shmkv__load32_relaxed(&kv->page_table[page]));
-}
-
-/* Is @unit's page ready now, though it was beyond our copy? (Reads the
- * shared count: grown since we looked. Otherwise the unit is corrupt.) */
-static __attribute__((noinline, cold)) bool unit_grown(const struct shmkv *kv,
-						       uint32_t unit)
-{
-	uint32_t page = unit >> kv->geo.unit_shift;
-
-	return page >= shmkv__pages_ready(kv) &&
-	       page < shmkv__pages_ready_refresh(kv);
 }
 
 uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page)
@@ -92,13 +81,26 @@ static inline struct shmkv_block_shm *block_locate(const struct shmkv *kv,
 					  (size_t)idx * kv->geo.class_size[c]);
 }
 
+/* The block numbered @unit after block_locate found none: located again if
+ * its page was beyond our copy of the ready pages and the shared count now
+ * says it is ready (grown since we looked); NULL if the unit is corrupt. */
+static __attribute__((noinline, cold)) struct shmkv_block_shm *
+locate_grown(const struct shmkv *kv, uint32_t unit, uint32_t *cls)
+{
+	uint32_t page = unit >> kv->geo.unit_shift;
+
+	if (page < shmkv__pages_ready(kv) ||
+	    page >= shmkv__pages_ready_refresh(kv))
+		return NULL;
+	return block_locate(kv, unit, cls);
+}
+
 struct shmkv_block_shm *shmkv__block_at(const struct shmkv *kv, uint32_t unit,
 					uint32_t *cls)
 {
 	struct shmkv_block_shm *b = block_locate(kv, unit, cls);
 
-	return b != NULL || !unit_grown(kv, unit) ? b
-						  : block_locate(kv, unit, cls);
+	return b != NULL ? b : locate_grown(kv, unit, cls);
 }
 
 struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref)
@@ -252,7 +254,8 @@ static uint32_t claim_ready_page(struct shmkv *kv, uint32_t cls, uint32_t ready)
 /* Claims a free page for @cls, growing the store while none is free and
  * it may. Each round finds more pages ready than the last (a growth is
  * ours or another's), or ends: it terminates. Return: 0 and *@page, or
- * -ENOMEM (max_memory reached, or the system out of memory), -EBADMSG. */
+ * -ENOMEM (max_memory reached, or the system out of memory), -EROFS,
+ * -EBADMSG. */
 static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
 {
 	for (;;) {
@@ -266,7 +269,7 @@ static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
 			return -ENOMEM;
 		err = shmkv__pages_grow(kv, ready);
 		if (err)
-			return err == -EROFS ? -ENOMEM : err;
+			return err;
 	}
 }
 
@@ -554,9 +557,9 @@ static __attribute__((noinline, cold)) void block_free_beyond(struct shmkv *kv,
 							      uint64_t ref)
 {
 	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
-	struct shmkv_block_shm *b;
+	struct shmkv_block_shm *b = locate_grown(kv, unit, &cls);
 
-	if (unit_grown(kv, unit) && (b = block_locate(kv, unit, &cls)) != NULL)
+	if (b != NULL)
 		free_located(kv, b, unit, cls, ref);
 }
 
@@ -641,13 +644,12 @@ static __attribute__((noinline, cold)) bool
 block_owner_beyond(const struct shmkv *kv, uint64_t ref, uint32_t *id,
 		   int64_t *deadline)
 {
-	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
-	const struct shmkv_block_shm *b;
+	uint32_t cls;
+	const struct shmkv_block_shm *b = locate_grown(kv, VAL_BLOCK_UNIT(ref),
+						       &cls);
 
 	*id = 0;
-	return unit_grown(kv, unit) &&
-	       (b = block_locate(kv, unit, &cls)) != NULL &&
-	       owner_located(b, ref, id, deadline);
+	return b != NULL && owner_located(b, ref, id, deadline);
 }
 
 /*
@@ -762,12 +764,12 @@ static __attribute__((noinline, cold)) int
 read_cmp_beyond(const struct shmkv *kv, uint64_t ref, void *dst, size_t cap,
 		const void *cmp, size_t cmp_len, struct shmkv_block_view *view)
 {
-	uint32_t unit = VAL_BLOCK_UNIT(ref), cls;
-	struct shmkv_block_shm *b;
+	uint32_t cls;
+	struct shmkv_block_shm *b = locate_grown(kv, VAL_BLOCK_UNIT(ref), &cls);
 
-	if (!unit_grown(kv, unit) || (b = block_locate(kv, unit, &cls)) == NULL)
-		return -EBADMSG;
-	return read_cmp_located(kv, b, cls, ref, dst, cap, cmp, cmp_len, view);
+	return b == NULL ? -EBADMSG
+			 : read_cmp_located(kv, b, cls, ref, dst, cap, cmp,
+					    cmp_len, view);
 }
 
 /*

@@ -35,16 +35,6 @@
 #include "fault.h"
 #include "internal.h"
 
-static uint64_t round_down(uint64_t v, uint64_t to)
-{
-	return v / to * to;
-}
-
-static uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return (v + to - 1) / to * to;
-}
-
 /* posix_fallocate, again while a signal interrupts it: tmpfs stops a long
  * allocation for a pending signal (EINTR), which is no reason to fail. */
 static int allocate(int fd, uint64_t from, uint64_t to)
@@ -60,13 +50,12 @@ static int allocate(int fd, uint64_t from, uint64_t to)
 }
 
 /* Faults [@from, @to) of mapping @base in through it (huge pages under
- * huge=advise come only that way); failures leave it to the allocation. */
+ * huge=advise come only that way; both ends are whole allocation units,
+ * geometry.c); failures leave it to the allocation. */
 static void fault_in(unsigned char *base, uint64_t from, uint64_t to)
 {
-	uint64_t start = round_down(from, 4096);
-
-	if (to > start)
-		(void)madvise(base + start, to - start, MADV_POPULATE_WRITE);
+	if (to > from)
+		(void)madvise(base + from, to - from, MADV_POPULATE_WRITE);
 }
 
 int shmkv__memory_allocate(int fd, unsigned char *base,
@@ -173,14 +162,10 @@ static uint32_t next_ready(const struct shmkv *kv, uint32_t seen,
 	if (step > most)
 		step = most;
 	next = seen + (step > 0 ? step : 1);
-
-	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES) {
-		uint64_t end = round_up(kv->geo.pages_offset +
-						next * kv->geo.page_size,
-					SHMKV_HUGE_PAGE);
-
-		next = (end - kv->geo.pages_offset) / kv->geo.page_size;
-	}
+	/* The pages the allocation holds anyway: it is in whole units. */
+	next = (shmkv__pages_end(&kv->geo, (uint32_t)next) -
+		kv->geo.pages_offset) /
+	       kv->geo.page_size;
 	return next < limit ? (uint32_t)next : limit;
 }
 
