@@ -221,12 +221,26 @@ int tu_in_private_shm(const char *options, int (*child)(const char *name),
 	return WEXITSTATUS(status);
 }
 
-uint64_t tu_initial_footprint(const struct shmkv_config *cfg)
+static struct shmkv_geometry geometry_of(const struct shmkv_config *cfg)
 {
 	struct shmkv_geometry g;
 
 	cr_assert_eq(shmkv__geometry_from_config(cfg, 0, &g), 0,
 		     "a config the library refuses");
+	return g;
+}
+
+uint64_t tu_footprint(const struct shmkv_config *cfg, uint32_t pages)
+{
+	struct shmkv_geometry g = geometry_of(cfg);
+
+	return shmkv__footprint(&g, pages);
+}
+
+uint64_t tu_initial_footprint(const struct shmkv_config *cfg)
+{
+	struct shmkv_geometry g = geometry_of(cfg);
+
 	return shmkv__footprint(&g, g.pages_initial);
 }
 

@@ -73,8 +73,10 @@ shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
 int tu_in_private_shm(const char *options, int (*child)(const char *name),
 		      const char *name, const char *untested);
 
-/* The shared memory a store made from @cfg uses at creation. */
+/* The shared memory a store made from @cfg uses at creation, and with
+ * @pages value pages ready. */
 uint64_t tu_initial_footprint(const struct shmkv_config *cfg);
+uint64_t tu_footprint(const struct shmkv_config *cfg, uint32_t pages);
 
 /* Opens @name and asserts that it succeeded. */
 shmkv_t *tu_open(const char *name, unsigned flags);

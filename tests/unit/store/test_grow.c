@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,25 +95,15 @@ static struct shmkv_stats stats_of(shmkv_t *kv)
 	return st;
 }
 
-static uint64_t file_allocated(const char *name)
-{
-	char path[64 + TU_NAME_CAP];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/dev/shm%s", name);
-	cr_assert_eq(stat(path, &st), 0, "stat %s", path);
-	return (uint64_t)st.st_blocks * 512;
-}
-
 /* The file holds exactly the footprint, and the store checks clean. */
 static void assert_sound(shmkv_t *kv, const char *name)
 {
 	struct shmkv_stats st = stats_of(kv);
 
 	cr_assert_eq(st.memory_bytes, shmkv__footprint(&kv->geo, st.pages));
-	cr_assert_eq(file_allocated(name), st.memory_bytes,
+	cr_assert_eq((uint64_t)tu_shm_allocated(name), st.memory_bytes,
 		     "file has %llu bytes allocated, the store uses %llu",
-		     (unsigned long long)file_allocated(name),
+		     (unsigned long long)tu_shm_allocated(name),
 		     (unsigned long long)st.memory_bytes);
 	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
 }
@@ -151,15 +140,6 @@ Test(grow, a_store_without_a_limit_grows_past_its_initial_pages)
 	assert_sound(tu_kv, tu_name);
 }
 
-/* The memory of a store of @cfg with @pages pages ready. */
-static uint64_t footprint_of(const struct shmkv_config *cfg, uint32_t pages)
-{
-	struct shmkv_geometry g;
-
-	cr_assert_eq(shmkv__geometry_from_config(cfg, 0, &g), 0);
-	return shmkv__footprint(&g, pages);
-}
-
 #define LIMIT_PAGES (CLASSES + 9)
 
 Test(grow, a_limit_stops_growth_with_enomem_and_the_failed_set_changes_nothing)
@@ -170,7 +150,7 @@ Test(grow, a_limit_stops_growth_with_enomem_and_the_failed_set_changes_nothing)
 	unsigned i;
 	int rc = 1;
 
-	cfg.max_memory = footprint_of(&cfg, LIMIT_PAGES);
+	cfg.max_memory = tu_footprint(&cfg, LIMIT_PAGES);
 	tu_kv = tu_create_growing(&cfg, tu_name);
 	for (i = 0; rc == 1 && i < SLOTS; i++)
 		rc = set_one(tu_kv, "k", i);
@@ -211,7 +191,7 @@ Test(grow, a_limit_below_the_initial_size_is_refused_and_equal_is_fixed)
 		rc = set_one(tu_kv, "k", i);
 	tu_assert_rc(rc, -ENOMEM);
 	cr_assert_eq(stats_of(tu_kv).pages, CLASSES, "the initial pages only");
-	cr_assert_eq(file_allocated(tu_name), cfg.max_memory);
+	cr_assert_eq((uint64_t)tu_shm_allocated(tu_name), cfg.max_memory);
 	assert_sound(tu_kv, tu_name);
 }
 
@@ -225,7 +205,7 @@ Test(grow, set_max_memory_changes_the_limit_for_every_process)
 	int rc = 1, st;
 	pid_t pid;
 
-	cfg.max_memory = footprint_of(&cfg, LIMIT_PAGES);
+	cfg.max_memory = tu_footprint(&cfg, LIMIT_PAGES);
 	tu_kv = tu_create_growing(&cfg, tu_name);
 	other = tu_open(tu_name, 0);
 	/* Lowered to the initial size by another handle: no growth. */
@@ -387,7 +367,7 @@ Test(grow, a_corrupt_ready_word_gives_errors_not_faults_in_the_hole)
 	cr_assert_eq(rc, -EBADMSG, "SET n%u: %s", i - 1, tu_rcname(rc));
 	cr_assert_eq(stats_of(tu_kv).pages, CLASSES);
 	assert_all(tu_kv, "k", PER_PAGE);
-	cr_assert_eq(file_allocated(tu_name),
+	cr_assert_eq((uint64_t)tu_shm_allocated(tu_name),
 		     shmkv__footprint(&tu_kv->geo, CLASSES + 1),
 		     "only the run of the growth is allocated: the hole was "
 		     "touched");
@@ -455,24 +435,30 @@ Test(grow, a_full_tmpfs_gives_enomem_not_sigbus)
 		     "build-fault/tests/unit --filter 'crashpoint_grow/*'")
 #endif
 
-/* crash_worker SETs block values g0, g1, ... and dies at @point. */
-static int crash_worker_at(const char *point, unsigned count)
+/* Starts crash_worker SETting block values <prefix><i> for i in [@from,
+ * @to), armed to die at the growth's crash point if @armed. Return: its
+ * pid. */
+static pid_t spawn_writer(const char *prefix, unsigned from, unsigned to,
+			  bool armed)
 {
-	char path[4096], c[16];
+	char path[4096], s[16], c[16];
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
-	snprintf(c, sizeof(c), "%u", count);
+	snprintf(s, sizeof(s), "%u", from);
+	snprintf(c, sizeof(c), "%u", to - from);
 	fflush(NULL);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		setenv("SHMKV_CRASH_AT", point, 1);
-		setenv("SHMKV_CRASH_AFTER", "1", 1);
-		execl(path, path, tu_name, "block", "g", "0", c, (char *)NULL);
+		if (armed) {
+			setenv("SHMKV_CRASH_AT", "grow_allocated", 1);
+			setenv("SHMKV_CRASH_AFTER", "1", 1);
+		}
+		execl(path, path, tu_name, "block", prefix, s, c, (char *)NULL);
 		_exit(127);
 	}
-	return reap(pid);
+	return pid;
 }
 
 Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
@@ -484,7 +470,7 @@ Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
 	int status;
 
 	tu_kv = tu_create_growing(&cfg, tu_name);
-	status = crash_worker_at("grow_allocated", n);
+	status = reap(spawn_writer("g", 0, n, true));
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		  "crash_worker did not die at grow_allocated: %#x", status);
 	/* Allocated, not published: the store is as before, the file has
@@ -492,7 +478,7 @@ Test(crashpoint_grow, a_grower_killed_before_publishing_leaves_pages_to_reuse)
 	st = stats_of(tu_kv);
 	cr_assert_eq(st.pages, CLASSES);
 	cr_assert_eq(*ready_word(tu_kv), CLASSES);
-	cr_assert_gt(file_allocated(tu_name), st.memory_bytes);
+	cr_assert_gt((uint64_t)tu_shm_allocated(tu_name), st.memory_bytes);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 	/* The next grower allocates the same run (a no-op) and publishes it:
 	 * nothing leaks, nothing was lost. */
@@ -541,25 +527,10 @@ static unsigned lane_next(shmkv_t *kv, unsigned lane)
 
 static pid_t spawn_lane(unsigned lane, unsigned from, bool armed)
 {
-	char path[4096], prefix[8], s[16], c[16];
-	pid_t pid;
+	char prefix[8];
 
-	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
 	snprintf(prefix, sizeof(prefix), "L%u-", lane);
-	snprintf(s, sizeof(s), "%u", from);
-	snprintf(c, sizeof(c), "%u", LANE_KEYS - from);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		if (armed) {
-			setenv("SHMKV_CRASH_AT", "grow_allocated", 1);
-			setenv("SHMKV_CRASH_AFTER", "1", 1);
-		}
-		execl(path, path, tu_name, "block", prefix, s, c, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return spawn_writer(prefix, from, LANE_KEYS, armed);
 }
 
 Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
@@ -608,9 +579,9 @@ Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 	st = stats_of(tu_kv);
 	cr_assert_gt(st.pages, CLASSES);
-	cr_assert_geq(file_allocated(tu_name), st.memory_bytes);
+	cr_assert_geq((uint64_t)tu_shm_allocated(tu_name), st.memory_bytes);
 	cr_assert_leq(
-		file_allocated(tu_name),
+		(uint64_t)tu_shm_allocated(tu_name),
 		shmkv__footprint(&tu_kv->geo, st.pages + st.pages / 4 + 1) +
 			4096,
 		"more allocated than one unpublished run");
