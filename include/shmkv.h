@@ -102,6 +102,7 @@ SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
 #define SHMKV_VALUE_MAX_LIMIT	  (1u << 20)
 #define SHMKV_VALUE_MAX_DEFAULT	  1024u
 #define SHMKV_PROBE_LIMIT_DEFAULT 1024u
+#define SHMKV_PROBE_LIMIT_MAX	  65535u
 #define SHMKV_MODE_DEFAULT	  0600u
 /** Consecutive lost races after which a command gives up with -EAGAIN. */
 #define SHMKV_RETRY_MAX 100000u
@@ -118,7 +119,9 @@ struct shmkv_config {
 				    one cache line; what a key leaves of
 				    its slot holds short strings */
 	uint32_t value_max;    /**< longest value in bytes; 0: default 1024 */
-	uint32_t probe_limit;  /**< longest probe run; 0: default (1024) */
+	uint32_t probe_limit;  /**< longest probe run; 0: default (1024);
+				    at most SHMKV_PROBE_LIMIT_MAX, and the
+				    slots if fewer */
 	uint64_t value_memory; /**< bytes of value storage at creation,
 				    in pages that go to size classes as
 				    values need them; 0: slots*256, but at
@@ -135,11 +138,50 @@ struct shmkv_config {
 	 * allows (the size of the file system at /dev/shm). Less than the
 	 * store's initial size: -EINVAL. */
 	uint64_t max_memory;
+	/** What a write that finds no room does (SHMKV_EVICT_*, Redis's
+	 * maxmemory-policy): 0 (SHMKV_EVICT_NOEVICTION) fails it with
+	 * -ENOMEM or -ENOSPC; the others evict keys to make the room. */
+	uint32_t evict_policy;
 	/** Room for options of later versions; must be zero. A library
 	 * that does not know an option refuses a non-zero word here with
 	 * -EINVAL, so a program asking for it gets an error, not silence. */
-	uint32_t reserved[6];
+	uint32_t reserved[5];
 };
+
+/**
+ * Eviction policies: what a write does when the store has no room for it
+ * (its value's size class is full and value memory may not grow within
+ * max_memory, or every slot of its key's probe window is taken). Named and
+ * behaving as Redis's maxmemory-policy values:
+ *
+ * - SHMKV_EVICT_NOEVICTION ("noeviction", the default): the write fails
+ *   with -ENOMEM (value memory) or -ENOSPC (the table), and changes
+ *   nothing.
+ * - "allkeys-*" evict any key, "volatile-*" only keys with a TTL (when
+ *   none can make the room, the write fails as with noeviction);
+ * - "*-lru" the least recently used of a sample, "*-lfu" the least
+ *   frequently used (Redis's logarithmic counter, which decays),
+ *   "*-random" any one, "volatile-ttl" the one that expires first.
+ *
+ * Approximated as Redis does: a write that needs room samples a few
+ * candidates (SHMKV_EVICT_SAMPLES) among the keys whose eviction gives it
+ * that room (keys whose values are in the full size class, or keys in its
+ * probe window) and evicts the best. The library's lock keys (shmkv_lock.h:
+ * safe locks and pattern locks) are never evicted. "Recently" is counted in
+ * evictions, not in seconds (README: Eviction).
+ */
+enum shmkv_evict_policy {
+	SHMKV_EVICT_NOEVICTION = 0,
+	SHMKV_EVICT_ALLKEYS_LRU = 1,
+	SHMKV_EVICT_ALLKEYS_LFU = 2,
+	SHMKV_EVICT_ALLKEYS_RANDOM = 3,
+	SHMKV_EVICT_VOLATILE_LRU = 4,
+	SHMKV_EVICT_VOLATILE_LFU = 5,
+	SHMKV_EVICT_VOLATILE_RANDOM = 6,
+	SHMKV_EVICT_VOLATILE_TTL = 7,
+};
+/** Candidates sampled per eviction (Redis's maxmemory-samples default). */
+#define SHMKV_EVICT_SAMPLES 5u
 
 /*
  * Flags for struct shmkv_config.flags.
@@ -311,6 +353,30 @@ SHMKV_API int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
  * see the new limit. Cost: one store.
  */
 SHMKV_API int shmkv_set_max_memory(shmkv_t *kv, uint64_t bytes);
+
+/**
+ * shmkv_set_evict_policy - changes the store's eviction policy, for every
+ * process that uses it (CONFIG SET maxmemory-policy).
+ * @kv:     an open store, read-write.
+ * @policy: a SHMKV_EVICT_* value.
+ *
+ * Every command that starts after the call follows the new policy. Keys
+ * keep what the old one recorded: under a new LRU or LFU policy, keys not
+ * used since look as old as can be (LRU) or as used as a new key (LFU).
+ * Return: 0, -EINVAL (@kv NULL, or @policy not a SHMKV_EVICT_* value),
+ * -EROFS, -ESTALE, -EBADMSG (as any command), -ENOTSUP (a backend's
+ * handle).
+ * Thread safety: safe. Cost: one store.
+ */
+SHMKV_API int shmkv_set_evict_policy(shmkv_t *kv, int policy);
+
+/** The name of eviction policy @policy ("allkeys-lru"), or NULL if it is
+ * not a SHMKV_EVICT_* value. */
+SHMKV_API const char *shmkv_evict_policy_name(int policy);
+
+/** The SHMKV_EVICT_* value named @name (Redis's names, any case), or
+ * -EINVAL (NULL or unknown). */
+SHMKV_API int shmkv_evict_policy_parse(const char *name);
 
 /**
  * shmkv_huge_mapped - how much of this handle's mapping is in huge pages.
@@ -680,8 +746,9 @@ struct shmkv_stats {
 				       header, slots, the allocated pages */
 	uint64_t max_memory;	  /**< the most it may use (the setting) */
 	uint32_t pages_max;	  /**< pages it may have within max_memory */
-	uint32_t reserved32b;	  /**< zeroed */
-	uint64_t reserved[11];	  /**< room for later counts; zeroed */
+	uint32_t evict_policy;	  /**< SHMKV_EVICT_* in force */
+	uint64_t evicted;	  /**< keys evicted since creation */
+	uint64_t reserved[10];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */

@@ -110,6 +110,11 @@ static inline uint32_t shmkv__load32_relaxed(const uint32_t *p)
 	return uatomic_read(p);
 }
 
+static inline uint16_t shmkv__load16_relaxed(const uint16_t *p)
+{
+	return uatomic_read(p);
+}
+
 /* Acquire load: later loads and stores are not hoisted above it. */
 static inline uint64_t shmkv__load_acquire(const uint64_t *p)
 {
@@ -128,6 +133,11 @@ static inline void shmkv__store_relaxed(uint64_t *p, uint64_t v)
 }
 
 static inline void shmkv__store32_relaxed(uint32_t *p, uint32_t v)
+{
+	uatomic_set(p, v);
+}
+
+static inline void shmkv__store16_relaxed(uint16_t *p, uint16_t v)
 {
 	uatomic_set(p, v);
 }
@@ -159,6 +169,14 @@ static inline uint64_t shmkv__cas_full(uint64_t *p, uint64_t old, uint64_t new)
 
 static inline uint32_t shmkv__cas32_full(uint32_t *p, uint32_t old,
 					 uint32_t new)
+{
+	return uatomic_cmpxchg(p, old, new);
+}
+
+/* 16 bits: a native cmpxchgw on x86-64, a halfword LL/SC or CASH on
+ * arm64; never a library lock. */
+static inline uint16_t shmkv__cas16_full(uint16_t *p, uint16_t old,
+					 uint16_t new)
 {
 	return uatomic_cmpxchg(p, old, new);
 }

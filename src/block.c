@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "evict.h"
 #include "fault.h"
 #include "internal.h"
 
@@ -343,6 +344,12 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 		return alloc_in_page(kv, page, cls, pid, 0, count, ref);
 	if (err != -ENOMEM)
 		return err;
+	/* A store that evicts makes room for this write by its policy
+	 * (evict.c) rather than by a look at every block of the class on
+	 * each write once it is full: a freed block the bounded looks did
+	 * not reach is found by a later one, as their hand goes round. */
+	if (shmkv__evicts(kv))
+		return -ENOMEM;
 	return look(kv, cls, pid, shmkv__pages_ready(kv), UINT32_MAX, ref);
 }
 

@@ -200,7 +200,7 @@ static bool holds_same_key(const struct shmkv *kv, uint32_t j,
 static uint32_t raw_bound(const struct shmkv *kv, uint32_t home)
 {
 	/* Relaxed: a single read; bounds only grow. */
-	return shmkv__load32_relaxed(&shmkv__slot(kv, home)->probe_bound);
+	return shmkv__load16_relaxed(&shmkv__slot(kv, home)->probe_bound);
 }
 
 /* Findable: stored hash matches, distance from home below its bound, and

@@ -17,6 +17,7 @@
 #include "atomic.h"
 #include "commit.h"
 #include "engine.h"
+#include "evict.h"
 #include "expire.h"
 #include "fault.h"
 #include "intconv.h"
@@ -337,6 +338,9 @@ static int attempt(struct run *r)
 
 	if (!shmkv__slot_still(r->kv, &r->ref))
 		return RELOOKUP;
+	/* A use of the key, for eviction (once per attempt: a retry counts
+	 * again, as rare as it is). */
+	shmkv__touch(r->kv, shmkv__slot(r->kv, r->ref.index));
 	err = read_current(r, old, &cur);
 	if (err == RELOOKUP) {
 		/* Finish the give-back for whoever started it: it may be
@@ -395,6 +399,10 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	err = shmkv__insert(r->kv, k, &r->ref);
 	if (err == 1)
 		r->inserted = r->ref;
+	/* No slot in the key's window: a store that evicts frees one there
+	 * and looks again (bounded by the command's retries). */
+	if (err == -ENOSPC && shmkv__evict_in_window(r->kv, k))
+		err = 0;
 	return err == 0 ? RELOOKUP : err;
 }
 

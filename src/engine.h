@@ -15,6 +15,7 @@
 
 #include <errno.h>
 
+#include "evict.h"
 #include "internal.h"
 #include "keyref.h"
 #include "lookup.h"
@@ -185,6 +186,7 @@ static SHMKV__INLINE bool shmkv__fast_word(const struct shmkv__fast *f,
 
 	/* Acquire, then acquire: the value is this incarnation's if the state
 	 * word is unchanged after it (see shmkv__slot_still). */
+	shmkv__touch(f->kv, s); /* a use of the key, for eviction */
 	*w = shmkv__load_acquire(&s->value);
 	return shmkv__load_acquire(&s->state) == f->state;
 }

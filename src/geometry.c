@@ -37,6 +37,9 @@ int shmkv__name_validate(const char *name)
 	return 0;
 }
 
+
+_Static_assert(SHMKV_PROBE_LIMIT_MAX <= UINT16_MAX,
+	       "every probe bound fits the slot's 16 bits");
 /* The largest block: value_max plus the header, in whole cache lines, so
  * that its blocks start on a line like every class above the smallest. */
 static uint32_t top_class_size(uint32_t value_max)
@@ -95,6 +98,8 @@ static int resolve_defaults(const struct shmkv_config *cfg,
 		return -EINVAL;
 	g->probe_limit = cfg->probe_limit ? cfg->probe_limit
 					  : SHMKV_PROBE_LIMIT_DEFAULT;
+	if (g->probe_limit > SHMKV_PROBE_LIMIT_MAX)
+		return -EINVAL;
 	if (g->probe_limit > g->slot_count)
 		g->probe_limit = g->slot_count;
 	g->value_memory = cfg->value_memory ? cfg->value_memory

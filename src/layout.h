@@ -27,8 +27,10 @@
  * values inline in the slot (VAL_INLINE). 6: the header's life word (a
  * removed store says so to the processes that still have it). 7: value
  * memory grows online: the segment reserves reserve_memory (sparse), of
- * which pages_ready pages are allocated, within max_memory. */
-#define SHMKV_LAYOUT_VERSION 7u
+ * which pages_ready pages are allocated, within max_memory. 8: eviction:
+ * a 16-bit probe bound beside a 16-bit access stamp in each slot, the
+ * header's evict_policy, access_clock and evicted words. */
+#define SHMKV_LAYOUT_VERSION 8u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
@@ -144,7 +146,26 @@ struct shmkv_header_shm {
 	 * CAS, after the allocation (grow.c); at least the initial pages,
 	 * at most page_count (a word out of that range is corrupt). */
 	uint32_t pages_ready;
-	uint32_t ready_pad;
+	/* SHMKV_EVICT_* (shmkv.h) in bits 0-7, and in bits 8-9 what every
+	 * command records in the slot it uses (SHMKV__TRACK_*, evict.h), so
+	 * that a store that evicts nothing pays one load and one branch for
+	 * it. Set by shmkv_set_evict_policy (a store); a word with other bits
+	 * set or an unknown policy evicts nothing (evict.c). */
+	uint32_t evict_policy;
+	uint64_t life_line_pad[5];
+	/*
+	 * The access clock (evict.c), on a line of its own: what a command
+	 * stamps into the slot it uses when the policy tracks access. A
+	 * logical clock, not a time: it ticks once every evict_tick
+	 * evictions (a 256th of the table), so an access stamp's age counts
+	 * the evictions since, and commands read it from a line written
+	 * once a tick, not once an eviction.
+	 */
+	uint32_t access_clock;
+	uint32_t clock_pad[15];
+	/* Keys evicted since creation (relaxed fetch-and-add, evict.c). */
+	uint64_t evicted;
+	uint64_t evicted_pad[7];
 };
 #define SHMKV_LIFE_REMOVED 1u
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
@@ -166,8 +187,11 @@ _Static_assert(
 		offsetof(struct shmkv_header_shm, reserve_memory) == 2288 &&
 		offsetof(struct shmkv_header_shm, life) == 2304 &&
 		offsetof(struct shmkv_header_shm, max_memory) == 2312 &&
-		offsetof(struct shmkv_header_shm, pages_ready) == 2320,
-	"header layout (version 7)");
+		offsetof(struct shmkv_header_shm, pages_ready) == 2320 &&
+		offsetof(struct shmkv_header_shm, evict_policy) == 2324 &&
+		offsetof(struct shmkv_header_shm, access_clock) == 2368 &&
+		offsetof(struct shmkv_header_shm, evicted) == 2432,
+	"header layout (version 8)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u
@@ -194,8 +218,16 @@ struct shmkv_slot_shm {
 	 * only it publishes an inline value. Never reset: its publish number
 	 * keeps growing over every incarnation of the slot. */
 	uint64_t area;
-	uint32_t probe_bound; /* probes of keys homed here stay below this */
-	uint32_t keymeta;     /* SLOT_KEYMETA: hash fingerprint | key length */
+	/* Probes of keys homed here stay below this (at most probe_limit,
+	 * which is at most SHMKV_PROBE_LIMIT_MAX). */
+	uint16_t probe_bound;
+	/* When the slot's key was last used, for eviction (evict.h): the
+	 * access clock (LRU), or a frequency counter and the clock's decay
+	 * period (LFU). Written by plain stores, in bytes of its own, so
+	 * that a reader records a use without a locked instruction and
+	 * without ever touching the bound beside it. */
+	uint16_t access;
+	uint32_t keymeta; /* SLOT_KEYMETA: hash fingerprint | key length */
 	/* Futex word of processes waiting for this key's value to change
 	 * (safe locks): bit 0 some waiter may sleep, bits 1-31 a wake-up
 	 * sequence (wait.c). Kept across recycling: a new key inherits at
@@ -207,8 +239,9 @@ struct shmkv_slot_shm {
 #define SHMKV_SLOT_FIXED 36u
 #define SHMKV_SLOT_MIN	 64u
 _Static_assert(offsetof(struct shmkv_slot_shm, key) == SHMKV_SLOT_FIXED &&
-		       offsetof(struct shmkv_slot_shm, area) == 16,
-	       "slot layout (version 5)");
+		       offsetof(struct shmkv_slot_shm, area) == 16 &&
+		       offsetof(struct shmkv_slot_shm, access) == 26,
+	       "slot layout (version 8)");
 /* The high 16 bits of the key's 32-bit hash and its length (<= 4096), in
  * one word: a probe rejects almost every other key with one load. */
 #define SLOT_KEYMETA(hash32, len) (((hash32)&0xffff0000u) | (uint32_t)(len))

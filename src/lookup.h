@@ -39,7 +39,7 @@ static SHMKV__INLINE uint32_t shmkv__probe_bound_at(
 	 * the bound we read, and each slot scanned is validated by its own
 	 * acquire of the state. Acquire here would only keep the scan after
 	 * this load, which no argument uses (and costs a dmb on aarch64). */
-	uint32_t b = shmkv__load32_relaxed(&home_slot->probe_bound);
+	uint32_t b = shmkv__load16_relaxed(&home_slot->probe_bound);
 
 	return b > kv->geo.probe_limit ? kv->geo.probe_limit : b;
 }

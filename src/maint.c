@@ -10,6 +10,7 @@
 
 #include "area.h"
 #include "atomic.h"
+#include "evict.h"
 #include "expire.h"
 #include "fault.h"
 #include "internal.h"
@@ -137,7 +138,7 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
 	/* Acquire: pairs with the CAS that set the state. */
 	uint64_t w = shmkv__load_acquire(&s->state), v;
-	uint32_t bound = shmkv__load32_relaxed(&s->probe_bound), owner;
+	uint32_t bound = shmkv__load16_relaxed(&s->probe_bound), owner;
 	int64_t deadline;
 
 	if (bound > st->longest_probe)
@@ -188,6 +189,10 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 	st->max_memory = shmkv__load_relaxed(
 		&((const struct shmkv_header_shm *)kv->base)->max_memory);
 	st->memory_bytes = shmkv__footprint(&kv->geo, st->pages);
+	st->evict_policy = (uint32_t)shmkv__evict_policy(kv);
+	/* Relaxed: a count, read as it is now. */
+	st->evicted = shmkv__load_relaxed(
+		&((const struct shmkv_header_shm *)kv->base)->evicted);
 	st->classes = kv->geo.class_count;
 	for (uint32_t c = 0; c < kv->geo.class_count; c++)
 		st->cls[c].block_size = kv->geo.class_size[c];

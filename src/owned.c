@@ -26,6 +26,7 @@
 
 #include "area.h"
 #include "atomic.h"
+#include "evict.h"
 #include "fault.h"
 #include "owned.h"
 
@@ -336,6 +337,14 @@ void shmkv__reap_first_step(struct shmkv *kv)
 int shmkv__value_alloc_then(struct shmkv *kv, size_t len, uint64_t *ref,
 			    struct shmkv_block_shm **hdr, int err)
 {
+	/* A store that evicts makes room by its policy, without the full
+	 * pass below on every write that needs room; the block an eviction
+	 * frees goes to this thread's cache, where the next try takes it.
+	 * Bounded: another thread may take each block first. */
+	for (uint32_t n = 0; err == -ENOMEM && n < SHMKV__EVICT_TRIES &&
+			     shmkv__evict_for_value(kv, len);
+	     n++)
+		err = shmkv__value_alloc(kv, len, ref, hdr);
 	/* As below. */
 	if (err == -ENOMEM && shmkv__reap_blocks(kv, NULL) > 0)
 		err = shmkv__value_alloc(kv, len, ref, hdr);

@@ -29,6 +29,7 @@
 
 #include "atomic.h"
 #include "backend.h"
+#include "evict.h"
 #include "fault.h"
 #include "internal.h"
 #include "mapping.h"
@@ -74,7 +75,7 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 }
 
 static void header_write(unsigned char *base, const struct shmkv_geometry *g,
-			 uint64_t seed)
+			 uint64_t seed, int evict_policy)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)base;
 
@@ -83,6 +84,7 @@ static void header_write(unsigned char *base, const struct shmkv_geometry *g,
 	shmkv__geometry_to_header(g, h);
 	h->max_memory = g->reserve_memory; /* the config's, or the system's */
 	h->pages_ready = g->pages_initial;
+	(void)shmkv__evict_policy_store(h, evict_policy); /* checked */
 	h->hash_seed = seed;
 	h->created_unix_ms = (uint64_t)shmkv__unix_ms();
 	h->clock_offset_ms = (int64_t)h->created_unix_ms - shmkv__now_ms();
@@ -150,7 +152,9 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
 static bool options_known(const struct shmkv_config *cfg)
 {
 	if (cfg->flags &
-	    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES | SHMKV_CONFIG_POPULATE))
+		    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
+				SHMKV_CONFIG_POPULATE) ||
+	    shmkv_evict_policy_name((int)cfg->evict_policy) == NULL)
 		return false;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
 	     i++)
@@ -281,7 +285,7 @@ static int build(struct new_file *nf, bool named, const char *path,
 	*base = map_new(nf->fd, g, mode, populate, &err);
 	if (*base == NULL)
 		goto out_discard;
-	header_write(*base, g, seed);
+	header_write(*base, g, seed, cfg ? (int)cfg->evict_policy : 0);
 	SHMKV_CRASH_POINT("create_built");
 	err = new_file_publish(nf, path);
 	if (err) {
@@ -574,6 +578,7 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 	/* Relaxed: a setting, read as it is now. */
 	cfg->max_memory = shmkv__load_relaxed(
 		&((struct shmkv_header_shm *)kv->base)->max_memory);
+	cfg->evict_policy = (uint32_t)shmkv__evict_policy(kv);
 	cfg->mode = fstat(kv->fd, &st) == 0 ? (st.st_mode & 0777) : 0;
 	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES)
 		cfg->flags |= SHMKV_CONFIG_HUGE_PAGES;

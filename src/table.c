@@ -29,6 +29,7 @@
 
 #include "area.h"
 #include "atomic.h"
+#include "evict.h"
 #include "fault.h"
 #include "internal.h"
 #include "lookup.h"
@@ -40,14 +41,15 @@
 
 static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
 {
-	uint32_t *p = &shmkv__slot(kv, home)->probe_bound;
+	uint16_t *p = &shmkv__slot(kv, home)->probe_bound;
 	/* Relaxed: the CAS below re-checks it. */
-	uint32_t cur = shmkv__load32_relaxed(p);
+	uint32_t cur = shmkv__load16_relaxed(p);
 
 	/* Bounded: each failure means the bound grew, and it is capped. */
 	while (cur < nb) {
 		/* Full barrier: the raise is visible before our INSERTING. */
-		uint32_t seen = shmkv__cas32_full(p, cur, nb);
+		uint32_t seen = shmkv__cas16_full(p, (uint16_t)cur,
+						  (uint16_t)nb);
 
 		if (seen == cur)
 			break;
@@ -261,6 +263,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		memcpy(s->key, k->bytes, k->len);
 	shmkv__area_release(s, held, false);
 	shmkv__store_relaxed(&s->value, VAL_FRESH_WORD(ver, SLOT_PID(busy)));
+	shmkv__store16_relaxed(&s->access, shmkv__access_new(kv));
 	raise_bound(kv, k->home, d + 1);
 	SHMKV_CRASH_POINT("key_written");
 	if (shmkv__cas_full(&s->state, busy, inserting) != busy)

@@ -1,0 +1,420 @@
+/*
+ * evict.c - eviction: making room for a write that found none, by the
+ * store's policy (Redis's maxmemory-policy), lock-free.
+ *
+ * Two kinds of room run out. A value's size class is full and value
+ * memory may not grow (-ENOMEM): only evicting a key whose value block is
+ * of that class gives room, so candidates are drawn from that class's
+ * blocks, each naming its key through its back-pointer (the block's
+ * slot). Or every slot of a new key's probe window is taken (-ENOSPC):
+ * candidates are drawn from that window. Either way SHMKV_EVICT_SAMPLES
+ * candidates are sampled, as Redis samples maxmemory-samples keys, and
+ * the best by the policy is evicted.
+ *
+ * An eviction is a DEL that expects the value word it judged: one CAS of
+ * that word to NONE (commit.h, as any write), so a key written since is
+ * not evicted for its old value, and a lost race is only another sample.
+ * Keys of the lock namespace (SHMKV_LOCK_PREFIX) are never candidates:
+ * evicting a held lock would grant it twice.
+ *
+ * The access clock ticks once per evict_tick evictions, a 256th of the
+ * table's slots: a 16-bit LRU stamp then tells ages apart up to 256 turns
+ * of the table, and a stamp older than that reads as younger than it is
+ * (the clock wrapped), which only makes that key less likely to go.
+ */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commit.h"
+#include "evict.h"
+#include "lookup.h"
+#include "shmkv_lock.h"
+
+/* Random page draws before a class's pages are searched in order. */
+#define PAGE_DRAWS 64u
+/* Sampling rounds per eviction before giving up (each of
+ * SHMKV_EVICT_SAMPLES draws that may find no usable candidate). */
+#define SAMPLE_ROUNDS 8u
+
+static const char *const policy_names[] = {
+	[SHMKV_EVICT_NOEVICTION] = "noeviction",
+	[SHMKV_EVICT_ALLKEYS_LRU] = "allkeys-lru",
+	[SHMKV_EVICT_ALLKEYS_LFU] = "allkeys-lfu",
+	[SHMKV_EVICT_ALLKEYS_RANDOM] = "allkeys-random",
+	[SHMKV_EVICT_VOLATILE_LRU] = "volatile-lru",
+	[SHMKV_EVICT_VOLATILE_LFU] = "volatile-lfu",
+	[SHMKV_EVICT_VOLATILE_RANDOM] = "volatile-random",
+	[SHMKV_EVICT_VOLATILE_TTL] = "volatile-ttl",
+};
+#define POLICIES (sizeof(policy_names) / sizeof(policy_names[0]))
+
+const char *shmkv_evict_policy_name(int policy)
+{
+	return policy >= 0 && (size_t)policy < POLICIES ? policy_names[policy]
+							: NULL;
+}
+
+int shmkv_evict_policy_parse(const char *name)
+{
+	if (name == NULL)
+		return -EINVAL;
+	for (size_t p = 0; p < POLICIES; p++)
+		if (strcasecmp(name, policy_names[p]) == 0)
+			return (int)p;
+	return -EINVAL;
+}
+
+/* The header word for @policy: the policy and what it tracks. */
+static uint32_t policy_word(int policy)
+{
+	switch (policy) {
+	case SHMKV_EVICT_ALLKEYS_LRU:
+	case SHMKV_EVICT_VOLATILE_LRU:
+		return (uint32_t)policy | SHMKV__TRACK_LRU;
+	case SHMKV_EVICT_ALLKEYS_LFU:
+	case SHMKV_EVICT_VOLATILE_LFU:
+		return (uint32_t)policy | SHMKV__TRACK_LFU;
+	default:
+		return (uint32_t)policy;
+	}
+}
+
+int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy)
+{
+	if (shmkv_evict_policy_name(policy) == NULL)
+		return -EINVAL;
+	/* Relaxed: a setting (see shmkv__policy_word); nothing is published
+	 * with it. */
+	shmkv__store32_relaxed(&h->evict_policy, policy_word(policy));
+	return 0;
+}
+
+int shmkv_set_evict_policy(shmkv_t *kv, int policy)
+{
+	int err;
+
+	if (kv == NULL || shmkv_evict_policy_name(policy) == NULL)
+		return -EINVAL;
+	if (kv->backend != NULL)
+		return -ENOTSUP;
+	if (kv->readonly)
+		return -EROFS;
+	err = shmkv__live(kv);
+	if (err)
+		return err;
+	return shmkv__evict_policy_store((struct shmkv_header_shm *)kv->base,
+					 policy);
+}
+
+int shmkv__evict_policy(const struct shmkv *kv)
+{
+	uint32_t p = shmkv__policy_word(kv) & SHMKV__POLICY_MASK;
+
+	return shmkv_evict_policy_name((int)p) != NULL ? (int)p
+							: SHMKV_EVICT_NOEVICTION;
+}
+
+/* A per-thread xorshift: LFU's chances and the samples' draws need no
+ * more, and a shared generator would be a shared hot word. */
+static __thread uint32_t rng_state __attribute__((tls_model("initial-exec")));
+
+static uint32_t rng(void)
+{
+	uint32_t x = rng_state;
+
+	if (x == 0)
+		x = shmkv__self_tid() * 2654435761u ^ 0x9e3779b9u;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	rng_state = x != 0 ? x : 1;
+	return x;
+}
+
+static uint32_t access_clock(const struct shmkv *kv)
+{
+	/* Relaxed: a stamp, approximate by design; it orders nothing. */
+	return shmkv__load32_relaxed(
+		&((const struct shmkv_header_shm *)kv->base)->access_clock);
+}
+
+/* The LFU counter of access word @a, decayed to clock @clock. */
+static uint32_t lfu_decayed(uint16_t a, uint32_t clock)
+{
+	uint32_t period = (clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu;
+	uint32_t passed = (period - (a & 0xffu)) & 0xffu, c = a >> 8;
+
+	return passed >= c ? 0 : c - passed;
+}
+
+/* Redis's LFULogIncr: the higher the counter, the less likely a use
+ * raises it (1 / ((counter - init) * factor + 1)). */
+static uint32_t lfu_bumped(uint32_t c)
+{
+	uint32_t base = c > SHMKV__LFU_INIT ? c - SHMKV__LFU_INIT : 0;
+
+	if (c < 255 &&
+	    (uint64_t)rng() * (base * SHMKV__LFU_LOG_FACTOR + 1) < (1ull << 32))
+		c++;
+	return c;
+}
+
+static uint16_t lfu_word(uint32_t c, uint32_t clock)
+{
+	return (uint16_t)(c << 8 |
+			  ((clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu));
+}
+
+void shmkv__touch_slow(const struct shmkv *kv, struct shmkv_slot_shm *s,
+		       uint32_t word)
+{
+	uint32_t clock = access_clock(kv);
+	/* Relaxed load and store: a plain record of a use. Racing uses may
+	 * lose one of their records (an LFU count), as Redis's approximation
+	 * allows; the stamp's bytes are nobody else's (layout.h). Stored only
+	 * when it changes, so a hot key's line is not written on every use. */
+	uint16_t a = shmkv__load16_relaxed(&s->access), n;
+
+	if (word & SHMKV__TRACK_LRU)
+		n = (uint16_t)clock;
+	else
+		n = lfu_word(lfu_bumped(lfu_decayed(a, clock)), clock);
+	if (n != a)
+		shmkv__store16_relaxed(&s->access, n);
+}
+
+uint16_t shmkv__access_new(const struct shmkv *kv)
+{
+	uint32_t word = shmkv__policy_word(kv);
+
+	if (word & SHMKV__TRACK_LFU)
+		return lfu_word(SHMKV__LFU_INIT, access_clock(kv));
+	return (uint16_t)access_clock(kv);
+}
+
+/* A candidate: a key that holds @value in slot @idx (state @state). */
+struct candidate {
+	uint32_t idx;
+	uint64_t state;
+	uint64_t value;
+	uint32_t owner;	   /* the holder its block names, for commit */
+	uint64_t priority; /* higher goes first */
+};
+
+/* Is the key of slot @s (state @state) one eviction must leave alone: a
+ * lock's (or unreadable)? */
+static bool key_protected(const struct shmkv_slot_shm *s, uint64_t state)
+{
+	/* Relaxed: validated by the state re-read below. */
+	uint32_t len = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
+	bool lock = len >= SHMKV_LOCK_PREFIX_LEN &&
+		    memcmp(s->key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN) ==
+			    0;
+
+	/* Acquire fence: the compare completes before the re-read. */
+	shmkv__fence_acquire();
+	return lock || shmkv__load_relaxed(&s->state) != state;
+}
+
+/*
+ * Judges slot @idx as a candidate under @policy, whose value word must be
+ * @want if not 0 (a block's back-pointer names the slot it was published
+ * to). Return: whether it is one, filled in @c.
+ */
+static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
+		  uint64_t want, uint32_t clock, struct candidate *c)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	/* Acquire: the key bytes and value word read next are this state's,
+	 * as in a lookup (validated by the re-read in key_protected). */
+	uint64_t state = shmkv__load_acquire(&s->state);
+	/* Acquire: pairs with the CAS that stored the value, so a block it
+	 * names is this value's. */
+	uint64_t v = shmkv__load_acquire(&s->value);
+	uint32_t ver = SLOT_VERSION(state), owner = 0;
+	int64_t deadline = 0;
+	bool vol = policy >= SHMKV_EVICT_VOLATILE_LRU;
+
+	if (SLOT_STATE(state) != SLOT_MEMBER || (want != 0 && v != want) ||
+	    VAL_KIND(v) == VAL_NONE ||
+	    (VAL_KIND(v) == VAL_INT && VAL_INT_TAG(v) != (ver & 0x3fffu)))
+		return false;
+	if (VAL_KIND(v) == VAL_BLOCK &&
+	    !shmkv__block_owner(kv, v, &owner, &deadline))
+		return false;
+	if ((vol && deadline == 0) || key_protected(s, state))
+		return false;
+	c->idx = idx;
+	c->state = state;
+	c->value = v;
+	c->owner = owner;
+	switch (policy) {
+	case SHMKV_EVICT_ALLKEYS_LRU:
+	case SHMKV_EVICT_VOLATILE_LRU:
+		/* Relaxed: a stamp (see shmkv__touch_slow). */
+		c->priority = (clock - shmkv__load16_relaxed(&s->access)) &
+			      0xffffu;
+		break;
+	case SHMKV_EVICT_ALLKEYS_LFU:
+	case SHMKV_EVICT_VOLATILE_LFU:
+		c->priority = 255 - lfu_decayed(
+					    shmkv__load16_relaxed(&s->access),
+					    clock);
+		break;
+	case SHMKV_EVICT_VOLATILE_TTL:
+		c->priority = UINT64_MAX - (uint64_t)deadline;
+		break;
+	default:
+		c->priority = 0;
+	}
+	return true;
+}
+
+/* Evicts candidate @c: a DEL of exactly the value judged. Return: 1 if
+ * it went, 0 if the key changed first. */
+static int evict(struct shmkv *kv, const struct candidate *c)
+{
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
+	struct shmkv_slot_shm *s = shmkv__slot(kv, c->idx);
+	uint32_t tick = kv->mask >> 8;
+	uint64_t n;
+
+	if (shmkv__load_acquire(&s->state) != c->state ||
+	    !shmkv__commit_word(kv, s, c->value,
+				VAL_NONE_WORD(SLOT_VERSION(c->state), 0), 0,
+				c->owner))
+		return 0;
+	SHMKV_CRASH_POINT("evicted");
+	/* Full barrier, though only atomicity is needed: liburcu has no
+	 * weaker fetch-and-add that returns the value (atomic.h). */
+	n = shmkv__add_full(&h->evicted, 1);
+	/* A power of two minus one, so the tick is a mask. */
+	if ((n & tick) == 0)
+		/* Full barrier, as above: only the count matters. */
+		shmkv__add32_full(&h->access_clock, 1);
+	return 1;
+}
+
+/* Keeps the better of @best (if @have) and @c. */
+static void consider(struct candidate *best, bool *have,
+		     const struct candidate *c)
+{
+	if (!*have || c->priority > best->priority) {
+		*best = *c;
+		*have = true;
+	}
+}
+
+/* A page of class @cls among @ready: drawn at random, then (a class with
+ * few pages) searched from a random one. UINT32_MAX: none. */
+static uint32_t draw_page(const struct shmkv *kv, uint32_t cls,
+			  uint32_t ready)
+{
+	uint32_t start = rng() % ready;
+
+	for (uint32_t n = 0; n < PAGE_DRAWS; n++) {
+		uint32_t p = rng() % ready;
+
+		if (shmkv__page_class(kv, p) == cls)
+			return p;
+	}
+	for (uint32_t n = 0; n < ready; n++) {
+		uint32_t p = start + n < ready ? start + n : start + n - ready;
+
+		if (shmkv__page_class(kv, p) == cls)
+			return p;
+	}
+	return UINT32_MAX;
+}
+
+/* The smallest class that holds @len bytes. */
+static uint32_t class_fitting(const struct shmkv *kv, size_t len)
+{
+	for (uint32_t c = 0; c < kv->geo.class_count; c++)
+		if (kv->geo.class_size[c] - sizeof(struct shmkv_block_shm) >=
+		    len)
+			return c;
+	return SHMKV__NO_CLASS;
+}
+
+/* A candidate from a block drawn from class @cls's pages. */
+static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
+			 uint32_t page, uint32_t clock, struct candidate *c)
+{
+	uint32_t unit, found, idx;
+	struct shmkv_block_shm *b;
+	uint64_t tag;
+
+	unit = (page << kv->geo.unit_shift) | (rng() % kv->class_blocks[cls]);
+	b = shmkv__block_at(kv, unit, &found);
+	if (b == NULL || found != cls)
+		return false;
+	/* Acquire, then the back-pointer: checked by judge(), which wants
+	 * the slot's value word to name exactly this block and generation. */
+	tag = shmkv__load_acquire(&b->tag);
+	if (!BLK_USED(tag) || (tag & (BLK_CACHED | BLK_DOOM)))
+		return false;
+	/* Relaxed: a slot number from the segment, bounds-checked here. */
+	idx = shmkv__load32_relaxed(&b->slot);
+	return idx <= kv->mask &&
+	       judge(kv, policy, idx, VAL_BLOCK_WORD(unit, BLK_GEN(tag)),
+		     clock, c);
+}
+
+int shmkv__evict_for_value(struct shmkv *kv, size_t len)
+{
+	int policy = shmkv__evict_policy(kv);
+	uint32_t ready = shmkv__pages_ready(kv), cls, clock;
+
+	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly || ready == 0)
+		return 0;
+	/* The smallest class that fits, if it has pages (its freed block is
+	 * what the write's allocation takes first); else the next that has:
+	 * a write takes a bigger class's block when its own has no room. */
+	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
+		if (draw_page(kv, cls, ready) != UINT32_MAX)
+			break;
+	if (cls >= kv->geo.class_count)
+		return 0;
+	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
+		struct candidate best, c;
+		bool have = false;
+
+		clock = access_clock(kv);
+		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
+			uint32_t page = draw_page(kv, cls, ready);
+
+			if (page != UINT32_MAX &&
+			    sample_block(kv, policy, cls, page, clock, &c))
+				consider(&best, &have, &c);
+		}
+		if (have && evict(kv, &best))
+			return 1;
+	}
+	return 0;
+}
+
+int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)
+{
+	int policy = shmkv__evict_policy(kv);
+
+	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly)
+		return 0;
+	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
+		uint32_t clock = access_clock(kv);
+		struct candidate best, c;
+		bool have = false;
+
+		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
+			uint32_t d = rng() % kv->geo.probe_limit;
+
+			if (judge(kv, policy, (k->home + d) & kv->mask, 0,
+				  clock, &c))
+				consider(&best, &have, &c);
+		}
+		if (have && evict(kv, &best))
+			return 1;
+	}
+	return 0;
+}
