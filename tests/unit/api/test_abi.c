@@ -62,10 +62,10 @@ Test(abi, handles_keep_their_fixed_sizes)
 	cr_assert_eq(SHMKV_KEYREF_SIZE, 96);
 }
 
-/* The flags word, then max_memory and evict_policy, took reserved words' places: the config
- * is as big as before, flags sits where reserved[0] was and max_memory
- * where the next two were (a program built before it left them zero: the
- * default). */
+/* The flags word, then max_memory and evict_policy, took reserved words'
+ * places: the config is as big as before, flags sits where reserved[0] was,
+ * max_memory where the next two were and evict_policy where the one after
+ * was (a program built before them left them zero: the defaults). */
 Test(abi, the_config_keeps_its_size_with_new_options)
 {
 	cr_assert_eq(sizeof(struct shmkv_config), 64);
