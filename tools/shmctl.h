@@ -127,6 +127,13 @@ int ctl_parse_size(const char *s, uint64_t *v);
 /* "1.5 MiB" into @buf. */
 const char *ctl_human_bytes(uint64_t n, char *buf, size_t cap);
 
+/* Eviction policies by Redis's maxmemory-policy names ("allkeys-lru"). */
+/* @policy's name, or "unknown" (never NULL). */
+const char *ctl_policy_name(uint32_t policy);
+/* Every policy's name, ", "-separated, into @buf (CTL_POLICY_LIST_CAP). */
+#define CTL_POLICY_LIST_CAP 160
+const char *ctl_policy_list(char *buf, size_t cap);
+
 /* Writes @len bytes as a redis-cli quoted string: "a\x00\n". */
 void ctl_repr(FILE *f, const void *buf, size_t len);
 

@@ -2,7 +2,8 @@
  * shmctl_config.c - a store's settings that may change while it is in use,
  * as Redis's CONFIG GET and CONFIG SET show and change them:
  * "shmctl config NAME get [PARAMETER]", "shmctl config NAME set PARAMETER
- * VALUE". Today one parameter, maxmemory (shmkv_set_max_memory).
+ * VALUE". The parameters: maxmemory (shmkv_set_max_memory) and
+ * maxmemory-policy (shmkv_set_evict_policy).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,42 +12,73 @@
 
 #include "shmctl.h"
 
-/* A parameter: how to read it and how to change it. */
+/* Longest value get prints: a decimal uint64_t or a policy's name. */
+#define VALUE_CAP 32
+
+/* A parameter: how to read it (as text, as CONFIG GET replies) and how to
+ * change it. */
 struct param {
 	const char *name;
-	int (*get)(shmkv_t *kv, uint64_t *v);
-	int (*set)(shmkv_t *kv, const char *arg, const char **why);
+	int (*get)(shmkv_t *kv, char *buf, size_t cap);
+	/* On -EINVAL for @arg, says why into @why (else leaves it empty). */
+	int (*set)(shmkv_t *kv, const char *arg, char *why, size_t cap);
 };
 
-static int get_maxmemory(shmkv_t *kv, uint64_t *v)
+static int get_maxmemory(shmkv_t *kv, char *buf, size_t cap)
 {
 	struct shmkv_config cfg;
 	int err = shmkv_get_config(kv, &cfg);
 
-	*v = cfg.max_memory;
+	snprintf(buf, cap, "%" PRIu64, cfg.max_memory);
 	return err;
 }
 
-static int set_maxmemory(shmkv_t *kv, const char *arg, const char **why)
+static int set_maxmemory(shmkv_t *kv, const char *arg, char *why, size_t cap)
 {
 	uint64_t v;
 	int err;
 
 	if (ctl_parse_size(arg, &v) != 0) {
-		*why = "expected a size in bytes (k, m, g: powers of 1024), or "
-		       "0 for the store's whole reservation";
+		snprintf(why, cap,
+			 "expected a size in bytes (k, m, g: powers of 1024), "
+			 "or 0 for the store's whole reservation");
 		return -EINVAL;
 	}
 	err = shmkv_set_max_memory(kv, v);
 	if (err == -EINVAL)
-		*why = "below the store's initial size, or beyond what it "
-		       "reserved at creation (shmctl info: max_memory, "
-		       "reserved)";
+		snprintf(why, cap,
+			 "below the store's initial size, or beyond what it "
+			 "reserved at creation (shmctl info: max_memory, "
+			 "reserved)");
 	return err;
+}
+
+static int get_policy(shmkv_t *kv, char *buf, size_t cap)
+{
+	struct shmkv_config cfg;
+	int err = shmkv_get_config(kv, &cfg);
+
+	snprintf(buf, cap, "%s", ctl_policy_name(cfg.evict_policy));
+	return err;
+}
+
+static int set_policy(shmkv_t *kv, const char *arg, char *why, size_t cap)
+{
+	int policy = shmkv_evict_policy_parse(arg);
+
+	if (policy < 0) {
+		char list[CTL_POLICY_LIST_CAP];
+
+		snprintf(why, cap, "expected one of %s",
+			 ctl_policy_list(list, sizeof(list)));
+		return -EINVAL;
+	}
+	return shmkv_set_evict_policy(kv, policy);
 }
 
 static const struct param params[] = {
 	{ "maxmemory", get_maxmemory, set_maxmemory },
+	{ "maxmemory-policy", get_policy, set_policy },
 };
 #define NPARAMS (sizeof(params) / sizeof(params[0]))
 
@@ -58,19 +90,32 @@ static const struct param *param_find(const char *name)
 	return NULL;
 }
 
+/* A usage error naming every parameter known. */
+static int unknown_param(const struct ctl_cmd *cmd, const char *arg)
+{
+	char known[64];
+	size_t n = 0;
+
+	known[0] = '\0';
+	for (size_t i = 0; i < NPARAMS && n < sizeof(known); i++)
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s",
+				      i ? ", " : "", params[i].name);
+	return ctl_usage(cmd, "unknown parameter '%s' (known: %s)", arg, known);
+}
+
 /* Prints name and value on two lines each, as redis-cli prints CONFIG GET. */
 static int do_get(const char *name, shmkv_t *kv, const char *only)
 {
 	for (size_t i = 0; i < NPARAMS; i++) {
-		uint64_t v;
+		char v[VALUE_CAP];
 		int err;
 
 		if (only != NULL && strcasecmp(only, params[i].name) != 0)
 			continue;
-		err = params[i].get(kv, &v);
+		err = params[i].get(kv, v, sizeof(v));
 		if (err)
 			return ctl_store_err(name, params[i].name, err);
-		printf("%s\n%" PRIu64 "\n", params[i].name, v);
+		printf("%s\n%s\n", params[i].name, v);
 	}
 	return CTL_OK;
 }
@@ -78,10 +123,10 @@ static int do_get(const char *name, shmkv_t *kv, const char *only)
 static int do_set(const char *name, shmkv_t *kv, const struct param *p,
 		  const char *arg)
 {
-	const char *why = NULL;
-	int err = p->set(kv, arg, &why);
+	char why[CTL_POLICY_LIST_CAP + 64] = "";
+	int err = p->set(kv, arg, why, sizeof(why));
 
-	if (err == -EINVAL && why != NULL) {
+	if (err == -EINVAL && why[0] != '\0') {
 		ctl_err(name, "%s '%s': %s", p->name, arg, why);
 		return CTL_USAGE;
 	}
@@ -119,8 +164,7 @@ static int run_config(const struct ctl_cmd *cmd, int argc, char **argv)
 		return ctl_usage(cmd, set ? "set takes a parameter and a value"
 					  : "get takes at most a parameter");
 	if (n >= 3 && (p = param_find(argv[optind + 2])) == NULL)
-		return ctl_usage(cmd, "unknown parameter '%s' (known: %s)",
-				 argv[optind + 2], params[0].name);
+		return unknown_param(cmd, argv[optind + 2]);
 	rc = ctl_open(argv[optind], set ? 0 : SHMKV_OPEN_READONLY, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
@@ -142,6 +186,15 @@ const struct ctl_cmd ctl_cmd_config = {
 		"             storage grows online within it; lowering it\n"
 		"             below what is in use stops growth, nothing\n"
 		"             shrinks.\n"
+		"  maxmemory-policy\n"
+		"             what a write that finds no room does, by\n"
+		"             Redis's names (any case): noeviction (the\n"
+		"             write fails: out of memory, table full; the\n"
+		"             default), allkeys-lru, allkeys-lfu,\n"
+		"             allkeys-random (evict any key), volatile-lru,\n"
+		"             volatile-lfu, volatile-random, volatile-ttl\n"
+		"             (evict only keys with a TTL). Every process\n"
+		"             follows a change from its next command.\n"
 		"get prints each parameter and its value on two lines, as\n"
 		"redis-cli does; set prints OK.\n",
 	.run = run_config,

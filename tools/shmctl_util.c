@@ -127,6 +127,26 @@ const char *ctl_human_bytes(uint64_t n, char *buf, size_t cap)
 	return buf;
 }
 
+const char *ctl_policy_name(uint32_t policy)
+{
+	const char *s = shmkv_evict_policy_name((int)policy);
+
+	/* The library reads a policy it does not know as noeviction; a name
+	 * is still never NULL here, whatever a newer library reports. */
+	return s != NULL ? s : "unknown";
+}
+
+const char *ctl_policy_list(char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int p = 0; shmkv_evict_policy_name(p) != NULL && n < cap; p++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", p ? ", " : "",
+				      shmkv_evict_policy_name(p));
+	return buf;
+}
+
 /* As Redis's sdscatrepr, with "printable" meaning ASCII 0x20-0x7e
  * whatever the locale, so the output is the same everywhere. */
 void ctl_repr(FILE *f, const void *buf, size_t len)

@@ -168,18 +168,19 @@ Test(shmctl_maint, locks_shows_no_pid_for_a_free_lock)
 Test(shmctl_maint, config_gets_and_sets_maxmemory)
 {
 	uint64_t max = tu_get_config(tu_kv).max_memory;
-	char want[64];
+	char want[64], all[128];
 	struct run r;
 
 	snprintf(want, sizeof(want), "maxmemory\n%" PRIu64 "\n", max);
-	assert_reply(RUN("config", tu_name, "get"), 0, want);
+	snprintf(all, sizeof(all), "%smaxmemory-policy\nnoeviction\n", want);
+	assert_reply(RUN("config", tu_name, "get"), 0, all);
 	assert_reply(RUN("config", tu_name, "GET", "MaxMemory"), 0, want);
 	/* A test store reserved its initial size only: that is the limit
 	 * it may have, and 0 means it too. */
 	r = RUN("config", tu_name, "set", "maxmemory", "1k");
 	assert_code(r, 2);
 	assert_has(r.err, "maxmemory '1k': below the store's initial size");
-	assert_reply(RUN("config", tu_name, "get"), 0, want);
+	assert_reply(RUN("config", tu_name, "get"), 0, all);
 	assert_reply(RUN("config", tu_name, "set", "maxmemory", "0"), 0,
 		     "OK\n");
 	assert_reply(RUN("config", tu_name, "get", "maxmemory"), 0, want);
@@ -188,10 +189,11 @@ Test(shmctl_maint, config_gets_and_sets_maxmemory)
 
 Test(shmctl_maint, config_refuses_what_it_does_not_know)
 {
-	struct run r = RUN("config", tu_name, "set", "maxmemory-policy", "x");
+	struct run r = RUN("config", tu_name, "set", "maxmemory-samples", "5");
 
 	assert_code(r, 2);
-	assert_has(r.err, "unknown parameter 'maxmemory-policy'");
+	assert_has(r.err, "unknown parameter 'maxmemory-samples' (known: "
+			  "maxmemory, maxmemory-policy)");
 	r = RUN("config", tu_name, "del", "maxmemory");
 	assert_code(r, 2);
 	assert_has(r.err, "'del': expected get or set");
