@@ -55,7 +55,6 @@ static int opt_slots(const struct ctl_cmd *cmd, const char *arg,
 	return CTL_OK;
 }
 
-/* One create option into @cfg. Return: CTL_OK or a usage error. */
 /* A geometry field from 1 to @max (at most UINT32_MAX). */
 static int opt_u32(const struct ctl_cmd *cmd, const char *opt, const char *arg,
 		   uint32_t max, uint32_t *field)
@@ -67,6 +66,22 @@ static int opt_u32(const struct ctl_cmd *cmd, const char *opt, const char *arg,
 	return rc;
 }
 
+/* An eviction policy by its Redis name (any case). */
+static int opt_policy(const struct ctl_cmd *cmd, const char *arg,
+		      uint32_t *policy)
+{
+	char list[CTL_POLICY_LIST_CAP];
+	int p = shmkv_evict_policy_parse(arg);
+
+	if (p < 0)
+		return ctl_usage(cmd,
+				 "--maxmemory-policy '%s': expected one of %s",
+				 arg, ctl_policy_list(list, sizeof(list)));
+	*policy = (uint32_t)p;
+	return CTL_OK;
+}
+
+/* One create option into @cfg. Return: CTL_OK or a usage error. */
 static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
 		      struct shmkv_config *cfg)
 {
@@ -88,6 +103,8 @@ static int create_opt(const struct ctl_cmd *cmd, int c, const char *arg,
 	case 'X':
 		return opt_number(cmd, "max-memory", arg, 1, (uint64_t)1 << 42,
 				  &cfg->max_memory);
+	case 'E':
+		return opt_policy(cmd, arg, &cfg->evict_policy);
 	case 'M':
 		return opt_mode(cmd, arg, &cfg->mode);
 	case 'H':
@@ -129,12 +146,12 @@ static void print_created(const char *name, shmkv_t *kv)
 	shmkv_get_config(kv, &cfg);
 	printf("created %s: %" PRIu32 " slots, key_max %" PRIu32
 	       ", value_max %" PRIu32 ", probe_limit %" PRIu32
-	       ", %s of value storage growing to a max_memory of %s, mode "
-	       "%04o\n",
+	       ", %s of value storage growing to a max_memory of %s, "
+	       "maxmemory-policy %s, mode %04o\n",
 	       name, cfg.slots, cfg.key_max, cfg.value_max, cfg.probe_limit,
 	       ctl_human_bytes(cfg.value_memory, mem, sizeof(mem)),
 	       ctl_human_bytes(cfg.max_memory, max, sizeof(max)),
-	       (unsigned)cfg.mode);
+	       ctl_policy_name(cfg.evict_policy), (unsigned)cfg.mode);
 	if (cfg.flags & SHMKV_CONFIG_HUGE_PAGES)
 		print_huge(name, kv);
 }
@@ -176,6 +193,7 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 		{ "probe-limit", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "max-memory", required_argument, NULL, 'X' },
+		{ "maxmemory-policy", required_argument, NULL, 'E' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "huge-pages", no_argument, NULL, 'H' },
 		CTL_OPT_HELP,
@@ -185,7 +203,7 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 	int c, rc;
 
 	shmkv_config_init(&cfg);
-	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:X:M:H", opts)) !=
+	while ((c = ctl_getopt(cmd, argc, argv, "hs:k:v:p:m:X:E:M:H", opts)) !=
 	       -1) {
 		if (c >= CTL_GETOPT_EXIT)
 			return c - CTL_GETOPT_EXIT;
@@ -202,7 +220,8 @@ static int run_create(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME [--slots N] [--key-max B] [--value-max B] "
-		    "[--memory SIZE] [--max-memory SIZE] [--probe-limit N] "
+		    "[--memory SIZE] [--max-memory SIZE] "
+		    "[--maxmemory-policy POLICY] [--probe-limit N] "
 		    "[--mode MODE] [--huge-pages]",
 	.summary = "create a store (exclusively: an existing NAME is an error)",
 	.help = "Options (sizes take k, m, g suffixes, powers of 1024):\n"
@@ -220,6 +239,14 @@ const struct ctl_cmd ctl_cmd_create = {
 		"may\n"
 		"                       use: value storage grows online up to\n"
 		"                       it (default: the size of /dev/shm)\n"
+		"  -E, --maxmemory-policy POLICY  what a write that finds no\n"
+		"                       room does, by Redis's names: "
+		"noeviction\n"
+		"                       (fail; the default), allkeys-lru,\n"
+		"                       allkeys-lfu, allkeys-random,\n"
+		"                       volatile-lru, volatile-lfu,\n"
+		"                       volatile-random, volatile-ttl (shmctl\n"
+		"                       config changes it later)\n"
 		"  -p, --probe-limit N  longest probe run (default 1024)\n"
 		"  -M, --mode MODE      octal permission bits (default 0600); "
 		"the umask\n"
