@@ -86,6 +86,9 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       ctl_human_bytes(ctl_info_used_bytes(st), used, sizeof(used)),
 	       ctl_human_bytes((uint64_t)st->pages * st->page_size, mem,
 			       sizeof(mem)));
+	printf("  eviction  maxmemory-policy %s, %" PRIu64
+	       " keys evicted since creation\n",
+	       ctl_policy_name(st->evict_policy), st->evicted);
 	printf("  pages     %" PRIu32 " of %s: %" PRIu32 " given to %" PRIu32
 	       " size classes, %" PRIu32 " free; grows to %" PRIu32
 	       " within max_memory\n\n",
@@ -125,6 +128,7 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_u64(j, "value_memory", in->cfg.value_memory);
 	cj_u64(j, "max_memory", in->cfg.max_memory);
 	cj_bool(j, "huge_pages", in->cfg.flags & SHMKV_CONFIG_HUGE_PAGES);
+	cj_cstr(j, "evict_policy", ctl_policy_name(in->cfg.evict_policy));
 	cj_end(j, '}');
 	if (in->huge_known)
 		cj_u64(j, "huge_page_bytes", in->huge_bytes);
@@ -133,6 +137,7 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_u64(j, "volatile", st->volatile_keys);
 	cj_u64(j, "inline_strings", st->inline_values);
 	cj_u64(j, "block_values", st->block_values);
+	cj_u64(j, "evicted", st->evicted);
 	cj_end(j, '}');
 	cj_obj(j, "slots");
 	cj_u64(j, "total", st->slots);
@@ -224,10 +229,13 @@ static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_info = {
 	.name = "info",
 	.synopsis = "NAME [--json]",
-	.summary = "geometry, keys, slots, memory per size class, warnings",
+	.summary = "geometry, keys, slots, memory per size class, eviction, "
+		   "warnings",
 	.help = "Counts come from one pass over the store while it runs, not\n"
 		"an atomic snapshot. Value storage is a pool of pages, each\n"
 		"given to a size class when the class first needs room.\n"
+		"Eviction: the maxmemory-policy and the keys it evicted\n"
+		"since the store was created.\n"
 		"Warnings: table over 75% full (live keys and pending slots),\n"
 		"a size class over 90% used with no free page left, corrupt\n"
 		"or pending slots, a probe run at the probe limit. The store\n"

@@ -89,6 +89,25 @@ static uint32_t pages_reserved(const struct shmkv_stats *st)
 	return n;
 }
 
+/* What a new key does in a full probe window, by the policy. */
+static const char *full_table_fate(const struct shmkv_stats *st)
+{
+	switch (st->evict_policy) {
+	case SHMKV_EVICT_ALLKEYS_LRU:
+	case SHMKV_EVICT_ALLKEYS_LFU:
+	case SHMKV_EVICT_ALLKEYS_RANDOM:
+		return "new keys evict others";
+	case SHMKV_EVICT_VOLATILE_LRU:
+	case SHMKV_EVICT_VOLATILE_LFU:
+	case SHMKV_EVICT_VOLATILE_RANDOM:
+	case SHMKV_EVICT_VOLATILE_TTL:
+		return "new keys evict keys with a TTL, or fail with 'table "
+		       "full' where none is near";
+	default:
+		return "new keys may fail with 'table full'";
+	}
+}
+
 int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 		      int max)
 {
@@ -97,9 +116,10 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 
 	if (n < max && ctl_info_load(st) > WARN_TABLE_LOAD)
 		snprintf(w[n++], CTL_WARN_LEN,
-			 "table %.0f%% full (over 75%%): new keys may fail "
-			 "with 'table full'",
-			 100 * ctl_info_load(st));
+			 "table %.0f%% full (over 75%%): %s (maxmemory-policy "
+			 "%s)",
+			 100 * ctl_info_load(st), full_table_fate(st),
+			 ctl_policy_name(st->evict_policy));
 	/* A class grows into free pages, except the ones kept for classes
 	 * that have none yet: only a full class that cannot grow is a
 	 * problem. */

@@ -138,6 +138,9 @@ static void frame_counts(const struct watch *w, const struct ctl_info *in,
 	     ctl_human_bytes((uint64_t)st->pages * st->page_size, mem,
 			     sizeof(mem)),
 	     st->pages_free, st->pages, st->pages_max);
+	line(w, "evicted  %" PRIu64 " keys (%+.1f/s), maxmemory-policy %s",
+	     st->evicted, rate(st->evicted, p->evicted, dt),
+	     ctl_policy_name(st->evict_policy));
 }
 
 static void frame(struct watch *w, const struct ctl_info *in, double t)
@@ -269,10 +272,12 @@ static int run_watch(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_watch = {
 	.name = "watch",
 	.synopsis = "NAME [--interval SECONDS] [--count N]",
-	.summary = "live view of keys, slots and memory, like top (q quits)",
+	.summary = "live view of keys, slots, memory and evictions, like top "
+		   "(q quits)",
 	.help = "Redraws every interval: live keys, keys with a TTL and\n"
 		"tombstones with their change per second, pending and corrupt\n"
-		"slots, load, value storage per size class, warnings. The\n"
+		"slots, load, value storage per size class, keys evicted\n"
+		"(and per second) and the maxmemory-policy, warnings. The\n"
 		"store keeps no operation counters, so there are no ops/s.\n"
 		"q, Ctrl-C, SIGTERM or SIGHUP end it and restore the "
 		"terminal.\n"

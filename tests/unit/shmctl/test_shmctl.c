@@ -500,8 +500,11 @@ Test(shmctl_info, json_follows_the_documented_schema)
 	assert_has(r.out, "\"config\":{\"slots\":1024,\"key_max\":64,"
 			  "\"value_max\":1024,\"probe_limit\":1024,"
 			  "\"value_memory\":");
+	assert_has(r.out, "\"huge_pages\":false,"
+			  "\"evict_policy\":\"noeviction\"},");
 	assert_has(r.out, "\"keys\":{\"live\":2,\"volatile\":1,"
-			  "\"inline_strings\":0,\"block_values\":1}");
+			  "\"inline_strings\":0,\"block_values\":1,"
+			  "\"evicted\":0}");
 	assert_has(r.out, "\"slots\":{\"total\":1024,\"tombstones\":0,"
 			  "\"expired\":0,\"pending\":0,\"corrupt\":0,"
 			  "\"longest_probe\":");
@@ -522,7 +525,12 @@ Test(shmctl_info, warns_about_a_table_over_75_percent_full)
 		ctl_set_kv(k, tu_fmt(k, sizeof(k), "k", i), LIT("v"), 0);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
-	assert_has(r.out, "table 81% full (over 75%)");
+	assert_has(r.out, "table 81% full (over 75%): new keys may fail with "
+			  "'table full' (maxmemory-policy noeviction)");
+	tu_assert_ok(shmkv_set_evict_policy(tu_kv, SHMKV_EVICT_ALLKEYS_LFU));
+	r = RUN("info", tu_name);
+	assert_has(r.out, "table 81% full (over 75%): new keys evict others "
+			  "(maxmemory-policy allkeys-lfu)");
 }
 
 /* One page of value storage, given to the class of 100-byte values. */
