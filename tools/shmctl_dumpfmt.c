@@ -40,6 +40,11 @@ int dump_write_header(FILE *f, const struct shmkv_config *cfg)
 		cfg->value_memory);
 	if (cfg->max_memory != 0)
 		fprintf(f, " max_memory=%" PRIu64, cfg->max_memory);
+	/* Only when set, as huge_pages below: a noeviction store's dump
+	 * reads as it always has, in shmctls that predate eviction too. */
+	if (cfg->evict_policy != SHMKV_EVICT_NOEVICTION)
+		fprintf(f, " evict_policy=%s",
+			ctl_policy_name(cfg->evict_policy));
 	fprintf(f, " mode=%04o", (unsigned)cfg->mode);
 	/* Only when set: a plain store's dump reads as it always has. */
 	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES)
@@ -131,7 +136,14 @@ static bool header_field(struct shmkv_config *cfg, const char *tok)
 	const char *eq = strchr(tok, '=');
 	size_t kl = eq ? (size_t)(eq - tok) : 0;
 	uint64_t v;
+	int policy;
 
+	if (kl == 12 && strncmp(tok, "evict_policy", 12) == 0) {
+		/* A name, not a number: Redis's, as the writer spells it. */
+		policy = shmkv_evict_policy_parse(eq + 1);
+		cfg->evict_policy = policy < 0 ? 0 : (uint32_t)policy;
+		return policy >= 0;
+	}
 	if (eq == NULL || ctl_parse_u64(eq + 1, &v) != 0)
 		return false;
 	if (kl == 4 && strncmp(tok, "mode", 4) == 0) {

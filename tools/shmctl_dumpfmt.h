@@ -7,7 +7,11 @@
  * raw newline:
  *
  *   SHMKV-DUMP 1 slots=N key_max=N value_max=N probe_limit=N \
- *       value_memory=N mode=0600  the header, on one line
+ *       value_memory=N mode=0600  the header, on one line; optional
+ *                                 fields: max_memory=N,
+ *                                 evict_policy=allkeys-lru (Redis's
+ *                                 name; absent: noeviction),
+ *                                 huge_pages=1
  *   "key" "value\x00\n" -1        a record: key, value, then the PTTL:
  *   "k2" "v" 59977                -1 for none, else milliseconds left
  *   "k3" "v" 0                    (0: the key was in its last millisecond)

@@ -6,7 +6,11 @@
  * malformed line is reported with its number and nothing is created or
  * written. Then the store is created with the dump's geometry and mode if
  * it does not exist, or opened if it does (its keys not in the dump stay;
- * keys in both take the dump's value and TTL). TTLs are restored as the
+ * keys in both take the dump's value and TTL). A store restore creates
+ * is loaded under noeviction and gets the dump's eviction policy after:
+ * a dump that does not fit is an error, never keys silently evicted. An
+ * existing store keeps its policy, and restore says how many keys it
+ * evicted meanwhile. TTLs are restored as the
  * time that was left when the dump was taken: a PTTL of 0 (the key was in
  * the millisecond of its deadline, which has passed by the time anything
  * is restored) is restored expired: the key is gone, and its old value
@@ -134,11 +138,14 @@ static int load(const struct restore *r, shmkv_t *kv, const char *name)
 static int open_target(const struct restore *r, const char *name, shmkv_t **kv,
 		       bool *created)
 {
+	struct shmkv_config cfg = r->d.cfg;
 	int err = shmkv_open(name, 0, kv);
 
 	*created = false;
 	if (err == -ENOENT) {
-		err = shmkv_create(name, &r->d.cfg, kv);
+		/* The dump's policy comes after the load (restore_into). */
+		cfg.evict_policy = SHMKV_EVICT_NOEVICTION;
+		err = shmkv_create(name, &cfg, kv);
 		*created = err == 0;
 		if (err == -EINVAL) {
 			ctl_err(NULL, "%s:1: the header's geometry is invalid",
@@ -149,20 +156,63 @@ static int open_target(const struct restore *r, const char *name, shmkv_t **kv,
 	return err ? ctl_store_err(name, NULL, err) : CTL_OK;
 }
 
+/* The store's count of evictions into *@n. Return: false if it cannot be
+ * read (the note it feeds is then left out). */
+static bool evicted(shmkv_t *kv, uint64_t *n)
+{
+	struct shmkv_stats st;
+
+	if (shmkv_stats(kv, &st) != 0)
+		return false;
+	*n = st.evicted;
+	return true;
+}
+
+/* A store restore created gets the dump's policy, loaded or not: it is
+ * the dump's store either way. */
+static int set_policy(const struct restore *r, shmkv_t *kv, const char *name)
+{
+	int err = shmkv_set_evict_policy(kv, (int)r->d.cfg.evict_policy);
+
+	return err ? ctl_store_err(name, "maxmemory-policy", err) : CTL_OK;
+}
+
+static void print_restored(const struct restore *r, shmkv_t *kv,
+			   const char *name, bool created, uint64_t evictions)
+{
+	struct shmkv_config cfg;
+
+	printf("restored %zu keys into %s%s", r->d.n, name,
+	       created ? " (created)" : "");
+	/* Counted store-wide: other writers' evictions meanwhile too. */
+	if (evictions > 0 && shmkv_get_config(kv, &cfg) == 0)
+		printf("; the store evicted %" PRIu64 " keys meanwhile "
+		       "(maxmemory-policy %s)",
+		       evictions, ctl_policy_name(cfg.evict_policy));
+	putchar('\n');
+}
+
 static int restore_into(struct restore *r, const char *name)
 {
-	bool created;
+	uint64_t before = 0, after = 0;
+	bool created, counted;
 	shmkv_t *kv;
-	int rc = open_target(r, name, &kv, &created);
+	int rc = open_target(r, name, &kv, &created), rc2;
 
 	if (rc != CTL_OK)
 		return rc;
+	/* A store just created under noeviction evicts nothing. */
+	counted = !created && evicted(kv, &before);
 	rc = check_fits(r, kv, name);
 	if (rc == CTL_OK)
 		rc = load(r, kv, name);
+	rc2 = created ? set_policy(r, kv, name) : CTL_OK;
 	if (rc == CTL_OK)
-		printf("restored %zu keys into %s%s\n", r->d.n, name,
-		       created ? " (created)" : "");
+		rc = rc2;
+	counted = counted && evicted(kv, &after) && after > before;
+	if (rc == CTL_OK)
+		print_restored(r, kv, name, created,
+			       counted ? after - before : 0);
 	shmkv_close(kv);
 	return rc;
 }
@@ -216,9 +266,11 @@ const struct ctl_cmd ctl_cmd_restore = {
 	.help = "FILE is a dump written by shmctl dump, or - for stdin. It is\n"
 		"parsed and checked whole first: a malformed line is reported\n"
 		"with its number (exit 6) and nothing is changed. A missing\n"
-		"store is created with the dump's geometry and mode; an\n"
-		"existing one keeps its other keys. TTLs restart from the "
-		"time\n"
+		"store is created with the dump's geometry, mode and\n"
+		"maxmemory-policy (set once the keys are in, so that none is\n"
+		"evicted by the restore); an existing one keeps its other\n"
+		"keys and its policy, and restore says how many keys it\n"
+		"evicted meanwhile. TTLs restart from the time\n"
 		"that was left when the dump was taken (a PTTL of 0: the key\n"
 		"is restored expired, so it is gone).\n\n"
 		"Options:\n",
