@@ -21,6 +21,7 @@ runs=0
 cleanup() {
 	"$SHMCTL" destroy "$store" --force >/dev/null 2>&1 || true
 	"$SHMCTL" destroy "$store-huge" --force >/dev/null 2>&1 || true
+	"$SHMCTL" destroy "$store-bad" --force >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,8 +57,11 @@ vg() {
 
 vg 0 --version
 vg 2 create # usage error: no name
-vg 0 create "$store" --slots 64 --value-max 512 --max-memory 8m --mode 600
+# volatile-ttl: a policy that records no access (see config below).
+vg 0 create "$store" --slots 64 --value-max 512 --max-memory 8m \
+	--maxmemory-policy volatile-ttl --mode 600
 vg 3 create "$store" # exists
+vg 2 create "$store-bad" --maxmemory-policy lru # usage error: no such policy
 # A huge-page store: create measures what it got, info in a pre-faulted
 # mapping (both read /proc/self/smaps).
 vg 0 create "$store-huge" --slots 64 --huge-pages
@@ -93,6 +97,12 @@ vg 0 sweep "$store" --json
 vg 0 config "$store" get
 vg 0 config "$store" set maxmemory 0
 vg 2 config "$store" set maxmemory 1k
+vg 0 config "$store" get maxmemory-policy
+vg 2 config "$store" set maxmemory-policy lru
+# allkeys-random, not an LRU or LFU policy: under those a read on the
+# read-only handle dump uses faults at layout 8 (the library records the
+# use in the slot; reported for a fix).
+vg 0 config "$store" set maxmemory-policy allkeys-random
 vg 0 watch "$store" --interval 0.1 --count 1 </dev/null
 vg 0 dump "$store" --output "$work/dump"
 vg 0 dump "$store"

@@ -420,6 +420,15 @@ static void write_seeds(const char *dir)
 	seed_text(dir, "duplicates",
 		  HEADER "k v1 -1\nk 'v 2' 5000\n'k' \"v3\" -1\nEND 3\n");
 	seed_text(dir, "blanks", HEADER "\t'a'   'b'\t-1\r\nEND 1\n");
+	seed_text(dir, "policy",
+		  "SHMKV-DUMP 1 slots=16 key_max=16 value_max=64 "
+		  "probe_limit=16 value_memory=196608 "
+		  "evict_policy=volatile-ttl mode=0600\n"
+		  "a b -1\nc d 5000\nEND 2\n");
+	seed_text(dir, "bad-policy",
+		  "SHMKV-DUMP 1 slots=16 key_max=16 value_max=64 "
+		  "probe_limit=16 value_memory=196608 evict_policy=lru "
+		  "mode=0600\na b -1\nEND 1\n");
 	seed_text(dir, "bad-count", HEADER "a b -1\nEND 2\n");
 	seed_text(dir, "bad-pttl", HEADER "a b -2\nEND 1\n");
 	seed_text(dir, "zero-pttl", HEADER "a b 0\nEND 1\n");
