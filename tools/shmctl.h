@@ -7,7 +7,7 @@
  *     data (Redis commands on NAME, which runs the prompt, repl), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
  *     args, json, users (who has a store open), util (names, opening,
- *     numbers, escaping), and under them
+ *     numbers, escaping, eviction policies' names), and under them
  *     all cli (messages, usage, getopt, exit codes): reply and dumpfmt use
  *     util and args, util uses cli, and cli only the library.
  */

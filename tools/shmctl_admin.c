@@ -70,13 +70,15 @@ static int opt_u32(const struct ctl_cmd *cmd, const char *opt, const char *arg,
 static int opt_policy(const struct ctl_cmd *cmd, const char *arg,
 		      uint32_t *policy)
 {
-	char list[CTL_POLICY_LIST_CAP];
 	int p = shmkv_evict_policy_parse(arg);
 
-	if (p < 0)
+	if (p < 0) {
+		char list[CTL_POLICY_LIST_CAP];
+
 		return ctl_usage(cmd,
 				 "--maxmemory-policy '%s': expected one of %s",
 				 arg, ctl_policy_list(list, sizeof(list)));
+	}
 	*policy = (uint32_t)p;
 	return CTL_OK;
 }

@@ -136,11 +136,11 @@ static bool header_field(struct shmkv_config *cfg, const char *tok)
 	const char *eq = strchr(tok, '=');
 	size_t kl = eq ? (size_t)(eq - tok) : 0;
 	uint64_t v;
-	int policy;
 
 	if (kl == 12 && strncmp(tok, "evict_policy", 12) == 0) {
 		/* A name, not a number: Redis's, as the writer spells it. */
-		policy = shmkv_evict_policy_parse(eq + 1);
+		int policy = shmkv_evict_policy_parse(eq + 1);
+
 		cfg->evict_policy = policy < 0 ? 0 : (uint32_t)policy;
 		return policy >= 0;
 	}

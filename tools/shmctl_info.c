@@ -6,6 +6,7 @@
  * There are no operation counters: the store keeps none, because a shared
  * counter bumped by every command would be the one cache line every
  * process writes. info says so rather than showing numbers it cannot have.
+ * The count of evictions is shown: only an eviction bumps it.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,9 +2,10 @@
  * shmctl_watch.c - "shmctl watch": a live view of a store, like top.
  *
  * Every interval it takes the counts info shows and redraws them with the
- * change per second of live keys, keys with a TTL and tombstones. The store
- * keeps no operation counters (a shared counter would be the one cache line
- * every command writes), so rates are changes of counts, not ops/s.
+ * change per second of live keys, keys with a TTL, tombstones and keys
+ * evicted (a count only evictions bump). The store keeps no operation
+ * counters (a shared counter would be the one cache line every command
+ * writes), so rates are changes of counts, not ops/s.
  *
  * On a terminal it draws on the alternate screen with the cursor hidden
  * and stdin in non-canonical, no-echo mode so that q quits without Enter;
