@@ -5,8 +5,10 @@
  * VALUE". The parameters: maxmemory (shmkv_set_max_memory) and
  * maxmemory-policy (shmkv_set_evict_policy).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -103,14 +105,40 @@ static int unknown_param(const struct ctl_cmd *cmd, const char *arg)
 	return ctl_usage(cmd, "unknown parameter '%s' (known: %s)", arg, known);
 }
 
-/* Prints name and value on two lines each, as redis-cli prints CONFIG GET. */
-static int do_get(const char *name, shmkv_t *kv, const char *only)
+/* Does @pat, a Redis glob matched in any case as CONFIG GET matches it,
+ * match parameter @name (lower case)? NULL matches every one. */
+static bool matches(const char *pat, const char *name)
+{
+	char *low;
+	bool yes;
+
+	if (pat == NULL)
+		return true;
+	low = strdup(pat);
+	if (low == NULL)
+		return strcasecmp(pat, name) == 0;
+	for (char *c = low; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	yes = ctl_glob(low, strlen(low), name, strlen(name));
+	free(low);
+	return yes;
+}
+
+/* A parameter of get with glob characters is a pattern, as in Redis. */
+static bool is_pattern(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+/* Prints name and value on two lines each, as redis-cli prints CONFIG GET
+ * (nothing when @pat matches no parameter, as Redis's empty array). */
+static int do_get(const char *name, shmkv_t *kv, const char *pat)
 {
 	for (size_t i = 0; i < NPARAMS; i++) {
 		char v[VALUE_CAP];
 		int err;
 
-		if (only != NULL && strcasecmp(only, params[i].name) != 0)
+		if (!matches(pat, params[i].name))
 			continue;
 		err = params[i].get(kv, v, sizeof(v));
 		if (err)
@@ -163,13 +191,14 @@ static int run_config(const struct ctl_cmd *cmd, int argc, char **argv)
 	if (set ? n != 4 : n > 3)
 		return ctl_usage(cmd, set ? "set takes a parameter and a value"
 					  : "get takes at most a parameter");
-	if (n >= 3 && (p = param_find(argv[optind + 2])) == NULL)
+	if (n >= 3 && (set || !is_pattern(argv[optind + 2])) &&
+	    (p = param_find(argv[optind + 2])) == NULL)
 		return unknown_param(cmd, argv[optind + 2]);
 	rc = ctl_open(argv[optind], set ? 0 : SHMKV_OPEN_READONLY, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
 	rc = set ? do_set(name, kv, p, argv[optind + 3])
-		 : do_get(name, kv, p ? p->name : NULL);
+		 : do_get(name, kv, n >= 3 ? argv[optind + 2] : NULL);
 	shmkv_close(kv);
 	return rc;
 }
@@ -196,6 +225,8 @@ const struct ctl_cmd ctl_cmd_config = {
 		"             (evict only keys with a TTL). Every process\n"
 		"             follows a change from its next command.\n"
 		"get prints each parameter and its value on two lines, as\n"
-		"redis-cli does; set prints OK.\n",
+		"redis-cli does: all of them, or the one named, or those a\n"
+		"Redis glob matches (maxmemory*), in any case; set prints "
+		"OK.\n",
 	.run = run_config,
 };

@@ -187,6 +187,29 @@ Test(shmctl_maint, config_gets_and_sets_maxmemory)
 	cr_assert_eq(tu_get_config(tu_kv).max_memory, max);
 }
 
+/* As Redis's CONFIG GET: a glob, in any case; one matching nothing is an
+ * empty reply, not an error. set takes no pattern. */
+Test(shmctl_maint, config_get_takes_a_redis_glob)
+{
+	char mem[64], all[128];
+
+	tu_assert_ok(shmkv_set_evict_policy(tu_kv, SHMKV_EVICT_VOLATILE_LRU));
+	snprintf(mem, sizeof(mem), "maxmemory\n%" PRIu64 "\n",
+		 tu_get_config(tu_kv).max_memory);
+	snprintf(all, sizeof(all), "%smaxmemory-policy\nvolatile-lru\n", mem);
+	assert_reply(RUN("config", tu_name, "get", "maxmemory*"), 0, all);
+	assert_reply(RUN("config", tu_name, "get", "*"), 0, all);
+	assert_reply(RUN("config", tu_name, "get", "MAXMEMORY-*"), 0,
+		     "maxmemory-policy\nvolatile-lru\n");
+	assert_reply(RUN("config", tu_name, "get", "*-[a-p]olicy"), 0,
+		     "maxmemory-policy\nvolatile-lru\n");
+	assert_reply(RUN("config", tu_name, "get", "max?emory"), 0, mem);
+	assert_reply(RUN("config", tu_name, "get", "save*"), 0, "");
+	assert_code(RUN("config", tu_name, "set", "maxmemory*", "0"), 2);
+	cr_assert_eq(tu_get_config(tu_kv).evict_policy,
+		     SHMKV_EVICT_VOLATILE_LRU);
+}
+
 Test(shmctl_maint, config_refuses_what_it_does_not_know)
 {
 	struct run r = RUN("config", tu_name, "set", "maxmemory-samples", "5");
