@@ -98,6 +98,7 @@ vg 0 config "$store" get
 vg 0 config "$store" set maxmemory 0
 vg 2 config "$store" set maxmemory 1k
 vg 0 config "$store" get maxmemory-policy
+vg 0 config "$store" get 'MAXMEMORY*'
 vg 2 config "$store" set maxmemory-policy lru
 # allkeys-random, not an LRU or LFU policy: under those a read on the
 # read-only handle dump uses faults at layout 8 (the library records the

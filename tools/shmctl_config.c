@@ -31,8 +31,10 @@ static int get_maxmemory(shmkv_t *kv, char *buf, size_t cap)
 	struct shmkv_config cfg;
 	int err = shmkv_get_config(kv, &cfg);
 
+	if (err)
+		return err;
 	snprintf(buf, cap, "%" PRIu64, cfg.max_memory);
-	return err;
+	return 0;
 }
 
 static int set_maxmemory(shmkv_t *kv, const char *arg, char *why, size_t cap)
@@ -60,8 +62,10 @@ static int get_policy(shmkv_t *kv, char *buf, size_t cap)
 	struct shmkv_config cfg;
 	int err = shmkv_get_config(kv, &cfg);
 
+	if (err)
+		return err;
 	snprintf(buf, cap, "%s", ctl_policy_name(cfg.evict_policy));
-	return err;
+	return 0;
 }
 
 static int set_policy(shmkv_t *kv, const char *arg, char *why, size_t cap)

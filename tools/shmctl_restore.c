@@ -6,15 +6,16 @@
  * malformed line is reported with its number and nothing is created or
  * written. Then the store is created with the dump's geometry and mode if
  * it does not exist, or opened if it does (its keys not in the dump stay;
- * keys in both take the dump's value and TTL). A store restore creates
- * is loaded under noeviction and gets the dump's eviction policy after:
- * a dump that does not fit is an error, never keys silently evicted. An
- * existing store keeps its policy, and restore says how many keys it
- * evicted meanwhile. TTLs are restored as the
+ * keys in both take the dump's value and TTL). TTLs are restored as the
  * time that was left when the dump was taken: a PTTL of 0 (the key was in
  * the millisecond of its deadline, which has passed by the time anything
  * is restored) is restored expired: the key is gone, and its old value
  * replaced, never left behind.
+ *
+ * A store restore creates is loaded under noeviction and gets the dump's
+ * eviction policy after: a dump that does not fit is an error, never its
+ * own keys silently evicted. An existing store keeps its policy, and
+ * restore says how many keys it evicted meanwhile.
  */
 #include <errno.h>
 #include <inttypes.h>
