@@ -362,18 +362,34 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
  */
 static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 {
+	bool evicts = shmkv__evicts(kv);
+
 	/* The smallest class that fits, growing the store if it must; a
-	 * bigger class's free block if that class has no room left. */
+	 * bigger class's free block if that class has no room left. In a
+	 * store that evicts, only while the classes tried have no page:
+	 * eviction makes room in the first class that has (evict.c), so
+	 * values of one size never spread into bigger classes, where no
+	 * eviction for their size would look. */
 	for (uint32_t c = 0; c < kv->geo.class_count; c++) {
 		int err;
 
 		if (class_room(kv, c) < len)
 			continue;
 		err = alloc_in_class(kv, c, id, ref);
-		if (err != -ENOMEM)
+		if (err != -ENOMEM || (evicts && shmkv__class_has_page(kv, c)))
 			return err;
 	}
 	return -ENOMEM;
+}
+
+bool shmkv__class_has_page(const struct shmkv *kv, uint32_t cls)
+{
+	uint32_t ready = shmkv__pages_ready(kv);
+
+	for (uint32_t p = 0; p < ready; p++)
+		if (page_class(kv, p) == cls)
+			return true;
+	return false;
 }
 
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)

@@ -338,16 +338,15 @@ static uint32_t class_fitting(const struct shmkv *kv, size_t len)
 	return SHMKV__NO_CLASS;
 }
 
-/* A candidate from a block drawn from class @cls's pages. */
+/* A candidate from block @index of page @page of class @cls. */
 static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
-			 uint32_t page, uint32_t clock, struct candidate *c)
+			 uint32_t page, uint32_t index, uint32_t clock,
+			 struct candidate *c)
 {
-	uint32_t unit, found, idx;
-	struct shmkv_block_shm *b;
+	uint32_t unit = (page << kv->geo.unit_shift) | index, found, idx;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &found);
 	uint64_t tag;
 
-	unit = (page << kv->geo.unit_shift) | (rng() % kv->class_blocks[cls]);
-	b = shmkv__block_at(kv, unit, &found);
 	if (b == NULL || found != cls)
 		return false;
 	/* Acquire, then the back-pointer: checked by judge(), which wants
@@ -362,37 +361,96 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
 		     clock, c);
 }
 
+/*
+ * When sampling found nothing (few keys qualify: a volatile policy where
+ * few keys have a TTL), the walk that Redis's sampling of its expires
+ * table needs no walk for: class @cls's blocks from a random page, the
+ * best of the first SHMKV_EVICT_SAMPLES candidates met. Bounded by the
+ * class's size, as the allocator's last look is; a store where no key
+ * qualifies pays it on each write that needs room, then fails as
+ * noeviction does.
+ */
+static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
+			       uint32_t ready)
+{
+	uint32_t start = rng() % ready, clock = access_clock(kv), met = 0;
+	struct candidate best, c;
+	bool have = false;
+
+	for (uint32_t n = 0; n < ready && met < SHMKV_EVICT_SAMPLES; n++) {
+		uint32_t p = start + n < ready ? start + n : start + n - ready;
+
+		if (shmkv__page_class(kv, p) != cls)
+			continue;
+		for (uint32_t i = 0; i < kv->class_blocks[cls] &&
+				     met < SHMKV_EVICT_SAMPLES;
+		     i++)
+			if (sample_block(kv, policy, cls, p, i, clock, &c)) {
+				consider(&best, &have, &c);
+				met++;
+			}
+	}
+	return have && evict(kv, &best);
+}
+
 int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 {
 	int policy = shmkv__evict_policy(kv);
-	uint32_t ready = shmkv__pages_ready(kv), cls, clock;
+	uint32_t ready = shmkv__pages_ready(kv), cls;
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly || ready == 0)
 		return 0;
 	/* The smallest class that fits, if it has pages (its freed block is
-	 * what the write's allocation takes first); else the next that has:
-	 * a write takes a bigger class's block when its own has no room. */
+	 * what the write's allocation takes first); else the next that has,
+	 * whose blocks the allocation takes then (block.c's alloc_as). */
 	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
-		if (draw_page(kv, cls, ready) != UINT32_MAX)
+		if (shmkv__class_has_page(kv, cls))
 			break;
 	if (cls >= kv->geo.class_count)
 		return 0;
 	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
+		uint32_t clock = access_clock(kv);
 		struct candidate best, c;
 		bool have = false;
 
-		clock = access_clock(kv);
 		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
 			uint32_t page = draw_page(kv, cls, ready);
 
 			if (page != UINT32_MAX &&
-			    sample_block(kv, policy, cls, page, clock, &c))
+			    sample_block(kv, policy, cls, page,
+					 rng() % kv->class_blocks[cls], clock,
+					 &c))
 				consider(&best, &have, &c);
 		}
 		if (have && evict(kv, &best))
 			return 1;
 	}
-	return 0;
+	return evict_walking_class(kv, policy, cls, ready);
+}
+
+/* Candidates in @k's probe window: @draws random offsets, or (@draws 0)
+ * the whole window from a random one until SHMKV_EVICT_SAMPLES met. */
+static int evict_from_window(struct shmkv *kv, int policy,
+			     const struct shmkv_key *k, uint32_t draws)
+{
+	uint32_t limit = kv->geo.probe_limit, start = rng() % limit;
+	uint32_t clock = access_clock(kv), met = 0;
+	struct candidate best, c;
+	bool have = false;
+
+	for (uint32_t n = 0; n < (draws ? draws : limit) &&
+			     met < SHMKV_EVICT_SAMPLES;
+	     n++) {
+		uint32_t d = draws ? rng() % limit
+				   : (start + n < limit ? start + n
+							: start + n - limit);
+
+		if (judge(kv, policy, (k->home + d) & kv->mask, 0, clock, &c)) {
+			consider(&best, &have, &c);
+			met++;
+		}
+	}
+	return have && evict(kv, &best);
 }
 
 int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)
@@ -401,20 +459,8 @@ int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly)
 		return 0;
-	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
-		uint32_t clock = access_clock(kv);
-		struct candidate best, c;
-		bool have = false;
-
-		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
-			uint32_t d = rng() % kv->geo.probe_limit;
-
-			if (judge(kv, policy, (k->home + d) & kv->mask, 0,
-				  clock, &c))
-				consider(&best, &have, &c);
-		}
-		if (have && evict(kv, &best))
+	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++)
+		if (evict_from_window(kv, policy, k, SHMKV_EVICT_SAMPLES))
 			return 1;
-	}
-	return 0;
+	return evict_from_window(kv, policy, k, 0);
 }

@@ -24,11 +24,11 @@
 /* Redis's LFU: a new key's counter (so that it is not the first to go),
  * and lfu-log-factor (the counter reaches 255 after about a million
  * uses). A counter loses one per 2^SHMKV__LFU_PERIOD_SHIFT clock ticks
- * without a use (lfu-decay-time, in ticks: a 16th of the evictions that
- * turn the table over). */
+ * without a use: Redis's lfu-decay-time (a minute) counted in evictions,
+ * as many as a quarter of the table's slots. */
 #define SHMKV__LFU_INIT		5u
 #define SHMKV__LFU_LOG_FACTOR	10u
-#define SHMKV__LFU_PERIOD_SHIFT 4u
+#define SHMKV__LFU_PERIOD_SHIFT 6u
 
 static inline uint32_t shmkv__policy_word(const struct shmkv *kv)
 {

@@ -379,6 +379,9 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
 /* Without reclaiming (callers above block.c use owned.h's
  * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+/* Has class @cls a page among the ready ones? One pass over the page
+ * table, for paths that run out of room. */
+bool shmkv__class_has_page(const struct shmkv *kv, uint32_t cls);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 /* Value blocks (engine, sweep): allocated and freed through this
  * thread's cache, tagged with its tid (see block.c). Return: 0 and *@ref,
