@@ -442,3 +442,80 @@ Test(evict, four_processes_write_and_evict_at_once)
 	cr_assert_eq(count_present("mp", 0, 4 * each), st.live_keys);
 	assert_clean();
 }
+
+/*
+ * An evictor killed between its eviction's CAS and its count (FAULT=1
+ * builds): the key is gone, the block it freed is in the dead thread's
+ * cache, and the store goes on evicting and reclaims that block.
+ */
+#ifdef SHMKV_FAULT_INJECTION
+#define NEED_CRASH_POINTS() ((void)0)
+#else
+#define NEED_CRASH_POINTS()                                                    \
+	cr_skip_test("no crash points in this build: make FAULT=1, then "      \
+		     "build-fault/tests/unit --filter 'crashpoint_evict/*'")
+#endif
+
+TestSuite(crashpoint_evict, .fini = tu_teardown);
+
+/* Runs crash_worker SETting block values c<i>, i < @n, armed to die at
+ * the eviction's crash point. Return: its wait status. */
+static int run_armed_writer(unsigned n)
+{
+	char path[4096], count[16];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
+	snprintf(count, sizeof(count), "%u", n);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("SHMKV_CRASH_AT", "evicted", 1);
+		setenv("SHMKV_CRASH_AFTER", "1", 1);
+		execl(path, path, tu_name, "block", "c", "0", count,
+		      (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+Test(crashpoint_evict, an_evictor_killed_after_its_cas_leaves_a_usable_store)
+{
+	NEED_CRASH_POINTS();
+	const unsigned n = 4 * PER_PAGE;
+	unsigned last = 0, here = 0;
+	struct shmkv_stats st;
+	int status;
+
+	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
+	status = run_armed_writer(n);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "crash_worker did not die at evicted: %#x", status);
+	/* Keys c0 .. c<last> were written; the SET after c<last> evicted
+	 * one of them and died before counting it or writing its own. */
+	for (unsigned i = 0; i < n; i++) {
+		char key[32];
+		size_t kl = key_of(key, "c", i);
+
+		if (shmkv_exists(tu_kv, key, kl) == 1) {
+			last = i;
+			here++;
+		}
+	}
+	st = stats();
+	cr_assert_eq(st.evicted, 0);
+	cr_assert_eq(here, last, "%u of c0..c%u left: one evicted", here,
+		     last);
+	cr_assert_eq(st.live_keys, here);
+	assert_clean();
+	/* Eviction goes on in the other processes, nothing is lost. */
+	for (unsigned i = 0; i < 2 * PER_PAGE; i++)
+		must_set("after", i, 0);
+	cr_assert_geq(stats().evicted, PER_PAGE);
+	cr_assert_geq(count_present("after", PER_PAGE, 2 * PER_PAGE),
+		      PER_PAGE / 2);
+	assert_clean();
+}
