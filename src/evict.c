@@ -374,7 +374,7 @@ static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
 			       uint32_t ready)
 {
 	uint32_t start = rng() % ready, clock = access_clock(kv), met = 0;
-	struct candidate best, c;
+	struct candidate best = { 0 }, c = { 0 };
 	bool have = false;
 
 	for (uint32_t n = 0; n < ready && met < SHMKV_EVICT_SAMPLES; n++) {
@@ -410,7 +410,7 @@ int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 		return 0;
 	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
 		uint32_t clock = access_clock(kv);
-		struct candidate best, c;
+		struct candidate best = { 0 }, c = { 0 };
 		bool have = false;
 
 		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
@@ -435,7 +435,7 @@ static int evict_from_window(struct shmkv *kv, int policy,
 {
 	uint32_t limit = kv->geo.probe_limit, start = rng() % limit;
 	uint32_t clock = access_clock(kv), met = 0;
-	struct candidate best, c;
+	struct candidate best = { 0 }, c = { 0 };
 	bool have = false;
 
 	for (uint32_t n = 0; n < (draws ? draws : limit) &&
