@@ -17,10 +17,13 @@
  * Keys of the lock namespace (SHMKV_LOCK_PREFIX) are never candidates:
  * evicting a held lock would grant it twice.
  *
- * The access clock ticks once per evict_tick evictions, a 256th of the
- * table's slots: a 16-bit LRU stamp then tells ages apart up to 256 turns
- * of the table, and a stamp older than that reads as younger than it is
- * (the clock wrapped), which only makes that key less likely to go.
+ * The access clock ticks, on average, once per 256th of the room evicted
+ * from (the blocks of the class, or the table's slots) in evictions, and
+ * once per 256th of the table in new keys (so that keys written before the
+ * first eviction differ too): a 16-bit LRU stamp then tells ages apart up
+ * to 256 turns of that room, whatever its size, and a stamp older than
+ * that reads as younger than it is (the clock wrapped), which only makes
+ * that key less likely to go.
  */
 #include <errno.h>
 #include <string.h>
@@ -78,6 +81,13 @@ static uint32_t policy_word(int policy)
 	default:
 		return (uint32_t)policy;
 	}
+}
+
+bool shmkv__evict_policy_word_valid(uint32_t word)
+{
+	uint32_t p = word & SHMKV__POLICY_MASK;
+
+	return p < POLICIES && policy_word((int)p) == word;
 }
 
 int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy)
@@ -184,10 +194,26 @@ void shmkv__touch_slow(const struct shmkv *kv, struct shmkv_slot_shm *s,
 		shmkv__store16_relaxed(&s->access, n);
 }
 
+/* Ticks the access clock with odds 256 / @room: one tick per 256th of
+ * the room turned over, with no shared count to divide. */
+static void clock_maybe_tick(const struct shmkv *kv, uint64_t room)
+{
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
+
+	if (room <= 256 || rng() % (room >> 8) == 0)
+		/* Full barrier, though only atomicity is needed: liburcu has
+		 * no weaker fetch-and-add (atomic.h). */
+		shmkv__add32_full(&h->access_clock, 1);
+}
+
 uint16_t shmkv__access_new(const struct shmkv *kv)
 {
 	uint32_t word = shmkv__policy_word(kv);
 
+	/* New keys move the clock too (by the table's room), so that keys
+	 * written before the first eviction are told apart by it. */
+	if (word & SHMKV__TRACK_MASK)
+		clock_maybe_tick(kv, kv->mask + 1ull);
 	if (word & SHMKV__TRACK_LFU)
 		return lfu_word(SHMKV__LFU_INIT, access_clock(kv));
 	return (uint16_t)access_clock(kv);
@@ -271,14 +297,12 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 	return true;
 }
 
-/* Evicts candidate @c: a DEL of exactly the value judged. Return: 1 if
- * it went, 0 if the key changed first. */
-static int evict(struct shmkv *kv, const struct candidate *c)
+/* Evicts candidate @c, drawn from room for @room keys: a DEL of exactly
+ * the value judged. Return: 1 if it went, 0 if the key changed first. */
+static int evict(struct shmkv *kv, const struct candidate *c, uint64_t room)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
 	struct shmkv_slot_shm *s = shmkv__slot(kv, c->idx);
-	uint32_t tick = kv->mask >> 8;
-	uint64_t n;
 
 	if (shmkv__load_acquire(&s->state) != c->state ||
 	    !shmkv__commit_word(kv, s, c->value,
@@ -288,11 +312,9 @@ static int evict(struct shmkv *kv, const struct candidate *c)
 	SHMKV_CRASH_POINT("evicted");
 	/* Full barrier, though only atomicity is needed: liburcu has no
 	 * weaker fetch-and-add that returns the value (atomic.h). */
-	n = shmkv__add_full(&h->evicted, 1);
-	/* A power of two minus one, so the tick is a mask. */
-	if ((n & tick) == 0)
-		/* Full barrier, as above: only the count matters. */
-		shmkv__add32_full(&h->access_clock, 1);
+	shmkv__add_full(&h->evicted, 1);
+	/* Each room's evictions move the clock at their own rate. */
+	clock_maybe_tick(kv, room);
 	return 1;
 }
 
@@ -371,7 +393,7 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
  * noeviction does.
  */
 static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
-			       uint32_t ready)
+			       uint32_t ready, uint64_t room)
 {
 	uint32_t start = rng() % ready, clock = access_clock(kv), met = 0;
 	struct candidate best = { 0 }, c = { 0 };
@@ -390,13 +412,27 @@ static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
 				met++;
 			}
 	}
-	return have && evict(kv, &best);
+	return have && evict(kv, &best, room);
+}
+
+/* Blocks of class @cls in the @ready pages: the room its evictions turn
+ * over. One pass over the page table, as a full class's allocation makes
+ * (block.c's may_claim). */
+static uint64_t class_room_blocks(const struct shmkv *kv, uint32_t cls,
+				  uint32_t ready)
+{
+	uint64_t pages = 0;
+
+	for (uint32_t p = 0; p < ready; p++)
+		pages += shmkv__page_class(kv, p) == cls;
+	return pages * kv->class_blocks[cls];
 }
 
 int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 {
 	int policy = shmkv__evict_policy(kv);
 	uint32_t ready = shmkv__pages_ready(kv), cls;
+	uint64_t room = 0;
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly || ready == 0)
 		return 0;
@@ -404,7 +440,7 @@ int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 	 * what the write's allocation takes first); else the next that has,
 	 * whose blocks the allocation takes then (block.c's alloc_as). */
 	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
-		if (shmkv__class_has_page(kv, cls))
+		if ((room = class_room_blocks(kv, cls, ready)) > 0)
 			break;
 	if (cls >= kv->geo.class_count)
 		return 0;
@@ -422,10 +458,10 @@ int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 					 &c))
 				consider(&best, &have, &c);
 		}
-		if (have && evict(kv, &best))
+		if (have && evict(kv, &best, room))
 			return 1;
 	}
-	return evict_walking_class(kv, policy, cls, ready);
+	return evict_walking_class(kv, policy, cls, ready, room);
 }
 
 /* Candidates in @k's probe window: @draws random offsets, or (@draws 0)
@@ -450,7 +486,7 @@ static int evict_from_window(struct shmkv *kv, int policy,
 			met++;
 		}
 	}
-	return have && evict(kv, &best);
+	return have && evict(kv, &best, kv->mask + 1ull);
 }
 
 int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)

@@ -7,8 +7,8 @@
  * access clock when the key was last used; under an LFU policy, Redis's
  * logarithmic frequency counter in bits 8-15 and, in bits 0-7, the decay
  * period (the clock >> SHMKV__LFU_PERIOD_SHIFT) it was last brought to.
- * The clock is logical (evict.c): it ticks once per evict_tick evictions,
- * so ages are counted in evictions.
+ * The clock is logical (evict.c): evictions and new keys tick it, so ages
+ * are counted in evictions.
  */
 #ifndef SHMKV_EVICT_H
 #define SHMKV_EVICT_H
@@ -25,7 +25,7 @@
  * and lfu-log-factor (the counter reaches 255 after about a million
  * uses). A counter loses one per 2^SHMKV__LFU_PERIOD_SHIFT clock ticks
  * without a use: Redis's lfu-decay-time (a minute) counted in evictions,
- * as many as a quarter of the table's slots. */
+ * a quarter of the room they are drawn from (evict.c). */
 #define SHMKV__LFU_INIT		5u
 #define SHMKV__LFU_LOG_FACTOR	10u
 #define SHMKV__LFU_PERIOD_SHIFT 6u
@@ -48,6 +48,8 @@ static inline bool shmkv__evicts(const struct shmkv *kv)
 
 /* The policy in force: a word this library does not know evicts nothing. */
 int shmkv__evict_policy(const struct shmkv *kv);
+/* Is @word one shmkv_set_evict_policy could have written? */
+bool shmkv__evict_policy_word_valid(uint32_t word);
 /* Writes @policy (checked: -EINVAL) into header @h (creation, CONFIG SET). */
 int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy);
 

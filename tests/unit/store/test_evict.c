@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,38 @@ Test(evict, lock_keys_are_never_evicted)
 	tu_assert_ok(shmkv_lock_release(&lk));
 	tu_assert_ok(shmkv_pattern_release(&pl, expiry));
 	assert_clean();
+}
+
+/* A policy word no library wrote (corruption) evicts nothing, and
+ * shmkv_check says so. */
+Test(evict, a_corrupt_policy_word_evicts_nothing_and_is_reported)
+{
+	const uint32_t words[] = { 8, 0xffffffffu, 1 /* lru, untracked */,
+				   3 | (1u << 8) /* random, tracked */ };
+
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		unsigned i;
+		int rc = 1;
+
+		make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
+		tu_shm_pwrite(tu_name, &words[w], sizeof(words[w]),
+			      offsetof(struct shmkv_header_shm, evict_policy));
+		cr_assert_eq(shmkv_check(tu_kv, NULL, NULL), 1,
+			     "word %#x not reported", words[w]);
+		if ((words[w] & 0xffu) > 7) /* no policy */
+			cr_assert_eq(stats().evict_policy,
+				     SHMKV_EVICT_NOEVICTION);
+		tu_assert_ok(shmkv_set_evict_policy(tu_kv,
+						    SHMKV_EVICT_ALLKEYS_LRU));
+		tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+		tu_shm_pwrite(tu_name, &words[0], sizeof(words[0]),
+			      offsetof(struct shmkv_header_shm, evict_policy));
+		for (i = 0; i < 2 * PER_PAGE && rc == 1; i++)
+			rc = set_one("k", i, 0);
+		cr_assert_eq(rc, -ENOMEM, "word 8: %s", tu_rcname(rc));
+		cr_assert_eq(stats().evicted, 0);
+		tu_teardown();
+	}
 }
 
 /* A child that opens the store by name, sets @policy and fills it. */
