@@ -179,7 +179,13 @@ static uint16_t lfu_word(uint32_t c, uint32_t clock)
 void shmkv__touch_slow(const struct shmkv *kv, struct shmkv_slot_shm *s,
 		       uint32_t word)
 {
-	uint32_t clock = access_clock(kv);
+	uint32_t clock;
+
+	/* A read-only mapping cannot record (a store would fault): its
+	 * reads are not counted as uses. */
+	if (kv->readonly)
+		return;
+	clock = access_clock(kv);
 	/* Relaxed load and store: a plain record of a use. Racing uses may
 	 * lose one of their records (an LFU count), as Redis's approximation
 	 * allows; the stamp's bytes are nobody else's (layout.h). Stored only

@@ -358,6 +358,31 @@ Test(evict, lock_keys_are_never_evicted)
 	assert_clean();
 }
 
+/* A read-only handle reads an LRU store (its uses are not recorded: its
+ * mapping cannot be written) and evicts nothing. */
+Test(evict, a_read_only_handle_reads_a_store_that_tracks_use)
+{
+	shmkv_t *ro;
+	char got[VALUE_LEN + 1];
+	struct shmkv_value v = { got, sizeof(got), 0 };
+
+	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
+	for (unsigned i = 0; i < PER_PAGE; i++)
+		must_set("k", i, 0);
+	ro = tu_open(tu_name, SHMKV_OPEN_READONLY);
+	for (unsigned i = 0; i < PER_PAGE; i++) {
+		char key[32];
+		size_t kl = key_of(key, "k", i);
+
+		cr_assert_eq(shmkv_get(ro, key, kl, &v), 1);
+		cr_assert_eq(shmkv_exists(ro, key, kl), 1);
+	}
+	cr_assert_eq(shmkv_set(ro, "x", 1, "y", 1, 0, 0, NULL), -EROFS);
+	shmkv_close(ro);
+	cr_assert_eq(stats().evicted, 0);
+	assert_clean();
+}
+
 /* A policy word no library wrote (corruption) evicts nothing, and
  * shmkv_check says so. */
 Test(evict, a_corrupt_policy_word_evicts_nothing_and_is_reported)
