@@ -442,9 +442,12 @@ int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly || ready == 0)
 		return 0;
-	/* The smallest class that fits, if it has pages (its freed block is
-	 * what the write's allocation takes first); else the next that has,
-	 * whose blocks the allocation takes then (block.c's alloc_as). */
+	/* The smallest class that fits: its freed block is what the write's
+	 * allocation takes first, from this thread's cache. A write finds no
+	 * room only in a class that has a page (every class can get one:
+	 * geometry.c keeps a page for each), so the next class with pages is
+	 * only for a page table that says otherwise (corrupt): its block is
+	 * one the allocation may take (block.c's alloc_as). */
 	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
 		if ((room = class_room_blocks(kv, cls, ready)) > 0)
 			break;
