@@ -18,7 +18,7 @@
  * evicting a held lock would grant it twice.
  *
  * The access clock ticks, on average, once per 256th of the room evicted
- * from (the blocks of the class, or the table's slots) in evictions, and
+ * from (value memory, or the table's slots) in evictions, and
  * once per 256th of the table in new keys (so that keys written before the
  * first eviction differ too): a 16-bit LRU stamp then tells ages apart up
  * to 256 turns of that room, whatever its size, and a stamp older than
@@ -421,19 +421,6 @@ static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
 	return have && evict(kv, &best, room);
 }
 
-/* Blocks of class @cls in the @ready pages: the room its evictions turn
- * over. One pass over the page table, as a full class's allocation makes
- * (block.c's may_claim). */
-static uint64_t class_room_blocks(const struct shmkv *kv, uint32_t cls,
-				  uint32_t ready)
-{
-	uint64_t pages = 0;
-
-	for (uint32_t p = 0; p < ready; p++)
-		pages += shmkv__page_class(kv, p) == cls;
-	return pages * kv->class_blocks[cls];
-}
-
 int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 {
 	int policy = shmkv__evict_policy(kv);
@@ -449,10 +436,16 @@ int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 	 * only for a page table that says otherwise (corrupt): its block is
 	 * one the allocation may take (block.c's alloc_as). */
 	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
-		if ((room = class_room_blocks(kv, cls, ready)) > 0)
+		if (shmkv__class_has_page(kv, cls))
 			break;
 	if (cls >= kv->geo.class_count)
 		return 0;
+	/* The room the clock measures: all the value pages, counted in this
+	 * class's blocks (one tick per 256th of value memory turned over).
+	 * Not the class's own blocks: counting those is a pass over the page
+	 * table per eviction; and with several classes evicting, each
+	 * ticking by its share, the clock moves at the same rate. */
+	room = (uint64_t)ready * kv->class_blocks[cls];
 	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
 		uint32_t clock = access_clock(kv);
 		struct candidate best = { 0 }, c = { 0 };
