@@ -208,7 +208,7 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
  */
 static bool may_claim(struct shmkv *kv, uint32_t cls, uint32_t ready)
 {
-	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0, needy = 0;
+	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0;
 	uint32_t max = shmkv__pages_max(kv);
 	uint64_t at = ((uint64_t)ready << 32 | max) + 1;
 	bool may;
@@ -232,6 +232,8 @@ static bool may_claim(struct shmkv *kv, uint32_t cls, uint32_t ready)
 	if (!has[cls]) {
 		may = free_pages > 0;
 	} else {
+		uint32_t needy = 0;
+
 		for (uint32_t c = 0; c < kv->geo.class_count; c++)
 			needy += !has[c];
 		may = free_pages > needy;
@@ -312,10 +314,13 @@ static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
 static int look(struct shmkv *kv, uint32_t cls, uint32_t pid, uint32_t pages,
 		uint32_t limit, uint64_t *ref)
 {
-	uint32_t count = kv->class_blocks[cls], seen = 0, n;
+	uint32_t count = kv->class_blocks[cls], seen = 0, n, hand;
+
+	if (pages == 0) /* never at attach (every class has a page's room) */
+		return -ENOMEM;
 	/* Relaxed: a process-local hint (threads share the handle); a stale
 	 * or corrupt one only starts the look elsewhere. */
-	uint32_t hand = shmkv__load32_relaxed(&kv->look_page[cls]) % pages;
+	hand = shmkv__load32_relaxed(&kv->look_page[cls]) % pages;
 
 	for (n = 0; n < pages && seen < limit; n++) {
 		uint32_t page = hand + n < pages ? hand + n : hand + n - pages;

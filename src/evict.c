@@ -125,21 +125,15 @@ int shmkv__evict_policy(const struct shmkv *kv)
 							: SHMKV_EVICT_NOEVICTION;
 }
 
-/* A per-thread xorshift: LFU's chances and the samples' draws need no
- * more, and a shared generator would be a shared hot word. */
-static __thread uint32_t rng_state __attribute__((tls_model("initial-exec")));
+__thread uint32_t shmkv__rng_state __attribute__((tls_model("initial-exec")));
 
 static uint32_t rng(void)
 {
-	uint32_t x = rng_state;
-
-	if (x == 0)
-		x = shmkv__self_tid() * 2654435761u ^ 0x9e3779b9u;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	rng_state = x != 0 ? x : 1;
-	return x;
+	/* Seeded by the thread's id, not by an address (evict.h's seed):
+	 * the samples of two threads then differ. */
+	if (shmkv__rng_state == 0)
+		shmkv__rng_state = shmkv__self_tid() * 2654435761u | 1u;
+	return shmkv__rng_next();
 }
 
 static uint32_t access_clock(const struct shmkv *kv)
@@ -147,57 +141,6 @@ static uint32_t access_clock(const struct shmkv *kv)
 	/* Relaxed: a stamp, approximate by design; it orders nothing. */
 	return shmkv__load32_relaxed(
 		&((const struct shmkv_header_shm *)kv->base)->access_clock);
-}
-
-/* The LFU counter of access word @a, decayed to clock @clock. */
-static uint32_t lfu_decayed(uint16_t a, uint32_t clock)
-{
-	uint32_t period = (clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu;
-	uint32_t passed = (period - (a & 0xffu)) & 0xffu, c = a >> 8;
-
-	return passed >= c ? 0 : c - passed;
-}
-
-/* Redis's LFULogIncr: the higher the counter, the less likely a use
- * raises it (1 / ((counter - init) * factor + 1)). */
-static uint32_t lfu_bumped(uint32_t c)
-{
-	uint32_t base = c > SHMKV__LFU_INIT ? c - SHMKV__LFU_INIT : 0;
-
-	if (c < 255 &&
-	    (uint64_t)rng() * (base * SHMKV__LFU_LOG_FACTOR + 1) < (1ull << 32))
-		c++;
-	return c;
-}
-
-static uint16_t lfu_word(uint32_t c, uint32_t clock)
-{
-	return (uint16_t)(c << 8 |
-			  ((clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu));
-}
-
-void shmkv__touch_slow(const struct shmkv *kv, struct shmkv_slot_shm *s,
-		       uint32_t word)
-{
-	uint32_t clock;
-
-	/* A read-only mapping cannot record (a store would fault): its
-	 * reads are not counted as uses. */
-	if (kv->readonly)
-		return;
-	clock = access_clock(kv);
-	/* Relaxed load and store: a plain record of a use. Racing uses may
-	 * lose one of their records (an LFU count), as Redis's approximation
-	 * allows; the stamp's bytes are nobody else's (layout.h). Stored only
-	 * when it changes, so a hot key's line is not written on every use. */
-	uint16_t a = shmkv__load16_relaxed(&s->access), n;
-
-	if (word & SHMKV__TRACK_LRU)
-		n = (uint16_t)clock;
-	else
-		n = lfu_word(lfu_bumped(lfu_decayed(a, clock)), clock);
-	if (n != a)
-		shmkv__store16_relaxed(&s->access, n);
 }
 
 /* Ticks the access clock with odds 256 / @room: one tick per 256th of
@@ -221,7 +164,7 @@ uint16_t shmkv__access_new(const struct shmkv *kv)
 	if (word & SHMKV__TRACK_MASK)
 		clock_maybe_tick(kv, kv->mask + 1ull);
 	if (word & SHMKV__TRACK_LFU)
-		return lfu_word(SHMKV__LFU_INIT, access_clock(kv));
+		return shmkv__lfu_word(SHMKV__LFU_INIT, access_clock(kv));
 	return (uint16_t)access_clock(kv);
 }
 
@@ -284,13 +227,13 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 	switch (policy) {
 	case SHMKV_EVICT_ALLKEYS_LRU:
 	case SHMKV_EVICT_VOLATILE_LRU:
-		/* Relaxed: a stamp (see shmkv__touch_slow). */
+		/* Relaxed: a stamp (see shmkv__touch, evict.h). */
 		c->priority = (clock - shmkv__load16_relaxed(&s->access)) &
 			      0xffffu;
 		break;
 	case SHMKV_EVICT_ALLKEYS_LFU:
 	case SHMKV_EVICT_VOLATILE_LFU:
-		c->priority = 255 - lfu_decayed(
+		c->priority = 255 - shmkv__lfu_decayed(
 					    shmkv__load16_relaxed(&s->access),
 					    clock);
 		break;
