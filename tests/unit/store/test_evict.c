@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/crash_value.h"
+#include "helpers/rng.h"
 #include "helpers/testutil.h"
 #include "internal.h"
 #include "shmkv_lock.h"
@@ -501,6 +503,101 @@ Test(evict, four_processes_write_and_evict_at_once)
 	assert_clean();
 }
 
+/* Starts crash_worker SETting block values <prefix><i>, i in [0, @n),
+ * armed (in a build with crash points) to die right after its @armed-th
+ * eviction's CAS if @armed is not 0. Return: its pid. */
+static pid_t spawn_writer(const char *prefix, unsigned n, unsigned armed)
+{
+	char path[4096], count[16], after[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
+	snprintf(count, sizeof(count), "%u", n);
+	snprintf(after, sizeof(after), "%u", armed);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (armed) {
+			setenv("SHMKV_CRASH_AT", "evicted", 1);
+			setenv("SHMKV_CRASH_AFTER", after, 1);
+		}
+		execl(path, path, tu_name, "block", prefix, "0", count,
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+#define LANES	  4
+#define LANE_KEYS 6000u
+#define KILLS_MAX 100
+
+/* Writers SIGKILLed at random (and, where crash points exist, armed to
+ * die right after an eviction's CAS) while they evict one another's keys:
+ * every key there holds its value, the store checks clean with no repair
+ * step, and it goes on evicting. */
+Test(evict, writers_killed_at_random_while_they_evict_leave_a_sound_store)
+{
+	pid_t pid[LANES];
+	char prefix[LANES][8];
+	unsigned done = 0, kills = 0, spawned = LANES;
+	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
+
+	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
+	for (unsigned l = 0; l < LANES; l++) {
+		snprintf(prefix[l], sizeof(prefix[l]), "L%u-", l);
+		pid[l] = spawn_writer(prefix[l], LANE_KEYS, 0);
+	}
+	while (done < LANES) {
+		unsigned l = (unsigned)(rng_next(&rng) % LANES);
+		int status;
+		pid_t got;
+
+		if (kills < KILLS_MAX && pid[l] > 0) {
+			usleep((useconds_t)(rng_next(&rng) % 2000));
+			kill(pid[l], SIGKILL);
+			kills++;
+		}
+		got = waitpid(-1, &status, kills < KILLS_MAX ? WNOHANG : 0);
+		if (got <= 0)
+			continue;
+		for (l = 0; l < LANES && pid[l] != got; l++)
+			;
+		cr_assert_lt(l, LANES, "an unknown child %d", (int)got);
+		cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) &&
+						  WEXITSTATUS(status) == 0),
+			  "lane %u's writer: %#x", l, status);
+		if (WIFEXITED(status)) {
+			pid[l] = 0;
+			done++;
+			continue;
+		}
+		pid[l] = spawn_writer(prefix[l], LANE_KEYS,
+				      spawned++ % 2 == 0 ? 3 : 0);
+	}
+	for (unsigned l = 0; l < LANES; l++)
+		for (unsigned i = 0; i < LANE_KEYS; i++) {
+			char key[32], want[CRASH_VALUE_CAP],
+				got[CRASH_VALUE_CAP];
+			struct shmkv_value v = { got, sizeof(got), 0 };
+			size_t kl = key_of(key, prefix[l], i);
+			size_t wl = crash_value(want, CRASH_BLOCK, prefix[l], i);
+			int rc = shmkv_get(tu_kv, key, kl, &v);
+
+			cr_assert(rc == 0 || (rc == 1 && v.len == wl &&
+					      memcmp(got, want, wl) == 0),
+				  "%s: %s, or another value", key,
+				  tu_rcname(rc));
+		}
+	assert_clean();
+	cr_assert_gt(stats().evicted, 0);
+	for (unsigned i = 0; i < 2 * PER_PAGE; i++)
+		must_set("after", i, 0);
+	assert_clean();
+	cr_log_info("%u kills", kills);
+}
+
 /*
  * An evictor killed between its eviction's CAS and its count (FAULT=1
  * builds): the key is gone, the block it freed is in the dead thread's
@@ -516,30 +613,6 @@ Test(evict, four_processes_write_and_evict_at_once)
 
 TestSuite(crashpoint_evict, .fini = tu_teardown);
 
-/* Runs crash_worker SETting block values c<i>, i < @n, armed to die at
- * the eviction's crash point. Return: its wait status. */
-static int run_armed_writer(unsigned n)
-{
-	char path[4096], count[16];
-	int status;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "%s/tests/crash_worker", SHMKV_BUILD_DIR);
-	snprintf(count, sizeof(count), "%u", n);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("SHMKV_CRASH_AT", "evicted", 1);
-		setenv("SHMKV_CRASH_AFTER", "1", 1);
-		execl(path, path, tu_name, "block", "c", "0", count,
-		      (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	return status;
-}
-
 Test(crashpoint_evict, an_evictor_killed_after_its_cas_leaves_a_usable_store)
 {
 	NEED_CRASH_POINTS();
@@ -547,9 +620,11 @@ Test(crashpoint_evict, an_evictor_killed_after_its_cas_leaves_a_usable_store)
 	unsigned last = 0, here = 0;
 	struct shmkv_stats st;
 	int status;
+	pid_t pid;
 
 	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
-	status = run_armed_writer(n);
+	pid = spawn_writer("c", n, 1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		  "crash_worker did not die at evicted: %#x", status);
 	/* Keys c0 .. c<last> were written; the SET after c<last> evicted
