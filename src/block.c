@@ -206,11 +206,19 @@ static int alloc_in_page(struct shmkv *kv, uint32_t page, uint32_t cls,
  * those that growth may still add. Counted with one pass over the page
  * table: claims are rare (once per page of values).
  */
-static bool may_claim(const struct shmkv *kv, uint32_t cls, uint32_t ready)
+static bool may_claim(struct shmkv *kv, uint32_t cls, uint32_t ready)
 {
-	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0, needy = 0;
+	uint32_t has[SHMKV_CLASSES_MAX] = { 0 }, free_pages = 0;
 	uint32_t max = shmkv__pages_max(kv);
+	uint64_t at = ((uint64_t)ready << 32 | max) + 1;
+	bool may;
 
+	/* A no stays a no while the ready pages and the limit stay: a claim
+	 * only takes free pages, from needy classes or not, which never makes
+	 * room. So a full store's every write does not pay the pass below.
+	 * Relaxed: a process-local hint (threads share the handle). */
+	if (shmkv__load_relaxed(&kv->claim_refused[cls]) == at)
+		return false;
 	if (max > ready)
 		free_pages = max - ready;
 	for (uint32_t page = 0; page < ready; page++) {
@@ -221,11 +229,19 @@ static bool may_claim(const struct shmkv *kv, uint32_t cls, uint32_t ready)
 		else
 			has[c] = 1;
 	}
-	if (!has[cls])
-		return free_pages > 0;
-	for (uint32_t c = 0; c < kv->geo.class_count; c++)
-		needy += !has[c];
-	return free_pages > needy;
+	if (!has[cls]) {
+		may = free_pages > 0;
+	} else {
+		uint32_t needy = 0;
+
+		for (uint32_t c = 0; c < kv->geo.class_count; c++)
+			needy += !has[c];
+		may = free_pages > needy;
+	}
+	if (!may)
+		/* Relaxed: the hint above. */
+		shmkv__store_relaxed(&kv->claim_refused[cls], at);
+	return may;
 }
 
 /* Claims a free page of the @ready pages for @cls. Return: the page,
@@ -284,6 +300,10 @@ static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
  * blocks others freed, a few pages at each page's fill.
  */
 #define LOOK_PAGES 8u
+/* In a store that evicts, allocations of a full class that evict without
+ * looking first, between two that look (alloc_in_class). At most this
+ * many keys per process are evicted while a freed block waits unseen. */
+#define FULL_SKIPS 63u
 
 /*
  * Looks for a FREE block of class @cls in up to @limit of its pages (of
@@ -294,10 +314,13 @@ static int claim_page(struct shmkv *kv, uint32_t cls, uint32_t *page)
 static int look(struct shmkv *kv, uint32_t cls, uint32_t pid, uint32_t pages,
 		uint32_t limit, uint64_t *ref)
 {
-	uint32_t count = kv->class_blocks[cls], seen = 0, n;
+	uint32_t count = kv->class_blocks[cls], seen = 0, n, hand;
+
+	if (pages == 0) /* never at attach (every class has a page's room) */
+		return -ENOMEM;
 	/* Relaxed: a process-local hint (threads share the handle); a stale
 	 * or corrupt one only starts the look elsewhere. */
-	uint32_t hand = shmkv__load32_relaxed(&kv->look_page[cls]) % pages;
+	hand = shmkv__load32_relaxed(&kv->look_page[cls]) % pages;
 
 	for (n = 0; n < pages && seen < limit; n++) {
 		uint32_t page = hand + n < pages ? hand + n : hand + n - pages;
@@ -330,9 +353,19 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 	/* Relaxed: process-local hints, as in look(). */
 	uint32_t start = shmkv__load32_relaxed(&kv->alloc_page[cls]);
 	uint32_t at = shmkv__load32_relaxed(&kv->alloc_index[cls]), page;
+	uint32_t skips = shmkv__load32_relaxed(&kv->full_skips[cls]);
 
 	if (alloc_freed(kv, cls, pid, ref))
 		return 0;
+	/* A store that evicts, whose class this process found full: the next
+	 * FULL_SKIPS allocations make room by eviction at once, without the
+	 * looks below (thousands of tags a write otherwise, once full); one
+	 * in FULL_SKIPS + 1 looks again, which finds blocks that DELs freed
+	 * and pages a raised max_memory allows. Relaxed: the hint above. */
+	if (skips > 0 && shmkv__evicts(kv)) {
+		shmkv__store32_relaxed(&kv->full_skips[cls], skips - 1);
+		return -ENOMEM;
+	}
 	if (start > 0 && start <= pages && at <= count &&
 	    shmkv__page_class(kv, start - 1) == cls &&
 	    alloc_in_page(kv, start - 1, cls, pid, at, count, ref) == 0)
@@ -348,8 +381,11 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
 	 * (evict.c) rather than by a look at every block of the class on
 	 * each write once it is full: a freed block the bounded looks did
 	 * not reach is found by a later one, as their hand goes round. */
-	if (shmkv__evicts(kv))
+	if (shmkv__evicts(kv)) {
+		/* Relaxed: the hint above. */
+		shmkv__store32_relaxed(&kv->full_skips[cls], FULL_SKIPS);
 		return -ENOMEM;
+	}
 	return look(kv, cls, pid, shmkv__pages_ready(kv), UINT32_MAX, ref);
 }
 
@@ -362,18 +398,34 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
  */
 static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 {
+	bool evicts = shmkv__evicts(kv);
+
 	/* The smallest class that fits, growing the store if it must; a
-	 * bigger class's free block if that class has no room left. */
+	 * bigger class's free block if that class has no room left. In a
+	 * store that evicts, only while the classes tried have no page:
+	 * eviction makes room in the first class that has (evict.c), so
+	 * values of one size never spread into bigger classes, where no
+	 * eviction for their size would look. */
 	for (uint32_t c = 0; c < kv->geo.class_count; c++) {
 		int err;
 
 		if (class_room(kv, c) < len)
 			continue;
 		err = alloc_in_class(kv, c, id, ref);
-		if (err != -ENOMEM)
+		if (err != -ENOMEM || (evicts && shmkv__class_has_page(kv, c)))
 			return err;
 	}
 	return -ENOMEM;
+}
+
+bool shmkv__class_has_page(const struct shmkv *kv, uint32_t cls)
+{
+	uint32_t ready = shmkv__pages_ready(kv);
+
+	for (uint32_t p = 0; p < ready; p++)
+		if (page_class(kv, p) == cls)
+			return true;
+	return false;
 }
 
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref)

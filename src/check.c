@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "evict.h"
 #include "internal.h"
 #include "lookup.h"
 #include "owned.h"
@@ -580,6 +581,11 @@ static void check_header(struct check *c)
 	if (h.hash_seed != c->kv->hash_seed)
 		report(c, "header: hash seed changed since the store was "
 			  "opened (no key can be found)");
+	if (!shmkv__evict_policy_word_valid(h.evict_policy))
+		report(c,
+		       "header: eviction policy word 0x%08x names no policy "
+		       "(the store evicts nothing)",
+		       h.evict_policy);
 }
 
 static int refs_alloc(struct check *c)

@@ -339,8 +339,10 @@ static int attempt(struct run *r)
 	if (!shmkv__slot_still(r->kv, &r->ref))
 		return RELOOKUP;
 	/* A use of the key, for eviction (once per attempt: a retry counts
-	 * again, as rare as it is). */
-	shmkv__touch(r->kv, shmkv__slot(r->kv, r->ref.index));
+	 * again, as rare as it is), unless this command inserted it: a new
+	 * key starts as used once (shmkv__access_new), as Redis's does. */
+	if (r->inserted.state == 0)
+		shmkv__touch(r->kv, shmkv__slot(r->kv, r->ref.index));
 	err = read_current(r, old, &cur);
 	if (err == RELOOKUP) {
 		/* Finish the give-back for whoever started it: it may be

@@ -17,10 +17,13 @@
  * Keys of the lock namespace (SHMKV_LOCK_PREFIX) are never candidates:
  * evicting a held lock would grant it twice.
  *
- * The access clock ticks once per evict_tick evictions, a 256th of the
- * table's slots: a 16-bit LRU stamp then tells ages apart up to 256 turns
- * of the table, and a stamp older than that reads as younger than it is
- * (the clock wrapped), which only makes that key less likely to go.
+ * The access clock ticks, on average, once per 256th of the room evicted
+ * from (value memory, or the table's slots) in evictions, and
+ * once per 256th of the table in new keys (so that keys written before the
+ * first eviction differ too): a 16-bit LRU stamp then tells ages apart up
+ * to 256 turns of that room, whatever its size, and a stamp older than
+ * that reads as younger than it is (the clock wrapped), which only makes
+ * that key less likely to go.
  */
 #include <errno.h>
 #include <string.h>
@@ -80,6 +83,13 @@ static uint32_t policy_word(int policy)
 	}
 }
 
+bool shmkv__evict_policy_word_valid(uint32_t word)
+{
+	uint32_t p = word & SHMKV__POLICY_MASK;
+
+	return p < POLICIES && policy_word((int)p) == word;
+}
+
 int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy)
 {
 	if (shmkv_evict_policy_name(policy) == NULL)
@@ -115,21 +125,15 @@ int shmkv__evict_policy(const struct shmkv *kv)
 							: SHMKV_EVICT_NOEVICTION;
 }
 
-/* A per-thread xorshift: LFU's chances and the samples' draws need no
- * more, and a shared generator would be a shared hot word. */
-static __thread uint32_t rng_state __attribute__((tls_model("initial-exec")));
+__thread uint32_t shmkv__rng_state __attribute__((tls_model("initial-exec")));
 
 static uint32_t rng(void)
 {
-	uint32_t x = rng_state;
-
-	if (x == 0)
-		x = shmkv__self_tid() * 2654435761u ^ 0x9e3779b9u;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	rng_state = x != 0 ? x : 1;
-	return x;
+	/* Seeded by the thread's id, not by an address (evict.h's seed):
+	 * the samples of two threads then differ. */
+	if (shmkv__rng_state == 0)
+		shmkv__rng_state = shmkv__self_tid() * 2654435761u | 1u;
+	return shmkv__rng_next();
 }
 
 static uint32_t access_clock(const struct shmkv *kv)
@@ -139,57 +143,28 @@ static uint32_t access_clock(const struct shmkv *kv)
 		&((const struct shmkv_header_shm *)kv->base)->access_clock);
 }
 
-/* The LFU counter of access word @a, decayed to clock @clock. */
-static uint32_t lfu_decayed(uint16_t a, uint32_t clock)
+/* Ticks the access clock with odds 256 / @room: one tick per 256th of
+ * the room turned over, with no shared count to divide. */
+static void clock_maybe_tick(const struct shmkv *kv, uint64_t room)
 {
-	uint32_t period = (clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu;
-	uint32_t passed = (period - (a & 0xffu)) & 0xffu, c = a >> 8;
+	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
 
-	return passed >= c ? 0 : c - passed;
-}
-
-/* Redis's LFULogIncr: the higher the counter, the less likely a use
- * raises it (1 / ((counter - init) * factor + 1)). */
-static uint32_t lfu_bumped(uint32_t c)
-{
-	uint32_t base = c > SHMKV__LFU_INIT ? c - SHMKV__LFU_INIT : 0;
-
-	if (c < 255 &&
-	    (uint64_t)rng() * (base * SHMKV__LFU_LOG_FACTOR + 1) < (1ull << 32))
-		c++;
-	return c;
-}
-
-static uint16_t lfu_word(uint32_t c, uint32_t clock)
-{
-	return (uint16_t)(c << 8 |
-			  ((clock >> SHMKV__LFU_PERIOD_SHIFT) & 0xffu));
-}
-
-void shmkv__touch_slow(const struct shmkv *kv, struct shmkv_slot_shm *s,
-		       uint32_t word)
-{
-	uint32_t clock = access_clock(kv);
-	/* Relaxed load and store: a plain record of a use. Racing uses may
-	 * lose one of their records (an LFU count), as Redis's approximation
-	 * allows; the stamp's bytes are nobody else's (layout.h). Stored only
-	 * when it changes, so a hot key's line is not written on every use. */
-	uint16_t a = shmkv__load16_relaxed(&s->access), n;
-
-	if (word & SHMKV__TRACK_LRU)
-		n = (uint16_t)clock;
-	else
-		n = lfu_word(lfu_bumped(lfu_decayed(a, clock)), clock);
-	if (n != a)
-		shmkv__store16_relaxed(&s->access, n);
+	if (room <= 256 || rng() % (room >> 8) == 0)
+		/* Full barrier, though only atomicity is needed: liburcu has
+		 * no weaker fetch-and-add (atomic.h). */
+		shmkv__add32_full(&h->access_clock, 1);
 }
 
 uint16_t shmkv__access_new(const struct shmkv *kv)
 {
 	uint32_t word = shmkv__policy_word(kv);
 
+	/* New keys move the clock too (by the table's room), so that keys
+	 * written before the first eviction are told apart by it. */
+	if (word & SHMKV__TRACK_MASK)
+		clock_maybe_tick(kv, kv->mask + 1ull);
 	if (word & SHMKV__TRACK_LFU)
-		return lfu_word(SHMKV__LFU_INIT, access_clock(kv));
+		return shmkv__lfu_word(SHMKV__LFU_INIT, access_clock(kv));
 	return (uint16_t)access_clock(kv);
 }
 
@@ -252,13 +227,13 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 	switch (policy) {
 	case SHMKV_EVICT_ALLKEYS_LRU:
 	case SHMKV_EVICT_VOLATILE_LRU:
-		/* Relaxed: a stamp (see shmkv__touch_slow). */
+		/* Relaxed: a stamp (see shmkv__touch, evict.h). */
 		c->priority = (clock - shmkv__load16_relaxed(&s->access)) &
 			      0xffffu;
 		break;
 	case SHMKV_EVICT_ALLKEYS_LFU:
 	case SHMKV_EVICT_VOLATILE_LFU:
-		c->priority = 255 - lfu_decayed(
+		c->priority = 255 - shmkv__lfu_decayed(
 					    shmkv__load16_relaxed(&s->access),
 					    clock);
 		break;
@@ -271,14 +246,12 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 	return true;
 }
 
-/* Evicts candidate @c: a DEL of exactly the value judged. Return: 1 if
- * it went, 0 if the key changed first. */
-static int evict(struct shmkv *kv, const struct candidate *c)
+/* Evicts candidate @c, drawn from room for @room keys: a DEL of exactly
+ * the value judged. Return: 1 if it went, 0 if the key changed first. */
+static int evict(struct shmkv *kv, const struct candidate *c, uint64_t room)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
 	struct shmkv_slot_shm *s = shmkv__slot(kv, c->idx);
-	uint32_t tick = kv->mask >> 8;
-	uint64_t n;
 
 	if (shmkv__load_acquire(&s->state) != c->state ||
 	    !shmkv__commit_word(kv, s, c->value,
@@ -288,11 +261,9 @@ static int evict(struct shmkv *kv, const struct candidate *c)
 	SHMKV_CRASH_POINT("evicted");
 	/* Full barrier, though only atomicity is needed: liburcu has no
 	 * weaker fetch-and-add that returns the value (atomic.h). */
-	n = shmkv__add_full(&h->evicted, 1);
-	/* A power of two minus one, so the tick is a mask. */
-	if ((n & tick) == 0)
-		/* Full barrier, as above: only the count matters. */
-		shmkv__add32_full(&h->access_clock, 1);
+	shmkv__add_full(&h->evicted, 1);
+	/* Each room's evictions move the clock at their own rate. */
+	clock_maybe_tick(kv, room);
 	return 1;
 }
 
@@ -338,16 +309,15 @@ static uint32_t class_fitting(const struct shmkv *kv, size_t len)
 	return SHMKV__NO_CLASS;
 }
 
-/* A candidate from a block drawn from class @cls's pages. */
+/* A candidate from block @index of page @page of class @cls. */
 static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
-			 uint32_t page, uint32_t clock, struct candidate *c)
+			 uint32_t page, uint32_t index, uint32_t clock,
+			 struct candidate *c)
 {
-	uint32_t unit, found, idx;
-	struct shmkv_block_shm *b;
+	uint32_t unit = (page << kv->geo.unit_shift) | index, found, idx;
+	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &found);
 	uint64_t tag;
 
-	unit = (page << kv->geo.unit_shift) | (rng() % kv->class_blocks[cls]);
-	b = shmkv__block_at(kv, unit, &found);
 	if (b == NULL || found != cls)
 		return false;
 	/* Acquire, then the back-pointer: checked by judge(), which wants
@@ -362,37 +332,106 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
 		     clock, c);
 }
 
+/*
+ * When sampling found nothing (few keys qualify: a volatile policy where
+ * few keys have a TTL), the walk that Redis's sampling of its expires
+ * table needs no walk for: class @cls's blocks from a random page, the
+ * best of the first SHMKV_EVICT_SAMPLES candidates met. Bounded by the
+ * class's size, as the allocator's last look is; a store where no key
+ * qualifies pays it on each write that needs room, then fails as
+ * noeviction does.
+ */
+static int evict_walking_class(struct shmkv *kv, int policy, uint32_t cls,
+			       uint32_t ready, uint64_t room)
+{
+	uint32_t start = rng() % ready, clock = access_clock(kv), met = 0;
+	struct candidate best = { 0 }, c = { 0 };
+	bool have = false;
+
+	for (uint32_t n = 0; n < ready && met < SHMKV_EVICT_SAMPLES; n++) {
+		uint32_t p = start + n < ready ? start + n : start + n - ready;
+
+		if (shmkv__page_class(kv, p) != cls)
+			continue;
+		for (uint32_t i = 0; i < kv->class_blocks[cls] &&
+				     met < SHMKV_EVICT_SAMPLES;
+		     i++)
+			if (sample_block(kv, policy, cls, p, i, clock, &c)) {
+				consider(&best, &have, &c);
+				met++;
+			}
+	}
+	return have && evict(kv, &best, room);
+}
+
 int shmkv__evict_for_value(struct shmkv *kv, size_t len)
 {
 	int policy = shmkv__evict_policy(kv);
-	uint32_t ready = shmkv__pages_ready(kv), cls, clock;
+	uint32_t ready = shmkv__pages_ready(kv), cls;
+	uint64_t room = 0;
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly || ready == 0)
 		return 0;
-	/* The smallest class that fits, if it has pages (its freed block is
-	 * what the write's allocation takes first); else the next that has:
-	 * a write takes a bigger class's block when its own has no room. */
+	/* The smallest class that fits: its freed block is what the write's
+	 * allocation takes first, from this thread's cache. A write finds no
+	 * room only in a class that has a page (every class can get one:
+	 * geometry.c keeps a page for each), so the next class with pages is
+	 * only for a page table that says otherwise (corrupt): its block is
+	 * one the allocation may take (block.c's alloc_as). */
 	for (cls = class_fitting(kv, len); cls < kv->geo.class_count; cls++)
-		if (draw_page(kv, cls, ready) != UINT32_MAX)
+		if (shmkv__class_has_page(kv, cls))
 			break;
 	if (cls >= kv->geo.class_count)
 		return 0;
+	/* The room the clock measures: all the value pages, counted in this
+	 * class's blocks (one tick per 256th of value memory turned over).
+	 * Not the class's own blocks: counting those is a pass over the page
+	 * table per eviction; and with several classes evicting, each
+	 * ticking by its share, the clock moves at the same rate. */
+	room = (uint64_t)ready * kv->class_blocks[cls];
 	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
-		struct candidate best, c;
+		uint32_t clock = access_clock(kv);
+		struct candidate best = { 0 }, c = { 0 };
 		bool have = false;
 
-		clock = access_clock(kv);
 		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
 			uint32_t page = draw_page(kv, cls, ready);
 
 			if (page != UINT32_MAX &&
-			    sample_block(kv, policy, cls, page, clock, &c))
+			    sample_block(kv, policy, cls, page,
+					 rng() % kv->class_blocks[cls], clock,
+					 &c))
 				consider(&best, &have, &c);
 		}
-		if (have && evict(kv, &best))
+		if (have && evict(kv, &best, room))
 			return 1;
 	}
-	return 0;
+	return evict_walking_class(kv, policy, cls, ready, room);
+}
+
+/* Candidates in @k's probe window: @draws random offsets, or (@draws 0)
+ * the whole window from a random one until SHMKV_EVICT_SAMPLES met. */
+static int evict_from_window(struct shmkv *kv, int policy,
+			     const struct shmkv_key *k, uint32_t draws)
+{
+	uint32_t limit = kv->geo.probe_limit, start = rng() % limit;
+	uint32_t clock = access_clock(kv), met = 0;
+	struct candidate best = { 0 }, c = { 0 };
+	bool have = false;
+
+	for (uint32_t n = 0; n < (draws ? draws : limit) &&
+			     met < SHMKV_EVICT_SAMPLES;
+	     n++) {
+		uint32_t d = draws ? rng() % limit
+				   : (start + n < limit ? start + n
+							: start + n - limit);
+
+		if (judge(kv, policy, (k->home + d) & kv->mask, 0, clock, &c)) {
+			consider(&best, &have, &c);
+			met++;
+		}
+	}
+	return have && evict(kv, &best, kv->mask + 1ull);
 }
 
 int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)
@@ -401,20 +440,8 @@ int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)
 
 	if (policy == SHMKV_EVICT_NOEVICTION || kv->readonly)
 		return 0;
-	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++) {
-		uint32_t clock = access_clock(kv);
-		struct candidate best, c;
-		bool have = false;
-
-		for (uint32_t n = 0; n < SHMKV_EVICT_SAMPLES; n++) {
-			uint32_t d = rng() % kv->geo.probe_limit;
-
-			if (judge(kv, policy, (k->home + d) & kv->mask, 0,
-				  clock, &c))
-				consider(&best, &have, &c);
-		}
-		if (have && evict(kv, &best))
+	for (uint32_t round = 0; round < SAMPLE_ROUNDS; round++)
+		if (evict_from_window(kv, policy, k, SHMKV_EVICT_SAMPLES))
 			return 1;
-	}
-	return 0;
+	return evict_from_window(kv, policy, k, 0);
 }

@@ -87,6 +87,14 @@ struct shmkv {
 	uint32_t look_page[SHMKV_CLASSES_MAX];
 	uint32_t freed_unit[SHMKV_CLASSES_MAX];
 	uint32_t claim_hint;
+	/* Per class, (ready pages << 32 | pages_max) + 1 at which may_claim
+	 * last said no: an answer that holds while neither changes, since
+	 * pages are only ever claimed (block.c). 0: none. */
+	uint64_t claim_refused[SHMKV_CLASSES_MAX];
+	/* In a store that evicts: allocations of each class left that go
+	 * straight to eviction, after a look found the class full (block.c's
+	 * alloc_in_class). */
+	uint32_t full_skips[SHMKV_CLASSES_MAX];
 	/* Names this open handle among all of the process's, for layers
 	 * that keep per-thread caches of it (a closed handle's memory may
 	 * come back as a new one): never 0, never reused in a process. */
@@ -379,6 +387,9 @@ struct shmkv_block_shm *shmkv__block(const struct shmkv *kv, uint64_t ref);
 /* Without reclaiming (callers above block.c use owned.h's
  * shmkv__block_alloc_reaping). Return: 0 and *@ref, or -ENOMEM. */
 int shmkv__block_alloc(struct shmkv *kv, size_t len, uint64_t *ref);
+/* Has class @cls a page among the ready ones? One pass over the page
+ * table, for paths that run out of room. */
+bool shmkv__class_has_page(const struct shmkv *kv, uint32_t cls);
 void shmkv__block_free(struct shmkv *kv, uint64_t ref);
 /* Value blocks (engine, sweep): allocated and freed through this
  * thread's cache, tagged with its tid (see block.c). Return: 0 and *@ref,

@@ -156,10 +156,10 @@ struct shmkv_header_shm {
 	/*
 	 * The access clock (evict.c), on a line of its own: what a command
 	 * stamps into the slot it uses when the policy tracks access. A
-	 * logical clock, not a time: it ticks once every evict_tick
-	 * evictions (a 256th of the table), so an access stamp's age counts
-	 * the evictions since, and commands read it from a line written
-	 * once a tick, not once an eviction.
+	 * logical clock, not a time: evictions and new keys tick it (with
+	 * odds 256 / the room they turn over), so an access stamp's age
+	 * counts the evictions since, and commands read it from a line
+	 * written once a tick, not once an eviction.
 	 */
 	uint32_t access_clock;
 	uint32_t clock_pad[15];

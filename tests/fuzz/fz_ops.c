@@ -447,6 +447,7 @@ static void (*const ops[FZ_OP_COUNT])(struct ctx *c) = {
 	[FZ_OP_PATTERN_LOCK] = fz__op_pattern_lock,
 	[FZ_OP_LOCK_LIST] = fz__op_lock_list,
 	[FZ_OP_EXEC] = fz__op_exec,
+	[FZ_OP_EVICT_POLICY] = fz__op_evict_policy,
 };
 
 static bool ctx_init(struct ctx *c, const struct fz_run *r, struct fz_in *in)

@@ -147,6 +147,23 @@ void fz__op_sweep(struct ctx *c)
 	}
 }
 
+/* A policy, or (8) an unknown one: refused with -EINVAL, which changes
+ * nothing. Later writes that find no room evict under it. */
+void fz__op_evict_policy(struct ctx *c)
+{
+	int policy = fz_u8(c->in) % 9;
+	int rc = shmkv_set_evict_policy(c->kv, policy);
+	struct shmkv_stats st;
+
+	fz__check_rc(c, rc, "evict_policy");
+	FZ_ASSERT(policy < 8 || rc == -EINVAL,
+		  "evict_policy: unknown policy %d not refused", policy);
+	if (rc == 0 && c->r->sound && shmkv_stats(c->kv, &st) == 0)
+		FZ_ASSERT(st.evict_policy == (uint32_t)policy,
+			  "evict_policy: set %d, stats say %u", policy,
+			  st.evict_policy);
+}
+
 /*
  * Locks. Only calls that never sleep: a try, or a wait of 0.
  */

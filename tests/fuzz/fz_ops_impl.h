@@ -59,6 +59,7 @@ void fz__op_stats(struct ctx *c);
 void fz__op_check(struct ctx *c);
 void fz__op_recover(struct ctx *c);
 void fz__op_sweep(struct ctx *c);
+void fz__op_evict_policy(struct ctx *c);
 void fz__op_lock(struct ctx *c);
 void fz__op_pattern_lock(struct ctx *c);
 void fz__op_lock_list(struct ctx *c);

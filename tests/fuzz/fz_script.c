@@ -181,10 +181,20 @@ static void put_maintenance(struct fz_buf *s)
 	fz_put8(s, FZ_OP_CHECK);
 }
 
+/* allkeys-lru, an unknown policy (refused), then the writes again: a
+ * store filled by them evicts. */
+static void put_eviction(struct fz_buf *s)
+{
+	fz_put(s, (uint8_t[]){ FZ_OP_EVICT_POLICY, 1, FZ_OP_EVICT_POLICY, 8 },
+	       4);
+	put_writes(s);
+}
+
 void fz_script_default(struct fz_buf *s)
 {
 	put_get_all(s);
 	put_writes(s);
+	put_eviction(s);
 	put_keyref(s);
 	put_locks(s);
 	put_exec(s);

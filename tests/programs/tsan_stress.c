@@ -706,17 +706,13 @@ static void *grower_main(void *arg)
 	return NULL;
 }
 
-static int grow_phase(unsigned threads)
+/* Creates store @name of one page per class. Return: it, or NULL. */
+static shmkv_t *grow_store(const char *name)
 {
-	struct grower g[THREADS_MAX];
-	pthread_t tid[THREADS_MAX];
 	struct shmkv_config cfg;
-	struct shmkv_stats st;
-	char name[64];
 	shmkv_t *kv;
-	int rc, failed = 0;
+	int rc;
 
-	snprintf(name, sizeof(name), "/shmkv-tsan-grow-%d", (int)getpid());
 	shmkv_config_init(&cfg);
 	cfg.slots = 4096;
 	cfg.value_max = VALUE_MAX;
@@ -725,8 +721,19 @@ static int grow_phase(unsigned threads)
 	if (rc) {
 		fprintf(stderr, "tsan_stress: create %s: %s\n", name,
 			shmkv_strerror(rc));
-		return 1;
+		return NULL;
 	}
+	return kv;
+}
+
+/* Runs @threads growers on @kv, then reads every key: each must hold its
+ * value, or (if @may_lose: the store evicts) be absent. Return: failed. */
+static int run_growers(shmkv_t *kv, unsigned threads, bool may_lose)
+{
+	struct grower g[THREADS_MAX];
+	pthread_t tid[THREADS_MAX];
+	int failed = 0;
+
 	for (unsigned i = 0; i < threads; i++) {
 		g[i] = (struct grower){ kv, i, threads, 0 };
 		if (pthread_create(&tid[i], NULL, grower_main, &g[i]))
@@ -737,19 +744,71 @@ static int grow_phase(unsigned threads)
 		failed |= g[i].failed;
 	}
 	for (unsigned id = 0; id < threads && !failed; id++)
-		for (unsigned i = 0; i < GROW_KEYS && !failed; i++)
-			if (grow_read(kv, id, i) != 1) {
+		for (unsigned i = 0; i < GROW_KEYS && !failed; i++) {
+			int r = grow_read(kv, id, i);
+
+			if (r < 0 || (r == 0 && !may_lose)) {
 				fprintf(stderr,
-					"tsan_stress: grow: g%u-%u lost\n", id,
-					i);
+					"tsan_stress: g%u-%u %s\n", id, i,
+					r < 0 ? "is wrong" : "lost");
 				failed = 1;
 			}
+		}
+	return failed;
+}
+
+static int grow_phase(unsigned threads)
+{
+	struct shmkv_stats st;
+	char name[64];
+	shmkv_t *kv;
+	int failed;
+
+	snprintf(name, sizeof(name), "/shmkv-tsan-grow-%d", (int)getpid());
+	kv = grow_store(name);
+	if (kv == NULL)
+		return 1;
+	failed = run_growers(kv, threads, false);
 	if (!failed && (shmkv_stats(kv, &st) != 0 || st.pages <= 6 ||
 			shmkv_check(kv, NULL, NULL) != 0)) {
 		fprintf(stderr,
 			"tsan_stress: grow: it did not grow (%u "
 			"pages) or does not check clean\n",
 			st.pages);
+		failed = 1;
+	}
+	shmkv_close(kv);
+	shmkv_unlink(name);
+	return failed;
+}
+
+/* The same writes into a store that may not grow and evicts (allkeys-lru):
+ * threads evict one another's keys while they write and read them. */
+static int evict_phase(unsigned threads)
+{
+	struct shmkv_stats st;
+	char name[64];
+	shmkv_t *kv;
+	int failed = 1;
+
+	snprintf(name, sizeof(name), "/shmkv-tsan-evict-%d", (int)getpid());
+	kv = grow_store(name);
+	if (kv == NULL)
+		return 1;
+	if (shmkv_stats(kv, &st) == 0 &&
+	    shmkv_set_max_memory(kv, st.memory_bytes) == 0 &&
+	    shmkv_set_evict_policy(kv, SHMKV_EVICT_ALLKEYS_LRU) == 0)
+		failed = run_growers(kv, threads, true);
+	if (!failed &&
+	    (shmkv_stats(kv, &st) != 0 || st.evicted == 0 ||
+	     st.live_keys + st.evicted != (uint64_t)threads * GROW_KEYS ||
+	     shmkv_check(kv, NULL, NULL) != 0)) {
+		fprintf(stderr,
+			"tsan_stress: evict: %llu evicted, %llu live of %u, "
+			"or it does not check clean\n",
+			(unsigned long long)st.evicted,
+			(unsigned long long)st.live_keys,
+			threads * GROW_KEYS);
 		failed = 1;
 	}
 	shmkv_close(kv);
@@ -787,7 +846,7 @@ int main(int argc, char **argv)
 		if (worker_init(&w[i], kv, &o, i))
 			break;
 	rc = w == NULL || i < o.threads || run(kv, &o, w, &t) ||
-	     grow_phase(o.threads);
+	     grow_phase(o.threads) || evict_phase(o.threads);
 	for (i = 0; w != NULL && i < o.threads; i++)
 		if (w[i].own_handle) /* NULL (a no-op) if it never opened */
 			shmkv_close(w[i].kv);
