@@ -57,7 +57,6 @@ vg() {
 
 vg 0 --version
 vg 2 create # usage error: no name
-# volatile-ttl: a policy that records no access (see config below).
 vg 0 create "$store" --slots 64 --value-max 512 --max-memory 8m \
 	--maxmemory-policy volatile-ttl --mode 600
 vg 3 create "$store" # exists
@@ -100,10 +99,9 @@ vg 2 config "$store" set maxmemory 1k
 vg 0 config "$store" get maxmemory-policy
 vg 0 config "$store" get 'MAXMEMORY*'
 vg 2 config "$store" set maxmemory-policy lru
-# allkeys-random, not an LRU or LFU policy: under those a read on the
-# read-only handle dump uses faults at layout 8 (the library records the
-# use in the slot; reported for a fix).
-vg 0 config "$store" set maxmemory-policy allkeys-random
+# An LRU policy: the dump below reads on a read-only handle, which records
+# no use.
+vg 0 config "$store" set maxmemory-policy allkeys-lru
 vg 0 watch "$store" --interval 0.1 --count 1 </dev/null
 vg 0 dump "$store" --output "$work/dump"
 vg 0 dump "$store"

@@ -268,24 +268,21 @@ static void write_file(const char *path, const char *text)
 	cr_assert_eq(fclose(f), 0);
 }
 
-/* Under policies that track no access. A dump reads on a read-only
- * handle, and under an LRU or LFU policy the library records each read
- * in the key's slot, which a read-only mapping faults on (SIGSEGV, at
- * layout 8): to be added here once reads on such a handle skip that. */
+/* Every policy but noeviction (whose dump has no field) goes to the
+ * store restore creates. */
 Test(shmctl_evict, dump_and_restore_keep_the_policy)
 {
-	static const uint32_t policies[] = { SHMKV_EVICT_VOLATILE_TTL,
-					     SHMKV_EVICT_ALLKEYS_RANDOM };
 	char path[64], copy[TU_NAME_CAP], field[64];
 	shmkv_t *kv;
 	struct run r;
 
 	SET("a", "1");
 	ctl_set_kv(LIT("b"), LIT("two"), 600000);
-	for (size_t i = 0; i < 2; i++) {
-		const char *name = shmkv_evict_policy_name((int)policies[i]);
+	for (int p = SHMKV_EVICT_ALLKEYS_LRU; p <= SHMKV_EVICT_VOLATILE_TTL;
+	     p++) {
+		const char *name = shmkv_evict_policy_name(p);
 
-		tu_assert_ok(shmkv_set_evict_policy(tu_kv, (int)policies[i]));
+		tu_assert_ok(shmkv_set_evict_policy(tu_kv, p));
 		ctl_temp_path(path, sizeof(path));
 		assert_reply(RUN("dump", tu_name, "--output", path), 0, "");
 		r = RUN("dump", tu_name);
@@ -298,13 +295,39 @@ Test(shmctl_evict, dump_and_restore_keep_the_policy)
 		assert_has(r.out, "restored 2 keys into ");
 		assert_lacks(r.out, "evicted");
 		kv = tu_open(copy, 0);
-		cr_assert_eq(tu_get_config(kv).evict_policy, policies[i]);
-		cr_assert_eq(stats_policy(kv), policies[i]);
+		cr_assert_eq(tu_get_config(kv).evict_policy, (uint32_t)p);
+		cr_assert_eq(stats_policy(kv), (uint32_t)p, "%s", name);
 		cr_assert_eq(stats_evicted(kv), 0);
 		tu_assert_get_str(kv, "a", "1");
 		tu_assert_get_str(kv, "b", "two");
 		shmkv_close(kv);
 	}
+}
+
+/* A store that has evicted under LRU (its access clock moved, so a use
+ * recorded now would change a key's stamp) dumps on a read-only handle,
+ * which records no use, and the dump restores whole. */
+Test(shmctl_evict, an_lru_store_that_evicted_dumps_and_restores_whole)
+{
+	struct shmkv_stats st, copied;
+	char path[64], copy[TU_NAME_CAP];
+	shmkv_t *kv;
+	struct run r;
+
+	fill_past_the_room();
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	ctl_temp_path(path, sizeof(path));
+	assert_reply(RUN("dump", tu_name, "--output", path), 0, "");
+	tu_make_name(copy, "lru");
+	r = RUN("restore", copy, path);
+	assert_code(r, 0);
+	assert_has(r.out, "(created)\n");
+	kv = tu_open(copy, 0);
+	tu_assert_ok(shmkv_stats(kv, &copied));
+	cr_assert_eq(copied.live_keys, st.live_keys);
+	cr_assert_eq(copied.evicted, 0);
+	cr_assert_eq(copied.evict_policy, SHMKV_EVICT_ALLKEYS_LRU);
+	shmkv_close(kv);
 }
 
 /* A noeviction store's dump has no evict_policy field (as dumps had
