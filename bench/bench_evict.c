@@ -27,7 +27,10 @@
  * nothing but the sequence and the policies' random draws, with one
  * exception: Redis's LRU clock has a resolution of 1 s, so keys used in
  * the same second look equally old to it, and its LRU hit rate depends on
- * how many ops a second the run makes (the seconds column).
+ * how many ops a second the run makes (the seconds column): near its
+ * random's at full speed, near exact LRU's once the clock ticks many
+ * times per turnover of the cache (--redis-pace N: Redis's measured runs
+ * make at most N ops a second; ~2000 for the full size).
  *
  * --check POINTS: a test (tests/run-tests.sh): allkeys-lru only, fewer
  * ops; exits 1 if shmkv's hit rate is more than POINTS percentage points
