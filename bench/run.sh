@@ -12,7 +12,8 @@
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock misses memory grow instr
+#                           core table scale lock misses memory grow evict
+#                           instr
 #                           ("instr" is bench/instr.sh: instructions per
 #                           call counted by callgrind; not under SANITIZE)
 #
@@ -51,7 +52,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory grow instr}
+benches=${BENCHES:-core table scale lock misses memory grow evict instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
