@@ -21,6 +21,7 @@
 
 #include "helpers/crash_value.h"
 #include "helpers/rng.h"
+#include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 #include "internal.h"
 #include "shmkv_lock.h"
@@ -358,6 +359,17 @@ Test(evict, lock_keys_are_never_evicted)
 	tu_assert_ok(shmkv_lock_release(&lk));
 	tu_assert_ok(shmkv_pattern_release(&pl, expiry));
 	assert_clean();
+}
+
+/* As in Redis, a key starts at LFU_INIT_VAL (5): the SET that creates it
+ * is no use of it; the first GET raises a counter of 5 for sure. */
+Test(evict, a_new_lfu_key_starts_at_five_and_its_first_use_counts)
+{
+	make_store(SHMKV_EVICT_ALLKEYS_LFU, SLOTS, 0);
+	must_set("k", 0, 0);
+	cr_assert_eq(tu_slot_of(tu_kv, "k0")->access >> 8, 5);
+	cr_assert(present("k", 0));
+	cr_assert_eq(tu_slot_of(tu_kv, "k0")->access >> 8, 6);
 }
 
 /* A read-only handle reads an LRU store (its uses are not recorded: its
