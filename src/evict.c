@@ -102,15 +102,9 @@ int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy)
 
 int shmkv_set_evict_policy(shmkv_t *kv, int policy)
 {
-	int err;
+	int err = shmkv_evict_policy_name(policy) == NULL ? -EINVAL
+							   : shmkv__settable(kv);
 
-	if (kv == NULL || shmkv_evict_policy_name(policy) == NULL)
-		return -EINVAL;
-	if (kv->backend != NULL)
-		return -ENOTSUP;
-	if (kv->readonly)
-		return -EROFS;
-	err = shmkv__live(kv);
 	if (err)
 		return err;
 	return shmkv__evict_policy_store((struct shmkv_header_shm *)kv->base,

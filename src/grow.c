@@ -196,15 +196,8 @@ int shmkv__pages_grow(struct shmkv *kv, uint32_t seen)
 
 int shmkv_set_max_memory(shmkv_t *kv, uint64_t bytes)
 {
-	int err;
+	int err = shmkv__settable(kv);
 
-	if (kv == NULL)
-		return -EINVAL;
-	if (kv->backend != NULL)
-		return -ENOTSUP;
-	if (kv->readonly)
-		return -EROFS;
-	err = shmkv__live(kv);
 	if (err)
 		return err;
 	if (bytes == 0)

@@ -159,6 +159,20 @@ static inline int shmkv__live(const struct shmkv *kv)
 	return shmkv__life_ok(kv) ? 0 : shmkv__life_error(kv);
 }
 
+/* May @kv change a store-wide setting (CONFIG SET: max_memory, the
+ * eviction policy)? 0, or -EINVAL (NULL), -ENOTSUP (a backend's handle),
+ * -EROFS, or shmkv__live's error. */
+static inline int shmkv__settable(const struct shmkv *kv)
+{
+	if (kv == NULL)
+		return -EINVAL;
+	if (kv->backend != NULL)
+		return -ENOTSUP;
+	if (kv->readonly)
+		return -EROFS;
+	return shmkv__live(kv);
+}
+
 /*
  * The failed call's errno, negated; -EIO if errno was not set, so that a
  * failure can never read as success. (Negated before the test, so that
