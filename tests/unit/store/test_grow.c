@@ -380,9 +380,13 @@ Test(grow, a_corrupt_ready_word_gives_errors_not_faults_in_the_hole)
 }
 
 /*
- * A full /dev/shm: a private tmpfs of 1.5 MiB in a mount namespace (root):
- * the store starts at about 1 MiB and must stop short of its limit.
+ * A full /dev/shm: a private tmpfs of 4 MiB in a mount namespace (root):
+ * the store starts at about 1.5 MiB and must stop short of its limit. Its
+ * table (FULL_SLOTS one-line slots) could take twice the values the file
+ * system has room for, so memory always runs out first: tmpfs's limit was
+ * seen to let a store of 4096 slots in 1.5 MiB fill its table first.
  */
+#define FULL_SLOTS 16384u
 enum full_step {
 	FS_OK,
 	FS_CREATE = 10,
@@ -400,14 +404,26 @@ static int full_child(const char *name)
 
 	/* A limit the file system cannot hold: growth meets its end. */
 	cfg.max_memory = 64u << 20;
+	cfg.slots = FULL_SLOTS;
+	cfg.key_max = 28;
 	if (shmkv_create(name, &cfg, &kv) != 0)
 		return FS_CREATE;
 	if (set_one(kv, "k", 0) != 1)
 		return FS_FIRST_SET;
-	for (i = 1; rc == 1 && i < SLOTS; i++)
+	for (i = 1; rc == 1 && i < FULL_SLOTS; i++)
 		rc = set_one(kv, "k", i);
-	if (rc != -ENOMEM)
+	if (rc != -ENOMEM) {
+		struct shmkv_stats st = { 0 };
+
+		(void)shmkv_stats(kv, &st);
+		fprintf(stderr,
+			"full tmpfs: SET k%u: %s (%u pages, %llu bytes, %llu "
+			"keys)\n",
+			i - 1, shmkv_strerror(rc), st.pages,
+			(unsigned long long)st.memory_bytes,
+			(unsigned long long)st.live_keys);
 		return FS_NOT_ENOMEM;
+	}
 	for (unsigned j = 0; j + 1 < i; j++)
 		if (!holds(kv, "k", j))
 			return FS_LOST;
@@ -419,7 +435,7 @@ Test(grow, a_full_tmpfs_gives_enomem_not_sigbus)
 	int st;
 
 	tu_make_name(tu_name, NULL);
-	st = tu_in_private_shm("size=1536k", full_child, tu_name,
+	st = tu_in_private_shm("size=4m", full_child, tu_name,
 			       "a full tmpfs");
 	cr_assert_eq(st, FS_OK, "child failed at step %d", st);
 }
