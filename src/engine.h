@@ -175,6 +175,7 @@ static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
 	f->idx = ref->slot;
 	f->klen = (uint32_t)ref->len;
 	f->state = ref->state;
+	shmkv__touch(kv, f->slot); /* a use of the key, for eviction */
 	return true;
 }
 
@@ -186,7 +187,6 @@ static SHMKV__INLINE bool shmkv__fast_word(const struct shmkv__fast *f,
 
 	/* Acquire, then acquire: the value is this incarnation's if the state
 	 * word is unchanged after it (see shmkv__slot_still). */
-	shmkv__touch(f->kv, s); /* a use of the key, for eviction */
 	*w = shmkv__load_acquire(&s->value);
 	return shmkv__load_acquire(&s->state) == f->state;
 }

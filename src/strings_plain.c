@@ -77,6 +77,7 @@ static SHMKV__INLINE bool plain_memo_hit(shmkv_t *kv, const void *key,
 	p->f.idx = memo.idx & kv->mask;
 	p->f.state = memo.state;
 	p->found = KEY_FOUND;
+	shmkv__touch(kv, s); /* a use of the key, for eviction */
 	return true;
 }
 
@@ -120,8 +121,10 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 				       : KEY_ABSENT;
 	p->f.idx = sr.index;
 	p->f.state = sr.state; /* 0 unless found */
-	if (p->found == KEY_FOUND)
+	if (p->found == KEY_FOUND) {
 		plain_memo_keep(kv, p);
+		shmkv__touch(kv, p->f.slot); /* a use, for eviction */
+	}
 	return 0;
 }
 
