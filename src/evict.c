@@ -177,11 +177,12 @@ static bool key_protected(const struct shmkv_slot_shm *s, uint64_t state)
 {
 	/* Relaxed: validated by the state re-read below. */
 	uint32_t len = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
-	/* The compare every lookup makes (lookup.h): a seqlock-style read,
-	 * validated by the state's re-read (tests/tsan.supp). */
+	/* Plain reads of bytes that may be rewritten meanwhile: a
+	 * seqlock-style read, validated by the state's re-read below
+	 * (tests/tsan.supp). */
 	bool lock = len >= SHMKV_LOCK_PREFIX_LEN &&
-		    shmkv__bytes_equal(s->key, SHMKV_LOCK_PREFIX,
-				       SHMKV_LOCK_PREFIX_LEN);
+		    memcmp(s->key, SHMKV_LOCK_PREFIX, SHMKV_LOCK_PREFIX_LEN) ==
+			    0;
 
 	/* Acquire fence: the compare completes before the re-read. */
 	shmkv__fence_acquire();
