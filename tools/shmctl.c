@@ -156,6 +156,15 @@ static int dispatch(int argc, char **argv)
 	cmd = find_command(argv[0]);
 	if (cmd != NULL)
 		return run_command(cmd, argc, argv);
+	/* Redis's CONFIG in the data form, "shmctl NAME config get ...", is
+	 * "shmctl config NAME get ...". */
+	if (argc >= 2 && strcasecmp(argv[1], "config") == 0) {
+		char *name = argv[0];
+
+		argv[0] = argv[1];
+		argv[1] = name;
+		return run_command(&ctl_cmd_config, argc, argv);
+	}
 	return ctl_data_main(argc, argv);
 }
 

@@ -247,6 +247,9 @@ void ctl_print_syntax(FILE *f, const struct shmkv_command *c);
  * no command, the interactive prompt of shmctl_repl.c.
  */
 int ctl_data_main(int argc, char **argv);
+/* shmctl_config.c: "config get|set ..." typed at a store's prompt (or
+ * "shmctl NAME config ..."): @argv[0] is "config". Return: a CTL_* code. */
+int ctl_config_prompt(shmkv_t *kv, const char *name, int argc, char **argv);
 int ctl_repl(shmkv_t *kv, const char *name);
 
 #endif /* SHMCTL_H */

@@ -168,6 +168,49 @@ static int do_set(const char *name, shmkv_t *kv, const struct param *p,
 	return CTL_OK;
 }
 
+/*
+ * Checks CONFIG's words @w[0..@n) (get|set, then its operands): *@set and
+ * *@p (NULL: get with no parameter, or a pattern). Return: CTL_OK, or a
+ * usage error already reported.
+ */
+static int config_words(const struct ctl_cmd *cmd, int n, char **w,
+			bool *set, const struct param **p)
+{
+	*set = strcasecmp(w[0], "set") == 0;
+	*p = NULL;
+	if (!*set && strcasecmp(w[0], "get") != 0)
+		return ctl_usage(cmd, "'%s': expected get or set", w[0]);
+	if (*set ? n != 3 : n > 2)
+		return ctl_usage(cmd, *set ? "set takes a parameter and a value"
+					   : "get takes at most a parameter");
+	if (n >= 2 && (*set || !is_pattern(w[1])) &&
+	    (*p = param_find(w[1])) == NULL)
+		return unknown_param(cmd, w[1]);
+	return CTL_OK;
+}
+
+/* The checked words on store @kv (@name). */
+static int config_do(const char *name, shmkv_t *kv, int n, char **w,
+		     bool set, const struct param *p)
+{
+	/* config_words found the parameter of every set. */
+	if (set && p != NULL)
+		return do_set(name, kv, p, w[2]);
+	return do_get(name, kv, n >= 2 ? w[1] : NULL);
+}
+
+int ctl_config_prompt(shmkv_t *kv, const char *name, int argc, char **argv)
+{
+	const struct param *p;
+	bool set;
+	int rc;
+
+	if (argc < 2)
+		return ctl_usage(&ctl_cmd_config, "expected get or set");
+	rc = config_words(&ctl_cmd_config, argc - 1, argv + 1, &set, &p);
+	return rc != CTL_OK ? rc : config_do(name, kv, argc - 1, argv + 1, set, p);
+}
+
 static int run_config(const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -175,8 +218,7 @@ static int run_config(const struct ctl_cmd *cmd, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char name[SHMKV_NAME_MAX + 1];
-	const struct param *p = NULL;
-	const char *verb;
+	const struct param *p;
 	bool set;
 	shmkv_t *kv;
 	int c, rc, n;
@@ -186,23 +228,14 @@ static int run_config(const struct ctl_cmd *cmd, int argc, char **argv)
 			return c - CTL_GETOPT_EXIT;
 	n = argc - optind;
 	rc = ctl_operands(cmd, n, 2, 4);
+	if (rc == CTL_OK)
+		rc = config_words(cmd, n - 1, argv + optind + 1, &set, &p);
 	if (rc != CTL_OK)
 		return rc;
-	verb = argv[optind + 1];
-	set = strcasecmp(verb, "set") == 0;
-	if (!set && strcasecmp(verb, "get") != 0)
-		return ctl_usage(cmd, "'%s': expected get or set", verb);
-	if (set ? n != 4 : n > 3)
-		return ctl_usage(cmd, set ? "set takes a parameter and a value"
-					  : "get takes at most a parameter");
-	if (n >= 3 && (set || !is_pattern(argv[optind + 2])) &&
-	    (p = param_find(argv[optind + 2])) == NULL)
-		return unknown_param(cmd, argv[optind + 2]);
 	rc = ctl_open(argv[optind], set ? 0 : SHMKV_OPEN_READONLY, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
-	rc = set ? do_set(name, kv, p, argv[optind + 3])
-		 : do_get(name, kv, n >= 3 ? argv[optind + 2] : NULL);
+	rc = config_do(name, kv, n - 1, argv + optind + 1, set, p);
 	shmkv_close(kv);
 	return rc;
 }

@@ -6,7 +6,8 @@
  * $SHMCTL_HISTFILE, default ~/.shmctl_history; an empty value disables
  * it), and Tab completing the command names of the library's table. Lines
  * are split as redis-cli splits them ("a b", 'x', \x00) and run as data
- * commands; help lists them (help CMD: its syntax); quit, exit or Ctrl-D
+ * commands; help lists them (help CMD: its syntax); config get|set is the
+ * tool's config on this store (Redis's CONFIG); quit, exit or Ctrl-D
  * leave.
  *
  * Not on a terminal, commands are read one per line from stdin without a
@@ -150,7 +151,9 @@ static void repl_help(const struct ctl_args *a)
 	     "incr n, ttl k... Quotes: \"a b\" with \\n \\t \\xHH escapes, 'a "
 	     "b'"
 	     " literal.\nquit or exit (or Ctrl-D) leaves; clear clears the "
-	     "screen;\nhelp CMD shows the syntax of CMD. Commands:");
+	     "screen;\nhelp CMD shows the syntax of CMD; config get|set "
+	     "PARAMETER [VALUE]\nshows or changes maxmemory and "
+	     "maxmemory-policy (shmctl config --help). Commands:");
 	ctl_print_data_commands(stdout);
 }
 
@@ -179,6 +182,8 @@ static int run_line(struct repl *r, const char *line, size_t len)
 		repl_help(&a);
 	else if (is_word(&a, "clear"))
 		fputs(r->tty ? "\033[H\033[2J" : "", stdout);
+	else if (is_word(&a, "config"))
+		rc = ctl_config_prompt(r->kv, r->name, a.argc, a.argv);
 	else
 		rc = ctl_exec(r->kv, r->name, a.argc,
 			      (const char *const *)a.argv, a.len);

@@ -84,6 +84,23 @@ Test(shmctl_evict, config_set_policy_rules_another_process_and_get_shows_it)
 	}
 }
 
+/* Redis's form, CONFIG on the store ("shmctl NAME config ..."), and the
+ * same words typed at the store's prompt. */
+Test(shmctl_evict, config_works_in_the_data_form_and_at_the_prompt)
+{
+	assert_reply(RUN(tu_name, "config", "set", "maxmemory-policy",
+			 "allkeys-lru"),
+		     0, "OK\n");
+	cr_assert_eq(stats_policy(tu_kv), SHMKV_EVICT_ALLKEYS_LRU);
+	assert_reply(RUN(tu_name, "CONFIG", "GET", "maxmemory-policy"), 0,
+		     "maxmemory-policy\nallkeys-lru\n");
+	assert_reply(RUN_STDIN("config set maxmemory-policy volatile-ttl\n"
+			       "config get maxmemory-policy\n",
+			       tu_name),
+		     0, "OK\nmaxmemory-policy\nvolatile-ttl\n");
+	cr_assert_eq(stats_policy(tu_kv), SHMKV_EVICT_VOLATILE_TTL);
+}
+
 /* And the other way: a policy this process sets is what get prints. */
 Test(shmctl_evict, config_get_lists_the_policy_a_process_set)
 {
