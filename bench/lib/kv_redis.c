@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,10 +47,20 @@ static pid_t spawn(int port)
 	char arg[16];
 	pid_t pid;
 
+	pid_t parent = getpid();
+
 	snprintf(arg, sizeof(arg), "%d", port);
 	pid = fork();
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
+		int null;
+
+		/* A bench killed before it stops the server (kill -9, a
+		 * failed --check step) takes the server with it, as the
+		 * tests' server does (tests/helpers/redis_server.c). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+		    getppid() != parent)
+			_exit(127);
+		null = open("/dev/null", O_WRONLY);
 
 		if (null >= 0) {
 			dup2(null, 1);
