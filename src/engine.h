@@ -175,8 +175,14 @@ static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
 	f->idx = ref->slot;
 	f->klen = (uint32_t)ref->len;
 	f->state = ref->state;
-	shmkv__touch(kv, f->slot); /* a use of the key, for eviction */
 	return true;
+}
+
+/* A straight-line path's answer @r on @f's key: the use recorded, for
+ * eviction (evict.h). */
+static SHMKV__INLINE int shmkv__fast_done(const struct shmkv__fast *f, int r)
+{
+	return shmkv__touched(f->kv, f->slot, r);
 }
 
 /* The value word, if the slot still holds the key (state unchanged). */

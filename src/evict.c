@@ -137,6 +137,14 @@ static uint32_t access_clock(const struct shmkv *kv)
 		&((const struct shmkv_header_shm *)kv->base)->access_clock);
 }
 
+int shmkv__touch_ret(const struct shmkv *kv, struct shmkv_slot_shm *s,
+		     uint32_t word, int r)
+{
+	(void)word; /* read again by shmkv__touch: the same word or newer */
+	shmkv__touch(kv, s);
+	return r;
+}
+
 /* Ticks the access clock with odds 256 / @room: one tick per 256th of
  * the room turned over, with no shared count to divide. */
 static void clock_maybe_tick(const struct shmkv *kv, uint64_t room)

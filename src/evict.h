@@ -141,6 +141,29 @@ static SHMKV__INLINE void shmkv__touch(const struct shmkv *kv,
 		shmkv__store16_relaxed(&s->access, n);
 }
 
+/* Records a use of the key in slot @s under policy word @word, then
+ * returns @r: out of line, reached by a tail call (shmkv__touched). */
+__attribute__((cold, noinline)) int
+shmkv__touch_ret(const struct shmkv *kv, struct shmkv_slot_shm *s,
+		 uint32_t word, int r);
+
+/*
+ * A straight-line path's answer @r, once it has used the key in slot @s:
+ * the use is recorded after the answer, by a tail call on a branch that a
+ * store without an LRU or LFU policy never takes. Recorded inline before
+ * the answer instead, its code made short paths save registers (12
+ * instructions on a prepared integer GET); a tail call keeps nothing live.
+ */
+static SHMKV__INLINE int shmkv__touched(const struct shmkv *kv,
+					struct shmkv_slot_shm *s, int r)
+{
+	uint32_t word = shmkv__policy_word(kv);
+
+	if (__builtin_expect((word & SHMKV__TRACK_MASK) != 0, 0))
+		return shmkv__touch_ret(kv, s, word, r);
+	return r;
+}
+
 /* The access word of a key being inserted now: used once, just now (LRU),
  * or used as a new key (LFU). */
 uint16_t shmkv__access_new(const struct shmkv *kv);

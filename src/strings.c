@@ -125,7 +125,7 @@ int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 	if (flags == 0 && shmkv__fast_of_ref(kv, ref, true, &f) &&
 	    (r = shmkv__fast_set(&f, val, vlen)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return set_run(kv, ref, val, vlen, flags, expire, old);
 }
 
@@ -138,7 +138,7 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i)
 	    !shmkv__fast_of_ref(kv, ref, true, &f))
 		return -EAGAIN;
 	r = shmkv__fast_setnx_int(&f, i);
-	return r != SHMKV__FAST_SLOW ? r : -EAGAIN;
+	return r != SHMKV__FAST_SLOW ? shmkv__fast_done(&f, r) : -EAGAIN;
 }
 
 int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
@@ -156,7 +156,7 @@ int shmkv_key_setnx(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 	} else if (shmkv__fast_of_ref(kv, ref, true, &f) &&
 		   (r = shmkv__fast_setnx_bytes(&f, val, vlen)) !=
 			   SHMKV__FAST_SLOW) {
-		return r;
+		return shmkv__fast_done(&f, r);
 	}
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_NX, 0, NULL);
 }
@@ -171,7 +171,7 @@ int shmkv_key_getset(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 	if (shmkv__inline_int_of(kv, val, vlen, &i) &&
 	    shmkv__fast_of_ref(kv, ref, true, &f) &&
 	    (r = shmkv__fast_getset_int(&f, i, old)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return shmkv_key_set(kv, ref, val, vlen, SHMKV_SET_GET, 0, old);
 }
 
@@ -206,7 +206,7 @@ int shmkv_key_get(shmkv_t *kv, struct shmkv_keyref *ref,
 	/* A read: a read-only handle takes the fast path too. */
 	if (shmkv__fast_of_ref(kv, ref, false, &f) &&
 	    (r = shmkv__fast_get(&f, out)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return get_run(kv, ref, out);
 }
 
@@ -268,7 +268,7 @@ int shmkv_key_get_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
 		return -EINVAL;
 	if (shmkv__fast_of_ref(kv, ref, false, &f) &&
 	    (r = shmkv__fast_get_int(&f, out)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return get_int_run(kv, ref, out);
 }
 
@@ -307,7 +307,7 @@ int shmkv_key_del(shmkv_t *kv, struct shmkv_keyref *ref)
 
 	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
 	    (r = shmkv__fast_del(&f)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return getdel_run(kv, ref, NULL);
 }
 
@@ -342,7 +342,7 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 			 ? shmkv__fast_delifeq_int(&f, i)
 			 : shmkv__fast_delifeq_bytes(&f, val, vlen)) !=
 		    SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return delifeq_run(kv, ref, val, vlen);
 }
 
@@ -396,6 +396,6 @@ int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,
 
 	if (shmkv__fast_of_ref(kv, ref, true, &f) &&
 	    (r = shmkv__fast_incr(&f, delta, result)) != SHMKV__FAST_SLOW)
-		return r;
+		return shmkv__fast_done(&f, r);
 	return incrby_run(kv, ref, delta, result);
 }

@@ -260,6 +260,38 @@ Test(evict, allkeys_lfu_keeps_the_keys_in_use)
 	assert_keeps_keys_in_use(SHMKV_EVICT_ALLKEYS_LFU);
 }
 
+/* The same with the keys in use read through prepared keys, whose
+ * straight-line paths record the use after their answer (evict.h). */
+Test(evict, allkeys_lru_keeps_the_keys_in_use_through_prepared_keys)
+{
+	struct shmkv_keyref refs[HOT];
+	char keys[HOT][32], got[VALUE_LEN + 1]; /* refs keep pointers */
+	unsigned left, hits = 0;
+
+	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
+	for (unsigned i = 0; i < HOT; i++) {
+		size_t kl = key_of(keys[i], "hot", i);
+
+		must_set("hot", i, 0);
+		tu_assert_ok(shmkv_key_prepare(tu_kv, &refs[i], keys[i], kl));
+	}
+	for (unsigned i = 0; i < CHURN; i++) {
+		must_set("new", i, 0);
+		for (unsigned j = 2 * i; j < 2 * i + 2; j++) {
+			struct shmkv_value v = { got, sizeof(got), 0 };
+			int rc = shmkv_key_get(tu_kv, &refs[j % HOT], &v);
+
+			cr_assert(rc == 0 || rc == 1, "%s", tu_rcname(rc));
+			hits += rc;
+		}
+	}
+	cr_assert_geq(hits, 2 * CHURN * 9 / 10, "%u hits", hits);
+	left = count_present("hot", 0, HOT);
+	cr_assert_geq(left, HOT - 1, "%u of %u keys in use survived", left,
+		      HOT);
+	assert_clean();
+}
+
 /* The control: the same churn under random eviction loses the keys in
  * use (each survives an eviction with odds 255/256, thousands of times),
  * so the two tests above measure the policies, not the workload. */
