@@ -398,8 +398,6 @@ static int alloc_in_class(struct shmkv *kv, uint32_t cls, uint32_t pid,
  */
 static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 {
-	bool evicts = shmkv__evicts(kv);
-
 	/* The smallest class that fits, growing the store if it must; a
 	 * bigger class's free block if that class has no room left. In a
 	 * store that evicts, only while the classes tried have no page:
@@ -412,7 +410,8 @@ static int alloc_as(struct shmkv *kv, size_t len, uint32_t id, uint64_t *ref)
 		if (class_room(kv, c) < len)
 			continue;
 		err = alloc_in_class(kv, c, id, ref);
-		if (err != -ENOMEM || (evicts && shmkv__class_has_page(kv, c)))
+		if (err != -ENOMEM ||
+		    (shmkv__evicts(kv) && shmkv__class_has_page(kv, c)))
 			return err;
 	}
 	return -ENOMEM;

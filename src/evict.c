@@ -140,8 +140,7 @@ static uint32_t access_clock(const struct shmkv *kv)
 int shmkv__touch_ret(const struct shmkv *kv, struct shmkv_slot_shm *s,
 		     uint32_t word, int r)
 {
-	(void)word; /* read again by shmkv__touch: the same word or newer */
-	shmkv__touch(kv, s);
+	shmkv__touch_word(kv, s, word);
 	return r;
 }
 

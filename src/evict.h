@@ -110,24 +110,20 @@ static SHMKV__INLINE uint16_t shmkv__access_used(uint16_t a, uint32_t clock,
 	return shmkv__lfu_word(c, clock);
 }
 
-/*
- * Every command, on the slot of the key it found: one load and a branch
- * unless the policy tracks access. Inline to the end, with no call: a
- * call, even on a branch never taken, makes every straight-line path it is
- * inlined into save registers (8 to 12 instructions a command).
- */
-static SHMKV__INLINE void shmkv__touch(const struct shmkv *kv,
-				       struct shmkv_slot_shm *s)
+/* Records a use of the key in slot @s under policy word @word, which
+ * tracks use (a branch the caller took). */
+static SHMKV__INLINE void shmkv__touch_word(const struct shmkv *kv,
+					    struct shmkv_slot_shm *s,
+					    uint32_t word)
 {
 	const struct shmkv_header_shm *h =
 		(const struct shmkv_header_shm *)kv->base;
-	uint32_t word = shmkv__policy_word(kv), clock;
+	uint32_t clock;
 	uint16_t a, n;
 
 	/* A read-only mapping cannot record (a store would fault): its uses
 	 * are not counted. */
-	if (__builtin_expect((word & SHMKV__TRACK_MASK) == 0, 1) ||
-	    kv->readonly)
+	if (kv->readonly)
 		return;
 	/* Relaxed loads and store: a plain record of a use, approximate by
 	 * design. Racing uses may lose one of their records (an LFU count),
@@ -139,6 +135,21 @@ static SHMKV__INLINE void shmkv__touch(const struct shmkv *kv,
 	n = shmkv__access_used(a, clock, word);
 	if (n != a)
 		shmkv__store16_relaxed(&s->access, n);
+}
+
+/*
+ * Every command, on the slot of the key it found: one load and a branch
+ * unless the policy tracks access. Inline to the end, with no call: a
+ * call, even on a branch never taken, makes every straight-line path it is
+ * inlined into save registers (8 to 12 instructions a command).
+ */
+static SHMKV__INLINE void shmkv__touch(const struct shmkv *kv,
+				       struct shmkv_slot_shm *s)
+{
+	uint32_t word = shmkv__policy_word(kv);
+
+	if (__builtin_expect((word & SHMKV__TRACK_MASK) != 0, 0))
+		shmkv__touch_word(kv, s, word);
 }
 
 /* Records a use of the key in slot @s under policy word @word, then
