@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 #include "helpers/clock.h"
+#include "helpers/rng.h"
 #include "internal.h"
 
 #include <criterion/hooks.h>
@@ -219,6 +220,47 @@ int tu_in_private_shm(const char *options, int (*child)(const char *name),
 			     "root): %s not tested here",
 			     untested);
 	return WEXITSTATUS(status);
+}
+
+unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,
+		       pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
+		       void *ctx)
+{
+	pid_t pid[64];
+	unsigned done = 0, kills = 0, deaths = 0, restarts = 0;
+	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
+
+	cr_assert_leq(lanes, 64);
+	for (unsigned l = 0; l < lanes; l++)
+		pid[l] = spawn(l, 0, ctx);
+	while (done < lanes) {
+		unsigned l = (unsigned)(rng_next(&rng) % lanes);
+		int status;
+		pid_t got;
+
+		if (kills < kills_max && pid[l] > 0) {
+			usleep((useconds_t)(rng_next(&rng) % pause_us));
+			kill(pid[l], SIGKILL);
+			kills++;
+		}
+		got = waitpid(-1, &status, kills < kills_max ? WNOHANG : 0);
+		if (got <= 0)
+			continue;
+		for (l = 0; l < lanes && pid[l] != got; l++)
+			;
+		cr_assert_lt(l, lanes, "an unknown child %d", (int)got);
+		cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) &&
+						  WEXITSTATUS(status) == 0),
+			  "lane %u's writer: %#x", l, status);
+		if (WIFEXITED(status)) {
+			pid[l] = 0;
+			done++;
+			continue;
+		}
+		deaths++;
+		pid[l] = spawn(l, ++restarts, ctx);
+	}
+	return deaths;
 }
 
 static struct shmkv_geometry geometry_of(const struct shmkv_config *cfg)

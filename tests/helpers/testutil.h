@@ -73,6 +73,17 @@ shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
 int tu_in_private_shm(const char *options, int (*child)(const char *name),
 		      const char *name, const char *untested);
 
+/*
+ * Writer lanes killed at random: starts @lanes writer processes with
+ * @spawn(lane, 0, ctx), then SIGKILLs a random lane's writer (after up to
+ * @pause_us) until @kills_max kills were sent, restarting each killed one
+ * with @spawn(lane, n, ctx) (n: the restarts so far, 1 on), until every
+ * lane's writer has exited 0 (asserted). Return: the writers that died.
+ */
+unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,
+		       pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
+		       void *ctx);
+
 /* The shared memory a store made from @cfg uses at creation, and with
  * @pages value pages ready. */
 uint64_t tu_initial_footprint(const struct shmkv_config *cfg);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "helpers/crash_value.h"
-#include "helpers/rng.h"
 #include "helpers/slot_of.h"
 #include "helpers/testutil.h"
 #include "internal.h"
@@ -582,45 +581,24 @@ static pid_t spawn_writer(const char *prefix, unsigned n, unsigned armed)
  * die right after an eviction's CAS) while they evict one another's keys:
  * every key there holds its value, the store checks clean with no repair
  * step, and it goes on evicting. */
+/* Lane @lane's writer, from its first key again, armed (where crash
+ * points exist) on every other restart. */
+static pid_t restart_lane(unsigned lane, unsigned n, void *ctx)
+{
+	char (*prefix)[8] = ctx;
+
+	return spawn_writer(prefix[lane], LANE_KEYS, n % 2 == 1 ? 3 : 0);
+}
+
 Test(evict, writers_killed_at_random_while_they_evict_leave_a_sound_store)
 {
-	pid_t pid[LANES];
 	char prefix[LANES][8];
-	unsigned done = 0, kills = 0, spawned = LANES;
-	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
+	unsigned deaths;
 
 	make_store(SHMKV_EVICT_ALLKEYS_LRU, SLOTS, 0);
-	for (unsigned l = 0; l < LANES; l++) {
+	for (unsigned l = 0; l < LANES; l++)
 		snprintf(prefix[l], sizeof(prefix[l]), "L%u-", l);
-		pid[l] = spawn_writer(prefix[l], LANE_KEYS, 0);
-	}
-	while (done < LANES) {
-		unsigned l = (unsigned)(rng_next(&rng) % LANES);
-		int status;
-		pid_t got;
-
-		if (kills < KILLS_MAX && pid[l] > 0) {
-			usleep((useconds_t)(rng_next(&rng) % 2000));
-			kill(pid[l], SIGKILL);
-			kills++;
-		}
-		got = waitpid(-1, &status, kills < KILLS_MAX ? WNOHANG : 0);
-		if (got <= 0)
-			continue;
-		for (l = 0; l < LANES && pid[l] != got; l++)
-			;
-		cr_assert_lt(l, LANES, "an unknown child %d", (int)got);
-		cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) &&
-						  WEXITSTATUS(status) == 0),
-			  "lane %u's writer: %#x", l, status);
-		if (WIFEXITED(status)) {
-			pid[l] = 0;
-			done++;
-			continue;
-		}
-		pid[l] = spawn_writer(prefix[l], LANE_KEYS,
-				      spawned++ % 2 == 0 ? 3 : 0);
-	}
+	deaths = tu_kill_lanes(LANES, KILLS_MAX, 2000, restart_lane, prefix);
 	for (unsigned l = 0; l < LANES; l++)
 		for (unsigned i = 0; i < LANE_KEYS; i++) {
 			char key[32], want[CRASH_VALUE_CAP],
@@ -640,7 +618,7 @@ Test(evict, writers_killed_at_random_while_they_evict_leave_a_sound_store)
 	for (unsigned i = 0; i < 2 * PER_PAGE; i++)
 		must_set("after", i, 0);
 	assert_clean();
-	cr_log_info("%u kills", kills);
+	cr_log_info("%u deaths", deaths);
 }
 
 /*

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "helpers/crash_value.h"
-#include "helpers/rng.h"
 #include "helpers/testutil.h"
 #include "internal.h"
 
@@ -549,46 +548,24 @@ static pid_t spawn_lane(unsigned lane, unsigned from, bool armed)
 	return spawn_writer(prefix, from, LANE_KEYS, armed);
 }
 
+/* Lane @lane's writer from where its keys stop, armed (where crash
+ * points exist) on every other restart. */
+static pid_t restart_lane(unsigned lane, unsigned n, void *ctx)
+{
+	(void)ctx;
+	return spawn_lane(lane, n == 0 ? 0 : lane_next(tu_kv, lane),
+			  n % 2 == 1);
+}
+
 Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
 {
 	struct shmkv_config cfg = small_config();
-	pid_t pid[LANES];
-	unsigned done = 0, kills = 0, deaths = 0, spawned = LANES;
-	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
 	struct shmkv_stats st;
+	unsigned deaths;
 
 	cfg.slots = BIG_SLOTS;
 	tu_kv = tu_create_growing(&cfg, tu_name);
-	for (unsigned l = 0; l < LANES; l++)
-		pid[l] = spawn_lane(l, 0, false);
-	while (done < LANES) {
-		unsigned l = (unsigned)(rng_next(&rng) % LANES);
-		int status;
-		pid_t got;
-
-		if (kills < KILLS_MAX && pid[l] > 0) {
-			usleep((useconds_t)(rng_next(&rng) % 1000));
-			kill(pid[l], SIGKILL);
-			kills++;
-		}
-		got = waitpid(-1, &status, kills < KILLS_MAX ? WNOHANG : 0);
-		if (got <= 0)
-			continue;
-		for (l = 0; l < LANES && pid[l] != got; l++)
-			;
-		cr_assert_lt(l, LANES, "an unknown child %d", (int)got);
-		cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) &&
-						  WEXITSTATUS(status) == 0),
-			  "lane %u's writer: %#x", l, status);
-		if (WIFEXITED(status)) {
-			pid[l] = 0;
-			done++;
-			continue;
-		}
-		deaths++;
-		/* Arm every other restart where crash points exist. */
-		pid[l] = spawn_lane(l, lane_next(tu_kv, l), spawned++ % 2 == 0);
-	}
+	deaths = tu_kill_lanes(LANES, KILLS_MAX, 1000, restart_lane, NULL);
 	for (unsigned l = 0; l < LANES; l++)
 		for (unsigned i = 0; i < LANE_KEYS; i++)
 			cr_assert(lane_holds(tu_kv, l, i), "L%u-%u lost", l, i);
@@ -601,7 +578,7 @@ Test(grow, writers_killed_at_random_while_it_grows_lose_nothing)
 		shmkv__footprint(&tu_kv->geo, st.pages + st.pages / 4 + 1) +
 			4096,
 		"more allocated than one unpublished run");
-	cr_log_info("%u kills, %u deaths, %u pages", kills, deaths, st.pages);
+	cr_log_info("%u deaths, %u pages", deaths, st.pages);
 }
 
 /* Blocks freed all over the class are found again before the store
