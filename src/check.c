@@ -338,6 +338,14 @@ static void check_value(struct check *c, const struct slot_view *sv)
 {
 	uint32_t ver = SLOT_VERSION(sv->state);
 
+	/* No growth freezes a word yet, and every NONE word has its mark. */
+	if (VAL_IS_FROZEN(sv->value) ||
+	    (VAL_KIND(sv->value) == VAL_NONE &&
+	     !(sv->value & VAL_NONE_MARK))) {
+		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
+		       (unsigned long long)sv->value);
+		return;
+	}
 	switch (VAL_KIND(sv->value)) {
 	case VAL_NONE: /* a deleted key, possibly half given back (DEAD) */
 		if (VAL_NONE_VERSION(sv->value) != ver)
@@ -361,7 +369,7 @@ static void check_value(struct check *c, const struct slot_view *sv)
 			       sv->index);
 		return;
 	case VAL_INT:
-		if (VAL_INT_TAG(sv->value) != (ver & 0x3fffu))
+		if (VAL_INT_TAG(sv->value) != VAL_INT_TAG_OF(ver))
 			report(c,
 			       "slot %u: integer value tagged %u in a slot of "
 			       "version %u",

@@ -139,7 +139,7 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 		 * read-only handle cannot finish that: absent is the answer. */
 		return VAL_IS_DEAD(v) && !r->kv->readonly ? RELOOKUP : 0;
 	case VAL_INT:
-		if (VAL_INT_TAG(v) != (ver & 0x3fffu))
+		if (VAL_INT_TAG(v) != VAL_INT_TAG_OF(ver))
 			return -EBADMSG;
 		read_int(r, VAL_INT_VALUE(v), cur);
 		return 0;

@@ -233,7 +233,7 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 /* The value word's kind for the fast path, in the slot version @ver. */
 static SHMKV__INLINE bool shmkv__word_is_int(uint64_t w, uint32_t ver)
 {
-	return VAL_KIND(w) == VAL_INT && VAL_INT_TAG(w) == (ver & 0x3fffu);
+	return VAL_KIND(w) == VAL_INT && VAL_INT_TAG(w) == VAL_INT_TAG_OF(ver);
 }
 
 static SHMKV__INLINE bool shmkv__word_is_none(uint64_t w, uint32_t ver)

@@ -217,7 +217,7 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 
 	if (SLOT_STATE(state) != SLOT_MEMBER || (want != 0 && v != want) ||
 	    VAL_KIND(v) == VAL_NONE ||
-	    (VAL_KIND(v) == VAL_INT && VAL_INT_TAG(v) != (ver & 0x3fffu)))
+	    (VAL_KIND(v) == VAL_INT && VAL_INT_TAG(v) != VAL_INT_TAG_OF(ver)))
 		return false;
 	if (VAL_KIND(v) == VAL_BLOCK &&
 	    !shmkv__block_owner(kv, v, &owner, &deadline))

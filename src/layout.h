@@ -287,54 +287,70 @@ enum shmkv_slot_state {
 	 ((uint64_t)(version) << 32))
 
 /*
- * Value word: bits 62-63 kind.
+ * Value word: bits 62-63 kind; bit 61 FROZEN, in every kind: the word is
+ * being copied to the next table of an online growth (see the README's
+ * design section), and no CAS may replace it any more (a CAS that expects
+ * the word unfrozen fails). Every decoder below ignores it.
  *  NONE  (00): no value. Bit 0 DEAD: the slot is being given back. Bits 1-32
  *              the slot version, so a NONE of an old incarnation of the slot
  *              never compares equal to the current one. Bit 33 FRESH: the
  *              key was just inserted and its first value is on its way;
- *              bits 34-61 the inserter's pid: the slot is recycled only
- *              once that process is dead.
- *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-61
- *              the low 14 bits of the slot version (same reason).
- *  BLOCK (10): a value block: bits 32-61 its unit number (page and index in
- *              the page), bits 0-31 the block's generation, so a block freed
- *              and reused is never mistaken for the one a reader started
- *              copying.
+ *              bits 34-59 the inserter's pid: the slot is recycled only
+ *              once that process is dead. Bit 60 NONE_MARK, always set: no
+ *              value word is ever 0, the word of memory a growth gave back
+ *              (so no CAS expecting a value word succeeds on such memory).
+ *  INT   (01): an inline integer: bits 0-47 a signed 48-bit value, bits 48-60
+ *              the low 13 bits of the slot version (same reason).
+ *  BLOCK (10): a value block: bits 31-60 its unit number (page and index in
+ *              the page), bits 0-30 the block's generation (the low 31 bits
+ *              of its tag's), so a block freed and reused is never mistaken
+ *              for the one a reader started copying.
  *  INLINE (11): a short string in the slot itself: bits 0-41 its publish
  *              number (the area word's, unique in the slot for 2^42
  *              inline writes), bits 42-49 its length, bits 50-57 its
- *              offset from the slot's end, bits 58-61 zero. Its bytes are
+ *              offset from the slot's end, bits 58-60 zero. Its bytes are
  *              slot[slot_size - off - len, slot_size - off); they are
  *              written only while no value word names them (area.h).
  */
-#define VAL_KIND(w) ((unsigned)((w) >> 62))
+#define VAL_KIND(w)	((unsigned)((w) >> 62))
+#define VAL_FROZEN_BIT	((uint64_t)1 << 61)
+#define VAL_IS_FROZEN(w) (((w)&VAL_FROZEN_BIT) != 0)
 enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
+#define VAL_NONE_MARK ((uint64_t)1 << 60)
 #define VAL_NONE_WORD(version, dead)                                           \
-	(((uint64_t)(version) << 1) | (uint64_t)((dead) ? 1 : 0))
+	(VAL_NONE_MARK | ((uint64_t)(uint32_t)(version) << 1) |                \
+	 (uint64_t)((dead) ? 1 : 0))
 #define VAL_FRESH_BIT	((uint64_t)1 << 33)
 #define VAL_IS_FRESH(w) (VAL_KIND(w) == VAL_NONE && ((w)&VAL_FRESH_BIT))
-/* A FRESH word names its inserter (bits 34-61), so only a dead one's slot
+/* A FRESH word names its inserter (bits 34-59), so only a dead one's slot
  * is recycled before its first value lands. */
+#define VAL_FRESH_PID_MASK 0x3ffffffu
 #define VAL_FRESH_WORD(version, pid)                                           \
 	(VAL_NONE_WORD(version, 0) | VAL_FRESH_BIT |                           \
-	 ((uint64_t)((pid)&0xfffffffu) << 34))
-#define VAL_FRESH_PID(w)    ((uint32_t)(((w) >> 34) & 0xfffffffu))
+	 ((uint64_t)((pid)&VAL_FRESH_PID_MASK) << 34))
+#define VAL_FRESH_PID(w)    ((uint32_t)(((w) >> 34) & VAL_FRESH_PID_MASK))
 #define VAL_IS_DEAD(w)	    (VAL_KIND(w) == VAL_NONE && ((w)&1u))
 #define VAL_NONE_VERSION(w) ((uint32_t)((w) >> 1))
 #define VAL_INT_MIN	    (-((int64_t)1 << 47))
 #define VAL_INT_MAX	    (((int64_t)1 << 47) - 1)
+/* The slot version's bits an INT word carries. */
+#define VAL_INT_TAG_MASK   0x1fffu
+#define VAL_INT_TAG_OF(ver) ((uint32_t)(ver)&VAL_INT_TAG_MASK)
 #define VAL_INT_WORD(version, i)                                               \
-	(((uint64_t)VAL_INT << 62) | ((uint64_t)((version)&0x3fffu) << 48) |   \
+	(((uint64_t)VAL_INT << 62) |                                           \
+	 ((uint64_t)VAL_INT_TAG_OF(version) << 48) |                           \
 	 ((uint64_t)(i)&0xffffffffffffULL))
-#define VAL_INT_TAG(w)	((uint32_t)(((w) >> 48) & 0x3fffu))
+#define VAL_INT_TAG(w)	((uint32_t)(((w) >> 48) & VAL_INT_TAG_MASK))
 #define VAL_INT_PAYLOAD 0xffffffffffffULL /* the integer's 48 bits */
 /* Sign-extend the low 48 bits. */
 #define VAL_INT_VALUE(w) ((int64_t)((w) << 16) >> 16)
+/* Block generations, in value words and (the same bits) in block tags. */
+#define VAL_BLOCK_GEN_MASK 0x7fffffffu
 #define VAL_BLOCK_WORD(unit, gen)                                              \
-	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(unit) << 32) |              \
-	 (uint64_t)(gen))
-#define VAL_BLOCK_UNIT(w)   ((uint32_t)(((w) >> 32) & (SHMKV_UNITS_MAX - 1)))
-#define VAL_BLOCK_GEN(w)    ((uint32_t)(w))
+	(((uint64_t)VAL_BLOCK << 62) | ((uint64_t)(unit) << 31) |              \
+	 (uint64_t)((gen)&VAL_BLOCK_GEN_MASK))
+#define VAL_BLOCK_UNIT(w)   ((uint32_t)(((w) >> 31) & (SHMKV_UNITS_MAX - 1)))
+#define VAL_BLOCK_GEN(w)    ((uint32_t)(w)&VAL_BLOCK_GEN_MASK)
 #define VAL_INLINE_NUM_MASK ((((uint64_t)1) << 42) - 1)
 #define VAL_INLINE_MAX	    255u /* bytes: the length and offset fields */
 #define VAL_INLINE_WORD(num, len, off)                                         \
@@ -342,7 +358,7 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 	 ((uint64_t)(len) << 42) | ((uint64_t)(num)&VAL_INLINE_NUM_MASK))
 #define VAL_INLINE_LEN(w)      ((uint32_t)((w) >> 42) & 0xffu)
 #define VAL_INLINE_OFF(w)      ((uint32_t)((w) >> 50) & 0xffu)
-#define VAL_INLINE_RESERVED(w) ((uint32_t)((w) >> 58) & 0xfu)
+#define VAL_INLINE_RESERVED(w) ((uint32_t)((w) >> 58) & 0x7u)
 
 /*
  * Pin integers: the inline integers -(2^46 + unit * 2^16 + tag), tag 16
@@ -380,8 +396,9 @@ static inline int val_pin_decode(int64_t v, uint32_t *unit, uint32_t *tag)
  * thread or reclamation settles it to 0) or of the process that owns it
  * (an OWNED block: its pid, for life), bit 30 CACHED (freed into its
  * holder's per-thread cache: block.c), bit 31 DOOM (an owned block being
- * freed: see owned.c), 32-63 generation, bumped on every free. A value
- * block is written only between its allocation and its publication; while
+ * freed: see owned.c), 32-62 generation, bumped on every free (bit 63:
+ * 0; value words hold 31 bits of it). A value block is written only
+ * between its allocation and its publication; while
  * published it is immutable, which is what lets readers copy it without a
  * lock and check the generation after. (Linux pids and tids fit 22 bits.)
  */
@@ -399,10 +416,10 @@ _Static_assert(sizeof(struct shmkv_block_shm) + 40 <= SHMKV_CACHE_LINE,
 #define BLK_PID(t)  ((uint32_t)(((t) >> 1) & 0x1fffffffu))
 #define BLK_CACHED  ((uint64_t)1 << 30)
 #define BLK_DOOM    ((uint64_t)1 << 31)
-#define BLK_GEN(t)  ((uint32_t)((t) >> 32))
+#define BLK_GEN(t)  ((uint32_t)((t) >> 32) & VAL_BLOCK_GEN_MASK)
 #define BLK_TAG(gen, pid, used)                                                \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((pid)&0x1fffffffu) << 1) |      \
-	 (uint64_t)((used) ? 1 : 0))
+	(((uint64_t)((gen)&VAL_BLOCK_GEN_MASK) << 32) |                        \
+	 ((uint64_t)((pid)&0x1fffffffu) << 1) | (uint64_t)((used) ? 1 : 0))
 
 /* The format word: a build whose structs differ is refused at attach. */
 #define SHMKV_LAYOUT_FORMAT                                                    \

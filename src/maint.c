@@ -30,7 +30,7 @@ static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
 	if (shmkv__load_acquire(&s->state) != w)
 		return 0;
 	if (VAL_KIND(v) == VAL_INT)
-		return VAL_INT_TAG(v) == (SLOT_VERSION(w) & 0x3fffu) ? v : 0;
+		return VAL_INT_TAG(v) == VAL_INT_TAG_OF(SLOT_VERSION(w)) ? v : 0;
 	if (VAL_KIND(v) == VAL_INLINE) /* never has a TTL */
 		return v;
 	if (VAL_KIND(v) != VAL_BLOCK ||

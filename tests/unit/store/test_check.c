@@ -495,6 +495,22 @@ Test(check, reports_an_integer_of_another_slot_version)
 	assert_found("integer value tagged");
 }
 
+/* Layout 9's marks: a NONE word always has NONE_MARK, and no word is
+ * FROZEN outside a growth. */
+Test(check, reports_a_none_word_without_its_mark_and_a_frozen_word)
+{
+	uint32_t i;
+
+	populate();
+	i = tu_slot_ref(tu_kv, "text").index;
+	slot(i)->value = VAL_NONE_WORD(SLOT_VERSION(slot(i)->state), 0) &
+			 ~VAL_NONE_MARK;
+	assert_found("malformed value word 0x0");
+	slot(i)->value = VAL_NONE_WORD(SLOT_VERSION(slot(i)->state), 0) |
+			 VAL_FROZEN_BIT;
+	assert_found("malformed value word 0x3");
+}
+
 Test(check, reports_an_empty_value_word_of_another_version)
 {
 	uint32_t i;

@@ -170,7 +170,7 @@ Test(pausepoint_fast,
 		w = shmkv__load_acquire(&shmkv__slot(tu_kv, slot)->state);
 		if (SLOT_STATE(w) == SLOT_MEMBER &&
 		    SLOT_VERSION(w) != SLOT_VERSION(a.state) &&
-		    ((SLOT_VERSION(w) ^ SLOT_VERSION(a.state)) & 0x3fffu) == 0)
+		    ((SLOT_VERSION(w) ^ SLOT_VERSION(a.state)) & VAL_INT_TAG_MASK) == 0)
 			break;
 		tu_assert_rc(shmkv_del(tu_kv, k, strlen(k)), 1);
 		cr_assert_lt(i, 1 << 20, "the slot never came back");
