@@ -29,8 +29,9 @@
  * memory grows online: the segment reserves reserve_memory (sparse), of
  * which pages_ready pages are allocated, within max_memory. 8: eviction:
  * a 16-bit probe bound beside a 16-bit access stamp in each slot, the
- * header's evict_policy, access_clock and evicted words. */
-#define SHMKV_LAYOUT_VERSION 8u
+ * header's evict_policy, access_clock and evicted words. 9: value words
+ * for online growth of the table (FROZEN, NONE_MARK, narrower fields). */
+#define SHMKV_LAYOUT_VERSION 9u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
