@@ -120,6 +120,28 @@ uint64_t shmkv__head_end(const struct shmkv_geometry *g, uint32_t ready)
 	return round_up(g->page_table_offset + 4ull * ready, alloc_unit(g));
 }
 
+/* Bytes of table T(@e). */
+static uint64_t table_bytes(const struct shmkv_geometry *g, uint32_t e)
+{
+	return (uint64_t)g->slot_size * ((uint64_t)g->slot_count << e);
+}
+
+uint64_t shmkv__table_offset(const struct shmkv_geometry *g, uint32_t e)
+{
+	uint64_t off = g->slots_offset;
+
+	/* Whole allocation units apart: giving one table's memory back never
+	 * touches the next one's. */
+	for (uint32_t i = 0; i < e; i++)
+		off = round_up(off + table_bytes(g, i), alloc_unit(g));
+	return off;
+}
+
+uint64_t shmkv__table0_end(const struct shmkv_geometry *g)
+{
+	return round_up(g->slots_offset + table_bytes(g, 0), alloc_unit(g));
+}
+
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready)
 {
 	return g->pages_offset +
@@ -128,7 +150,8 @@ uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready)
 
 uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready)
 {
-	return shmkv__head_end(g, ready) + shmkv__pages_end(g, ready) -
+	return shmkv__table0_end(g) + shmkv__head_end(g, ready) -
+	       g->page_table_offset + shmkv__pages_end(g, ready) -
 	       g->pages_offset;
 }
 
@@ -137,7 +160,7 @@ uint32_t shmkv__pages_within(const struct shmkv_geometry *g,
 {
 	/* Each page costs page_size plus its page-table word: start from the
 	 * estimate and step down past the table's rounding. */
-	uint64_t fixed = shmkv__head_end(g, 0), pages;
+	uint64_t fixed = shmkv__footprint(g, 0), pages;
 
 	if (max_memory <= fixed)
 		return 0;
@@ -201,7 +224,6 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 				uint64_t reserve, struct shmkv_geometry *g)
 {
-	uint64_t slots_bytes;
 	int err;
 
 	memset(g, 0, sizeof(*g));
@@ -223,8 +245,17 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 	if (cfg->flags & SHMKV_CONFIG_HUGE_PAGES)
 		g->flags |= SHMKV_HDR_HUGE_PAGES;
 	g->slots_offset = SHMKV_HEADER_SIZE;
-	slots_bytes = (uint64_t)g->slot_count * g->slot_size;
-	err = layout_values(g, round_up(g->slots_offset + slots_bytes, 64));
+	/* The tables the table may grow into, each twice the last, up to the
+	 * largest slot count and the largest table the reservation holds
+	 * (T(0) always): sparse, as value pages are. */
+	while (g->epoch_max < 31 &&
+	       ((uint64_t)g->slot_count << (g->epoch_max + 1)) <=
+		       SHMKV_SLOTS_MAX &&
+	       table_bytes(g, g->epoch_max + 1) <= g->reserve_memory)
+		g->epoch_max++;
+	g->tables_end = shmkv__table_offset(g, g->epoch_max) +
+			table_bytes(g, g->epoch_max);
+	err = layout_values(g, round_up(g->tables_end, alloc_unit(g)));
 	if (err)
 		return err;
 	/* A limit below what the store starts with cannot be kept. */
@@ -256,6 +287,7 @@ void shmkv__geometry_to_header(const struct shmkv_geometry *g,
 	h->page_count = g->page_count;
 	h->units_per_page = g->units_per_page;
 	h->page_table_offset = g->page_table_offset;
+	h->epoch_max = g->epoch_max;
 	h->pages_offset = g->pages_offset;
 	h->flags = g->flags;
 	memcpy(h->class_size, g->class_size, sizeof(g->class_size));

@@ -62,21 +62,26 @@ int shmkv__memory_allocate(int fd, unsigned char *base,
 			   const struct shmkv_geometry *g, uint32_t from,
 			   uint32_t to)
 {
-	/* The page-table words of pages [from, to) (from the file's start
-	 * when from is 0: the header and slots come with the first pages),
-	 * then the pages themselves, in whole allocation units (geometry.c):
-	 * the parts a previous growth allocated again, which is a no-op. */
-	uint64_t table_from = from == 0 ? 0 : shmkv__head_end(g, from);
+	/* The header and T(0) when from is 0 (they come with the first
+	 * pages), the page-table words of pages [from, to), then the pages
+	 * themselves, in whole allocation units (geometry.c): the parts a
+	 * previous growth allocated again, which is a no-op. */
+	uint64_t head_to = from == 0 ? shmkv__table0_end(g) : 0;
+	uint64_t table_from = from == 0 ? g->page_table_offset
+					: shmkv__head_end(g, from);
 	uint64_t table_to = shmkv__head_end(g, to);
 	uint64_t pages_from = shmkv__pages_end(g, from);
 	uint64_t pages_to = shmkv__pages_end(g, to);
 	int err;
 
 	if (g->flags & SHMKV_HDR_HUGE_PAGES && base != NULL) {
+		fault_in(base, 0, head_to);
 		fault_in(base, table_from, table_to);
 		fault_in(base, pages_from, pages_to);
 	}
-	err = allocate(fd, table_from, table_to);
+	err = allocate(fd, 0, head_to);
+	if (err == 0)
+		err = allocate(fd, table_from, table_to);
 	return err ? err : allocate(fd, pages_from, pages_to);
 }
 

@@ -46,7 +46,9 @@ struct shmkv_geometry {
 	uint32_t slot_shift; /* log2(slot_size): process-local too */
 	uint64_t value_memory;
 	uint64_t reserve_memory;
-	uint64_t slots_offset;
+	uint64_t slots_offset; /* T(0); T(e) at shmkv__table_offset() */
+	uint32_t epoch_max;    /* the largest table the store may grow to */
+	uint64_t tables_end;   /* the end of T(epoch_max) */
 	uint64_t page_table_offset;
 	uint64_t pages_offset;
 	uint64_t segment_size; /* the mapping's length too */
@@ -193,13 +195,20 @@ int shmkv__geometry_from_config(const struct shmkv_config *cfg,
 				uint64_t reserve, struct shmkv_geometry *g);
 /*
  * What is allocated of a segment of geometry @g with @ready value pages
- * ready: bytes [0, shmkv__head_end) (header, slots, the ready pages'
- * page-table words) and [pages_offset, shmkv__pages_end) (the pages), each
- * in whole allocation units (4 KiB, or huge pages). The rest is a hole that
- * nothing may touch: a fault there would allocate memory, or raise SIGBUS
- * on a full tmpfs. The footprint is their sum: the memory the store uses.
+ * ready: bytes [0, shmkv__table0_end) (the header and the table T(0)),
+ * [page_table_offset, shmkv__head_end) (the ready pages' page-table
+ * words) and [pages_offset, shmkv__pages_end) (the pages), each in whole
+ * allocation units (4 KiB, or huge pages). The rest is a hole that
+ * nothing may touch (the larger tables a growth of the table will use, the
+ * pages value memory may grow into): a fault there would allocate memory,
+ * or raise SIGBUS on a full tmpfs. The footprint is their sum: the memory
+ * the store uses.
  */
 uint64_t shmkv__head_end(const struct shmkv_geometry *g, uint32_t ready);
+/* Where table T(@e) starts (T(0) at slots_offset; each table twice the
+ * last, at whole allocation units), and where T(0)'s allocation ends. */
+uint64_t shmkv__table_offset(const struct shmkv_geometry *g, uint32_t e);
+uint64_t shmkv__table0_end(const struct shmkv_geometry *g);
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready);
 uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready);
 /* The most pages ready whose footprint fits in @max_memory (at most

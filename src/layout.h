@@ -1,7 +1,9 @@
 /*
  * layout.h - what lives in the shared segment, bit for bit.
  *
- * The segment is [header page][slot array][page table][value pages]. Every
+ * The segment is [header page][tables T(0) .. T(epoch_max)][page table]
+ * [value pages]: a sparse file, of which the header, the live table(s),
+ * the ready pages' page-table words and the ready pages are allocated. Every
  * struct here ends in _shm, uses fixed-width types and holds offsets and
  * indices only: each process maps the segment at its own
  * address. Nothing read from the segment is trusted: the header's geometry
@@ -167,6 +169,18 @@ struct shmkv_header_shm {
 	/* Keys evicted since creation (relaxed fetch-and-add, evict.c). */
 	uint64_t evicted;
 	uint64_t evicted_pad[7];
+	/*
+	 * The table's growth (tests/model/migration-design.md). Table T(e)
+	 * has slot_count << e slots at its offset (geometry.c); the segment
+	 * reserves T(0) .. T(epoch_max), of which only the live ones are
+	 * allocated. Derived from the geometry, checked at attach.
+	 */
+	uint32_t epoch_max;
+	uint32_t epoch_pad[15];
+	/* A growth's sweep: its frontier and the hint that hands out chunks,
+	 * each (generation << 32) | slot index. */
+	uint64_t grow_front;
+	uint64_t grow_claim;
 };
 #define SHMKV_LIFE_REMOVED 1u
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
@@ -191,8 +205,10 @@ _Static_assert(
 		offsetof(struct shmkv_header_shm, pages_ready) == 2320 &&
 		offsetof(struct shmkv_header_shm, evict_policy) == 2324 &&
 		offsetof(struct shmkv_header_shm, access_clock) == 2368 &&
-		offsetof(struct shmkv_header_shm, evicted) == 2432,
-	"header layout (version 8)");
+		offsetof(struct shmkv_header_shm, evicted) == 2432 &&
+		offsetof(struct shmkv_header_shm, epoch_max) == 2496 &&
+		offsetof(struct shmkv_header_shm, grow_front) == 2560,
+	"header layout (version 9)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u

@@ -105,12 +105,16 @@ static unsigned map_how(const struct shmkv_geometry *g, bool rw)
 }
 
 /* Pre-faults what store @g has allocated with @ready pages ready: the
- * header, slots and ready page-table words, and the ready pages (never the
- * rest of the reservation, which faulting would allocate). */
+ * header and table T(0), the ready page-table words, and the ready pages
+ * (never the rest of the reservation, which faulting would allocate). */
 static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
 			  uint32_t ready, bool write)
 {
-	(void)shmkv__map_populate(base, shmkv__head_end(g, ready), write);
+	(void)shmkv__map_populate(base, shmkv__table0_end(g), write);
+	(void)shmkv__map_populate(base + g->page_table_offset,
+				  shmkv__head_end(g, ready) -
+					  g->page_table_offset,
+				  write);
 	(void)shmkv__map_populate(base + g->pages_offset,
 				  shmkv__pages_end(g, ready) - g->pages_offset,
 				  write);

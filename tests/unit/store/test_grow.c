@@ -347,6 +347,35 @@ static uint32_t *ready_word(shmkv_t *kv)
 	return &((struct shmkv_header_shm *)kv->base)->pages_ready;
 }
 
+/* The segment reserves the tables the table may grow into (each twice the
+ * last, up to the largest the limit holds), sparse: only T(0) is
+ * allocated, and the page table comes after the last one. */
+Test(grow, the_segment_reserves_the_larger_tables_unallocated)
+{
+	struct shmkv_config cfg = small_config();
+	struct shmkv_header_shm h;
+	uint64_t t0 = (uint64_t)SLOTS * 128; /* key_max 64: 128-byte slots */
+
+	cfg.max_memory = 64u << 20;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	tu_shm_pread(tu_name, &h, sizeof(h), 0);
+	/* 512 KiB << 7 = 64 MiB: the largest table within the limit. */
+	cr_assert_eq(h.epoch_max, 7);
+	cr_assert_eq(tu_kv->geo.epoch_max, 7);
+	cr_assert_eq(shmkv__table_offset(&tu_kv->geo, 1), 4096 + t0);
+	cr_assert_eq(shmkv__table_offset(&tu_kv->geo, 7),
+		     4096 + t0 * ((1u << 7) - 1));
+	cr_assert_geq(h.page_table_offset, 4096 + t0 * ((1u << 8) - 1));
+	cr_assert_eq((uint64_t)tu_shm_allocated(tu_name),
+		     shmkv__footprint(&tu_kv->geo, CLASSES),
+		     "only the header, T(0), the page table's words and the "
+		     "pages are allocated");
+	cr_assert_eq(shmkv__footprint(&tu_kv->geo, CLASSES),
+		     4096 + t0 + 4096 + (uint64_t)CLASSES * SHMKV_PAGE_MIN);
+	set_all(tu_kv, "k", PER_PAGE);
+	assert_sound(tu_kv, tu_name);
+}
+
 /* A ready word beyond what the file has allocated is not believed: no
  * access goes into the hole, growth says -EBADMSG, check reports it. */
 Test(grow, a_corrupt_ready_word_gives_errors_not_faults_in_the_hole)
