@@ -166,7 +166,7 @@ static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
 }
 
 /*
- * Stages @len bytes in the area of slot @idx of @kv, matched in state
+ * Stages @len bytes in the area of slot @s of @kv, matched in state
  * word @state for a key of @klen bytes, for a CAS of its value word from
  * @old: claims the area, checks that the slot still holds the key and the
  * word is still @old, and copies the bytes into a region that @old does
@@ -177,12 +177,12 @@ static inline int shmkv__inline_read(const struct shmkv_slot_shm *s,
  * (saving and passing eight arguments).
  */
 static SHMKV__INLINE uint64_t shmkv__area_stage(const struct shmkv *kv,
-						uint32_t idx, uint64_t state,
-						uint32_t klen, uint64_t old,
+						struct shmkv_slot_shm *s,
+						uint64_t state, uint32_t klen,
+						uint64_t old,
 						const void *bytes, size_t len,
 						uint64_t *held)
 {
-	struct shmkv_slot_shm *s;
 	int off;
 
 	*held = 0;
@@ -191,7 +191,6 @@ static SHMKV__INLINE uint64_t shmkv__area_stage(const struct shmkv *kv,
 	off = shmkv__area_place(kv->geo.slot_size, klen, old, len);
 	if (off < 0)
 		return 0;
-	s = shmkv__slot(kv, idx);
 	*held = shmkv__area_claim(s, false);
 	if (*held == 0)
 		return 0;

@@ -40,6 +40,7 @@
 #include "internal.h"
 #include "lookup.h"
 #include "owned.h"
+#include "tables.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */
 #define READ_RETRIES 64
@@ -48,6 +49,7 @@
 
 struct check {
 	struct shmkv *kv;
+	const struct shmkv_table *t; /* the table being walked */
 	shmkv_check_fn fn;
 	void *arg;
 	int problems;
@@ -148,10 +150,10 @@ static const char *show_key(const struct slot_view *sv, char *buf, size_t cap)
  * equal reads of the state is the key of that incarnation.
  * Return: true, or false if the slot kept changing (a busy slot: skipped).
  */
-static bool slot_read(const struct shmkv *kv, uint32_t idx,
-		      struct slot_view *sv)
+static bool slot_read(const struct shmkv *kv, const struct shmkv_table *t,
+		      uint32_t idx, struct slot_view *sv)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	struct shmkv_slot_shm *s = shmkv__slot(t, idx);
 
 	sv->index = idx;
 	for (int n = 0; n < READ_RETRIES; n++) {
@@ -178,10 +180,10 @@ static bool slot_read(const struct shmkv *kv, uint32_t idx,
 }
 
 /* Does slot @j hold a MEMBER copy of the key in @sv? */
-static bool holds_same_key(const struct shmkv *kv, uint32_t j,
+static bool holds_same_key(const struct shmkv_table *t, uint32_t j,
 			   const struct slot_view *sv)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, j);
+	struct shmkv_slot_shm *s = shmkv__slot(t, j);
 	/* Acquire: as in slot_read(). */
 	uint64_t w = shmkv__load_acquire(&s->state);
 	bool eq;
@@ -198,10 +200,10 @@ static bool holds_same_key(const struct shmkv *kv, uint32_t j,
 }
 
 /* The home's probe bound as stored (table.c clamps it; we report it). */
-static uint32_t raw_bound(const struct shmkv *kv, uint32_t home)
+static uint32_t raw_bound(const struct shmkv_table *t, uint32_t home)
 {
 	/* Relaxed: a single read; bounds only grow. */
-	return shmkv__load16_relaxed(&shmkv__slot(kv, home)->probe_bound);
+	return shmkv__load16_relaxed(&shmkv__slot(t, home)->probe_bound);
 }
 
 /* Findable: stored hash matches, distance from home below its bound, and
@@ -213,17 +215,17 @@ static void check_key(struct check *c, const struct slot_view *sv)
 	struct shmkv_key k;
 	char show[SHOW_KEY_BYTES * 4 + 8];
 
-	shmkv__key_init(kv, &k, sv->key, sv->key_len);
+	shmkv__key_init(kv, c->t, &k, sv->key, sv->key_len);
 	show_key(sv, show, sizeof(show));
 	if (k.hash32 >> 16 != sv->hash16)
 		report(c,
 		       "slot %u: key %s: stored fingerprint 0x%04x, the key "
 		       "hashes to 0x%04x (lookups cannot find it)",
 		       sv->index, show, sv->hash16, k.hash32 >> 16);
-	bound = raw_bound(kv, k.home);
+	bound = raw_bound(c->t, k.home);
 	if (bound > kv->geo.probe_limit)
 		bound = kv->geo.probe_limit;
-	dist = (sv->index - k.home) & kv->mask;
+	dist = (sv->index - k.home) & c->t->mask;
 	if (dist >= bound)
 		report(c,
 		       "slot %u: key %s is %u probes from its home slot %u, "
@@ -232,9 +234,9 @@ static void check_key(struct check *c, const struct slot_view *sv)
 	/* Both copies share a home, so each pair is met twice: report the
 	 * pair from its lower slot only. */
 	for (uint32_t d = 0; d < bound; d++) {
-		uint32_t j = (k.home + d) & kv->mask;
+		uint32_t j = (k.home + d) & c->t->mask;
 
-		if (j > sv->index && holds_same_key(kv, j, sv))
+		if (j > sv->index && holds_same_key(c->t, j, sv))
 			report(c, "slots %u and %u: both hold key %s",
 			       sv->index, j, show);
 	}
@@ -258,7 +260,7 @@ static bool ref_test_and_set(struct check *c, uint32_t unit)
 static bool value_unchanged(const struct check *c, const struct slot_view *sv)
 {
 	/* Relaxed: only asks whether the word moved. */
-	return shmkv__load_relaxed(&shmkv__slot(c->kv, sv->index)->value) ==
+	return shmkv__load_relaxed(&shmkv__slot(c->t, sv->index)->value) ==
 	       sv->value;
 }
 
@@ -433,11 +435,11 @@ static void check_pending(struct check *c, struct slot_view *sv)
 static void check_area_claim(struct check *c, uint32_t idx)
 {
 	/* Relaxed: one word, judged alone. */
-	uint64_t a = shmkv__load_relaxed(&shmkv__slot(c->kv, idx)->area);
+	uint64_t a = shmkv__load_relaxed(&shmkv__slot(c->t, idx)->area);
 	uint32_t tid = SLOT_AREA_TID(a);
 
 	if (tid != 0 && !shmkv__pid_alive(tid) &&
-	    shmkv__load_relaxed(&shmkv__slot(c->kv, idx)->area) == a)
+	    shmkv__load_relaxed(&shmkv__slot(c->t, idx)->area) == a)
 		leftover(c,
 			 "slot %u: its inline area is claimed by thread %u, "
 			 "which is gone (taken over by the next writer or "
@@ -449,13 +451,13 @@ static void check_area_claim(struct check *c, uint32_t idx)
 static void check_slot(struct check *c, uint32_t idx)
 {
 	struct slot_view sv;
-	uint32_t bound = raw_bound(c->kv, idx);
+	uint32_t bound = raw_bound(c->t, idx);
 
 	if (bound > c->kv->geo.probe_limit)
 		report(c, "slot %u: probe bound %u exceeds the probe limit %u",
 		       idx, bound, c->kv->geo.probe_limit);
 	check_area_claim(c, idx);
-	if (!slot_read(c->kv, idx, &sv))
+	if (!slot_read(c->kv, c->t, idx, &sv))
 		return; /* changing under us: a busy slot, not a broken one */
 	switch (SLOT_STATE(sv.state)) {
 	case SLOT_EMPTY:
@@ -615,8 +617,14 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 	err = refs_alloc(&c);
 	if (err == 0) {
 		check_header(&c);
-		for (uint64_t i = 0; i <= kv->mask; i++)
-			check_slot(&c, (uint32_t)i);
+		const struct shmkv_table *ts[2];
+		uint32_t n = shmkv__tables_walk(kv, ts);
+
+		for (uint32_t j = 0; j < n; j++) {
+			c.t = ts[j];
+			for (uint64_t i = 0; i <= c.t->mask; i++)
+				check_slot(&c, (uint32_t)i);
+		}
 		check_blocks(&c);
 	}
 	free(c.refs);

@@ -17,7 +17,8 @@
 #include "internal.h"
 
 /* Fills the header of our unpublished block @b, whose data is written:
- * @len bytes, expiring at @deadline (0: never), for slot @slot. */
+ * @len bytes, expiring at @deadline (0: never), for the slot of
+ * back-pointer @slot (BLK_BACK_WORD). */
 static inline void shmkv__block_seal(struct shmkv_block_shm *b, size_t len,
 				     int64_t deadline, uint32_t slot)
 {

@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "intconv.h"
 #include "owned.h"
+#include "tables.h"
 
 #define RELOOKUP 2 /* the slot was recycled: find the key again */
 
@@ -108,7 +109,7 @@ static int read_inline(struct run *r, uint64_t v, struct shmkv_cur *cur)
 {
 	const struct shmkv_op *op = r->op;
 	int err = shmkv__inline_read(
-		shmkv__slot(r->kv, r->ref.index), r->kv->geo.slot_size, v,
+		shmkv__slot(r->ref.t, r->ref.index), r->kv->geo.slot_size, v,
 		op->want_bytes ? op->buf : NULL, op->want_bytes ? op->cap : 0,
 		op->cmp, op->cmp_len, &cur->equal);
 
@@ -128,7 +129,7 @@ static int read_current(struct run *r, uint64_t v, struct shmkv_cur *cur)
 
 	memset(cur, 0, sizeof(*cur));
 	cur->word = v;
-	cur->word_at = &shmkv__slot(r->kv, r->ref.index)->value;
+	cur->word_at = &shmkv__slot(r->ref.t, r->ref.index)->value;
 	switch (VAL_KIND(v)) {
 	case VAL_NONE:
 		/* The state word was unchanged after we read v, so v is this
@@ -177,7 +178,8 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 		return err;
 	if (len > 0)
 		memcpy(r->blk->data, bytes, len);
-	shmkv__block_seal(r->blk, len, deadline, r->ref.index);
+	shmkv__block_seal(r->blk, len, deadline,
+			  BLK_BACK_OF(r->ref.index, r->ref.state));
 	*nv = r->block;
 	return 0;
 }
@@ -187,7 +189,8 @@ static int block_with_bytes(struct run *r, const void *bytes, size_t len,
 static uint64_t stage_inline(struct run *r, uint64_t old, const void *bytes,
 			     size_t len)
 {
-	return shmkv__area_stage(r->kv, r->ref.index, r->ref.state, r->klen,
+	return shmkv__area_stage(r->kv, shmkv__slot(r->ref.t, r->ref.index),
+				 r->ref.state, r->klen,
 				 old, bytes, len, &r->area_held);
 }
 
@@ -213,7 +216,7 @@ static int copy_value(struct run *r, uint64_t old, void *dst, size_t cap,
 
 	if (VAL_KIND(old) != VAL_BLOCK) {
 		*len = VAL_INLINE_LEN(old);
-		return shmkv__inline_read(shmkv__slot(r->kv, r->ref.index),
+		return shmkv__inline_read(shmkv__slot(r->ref.t, r->ref.index),
 					  r->kv->geo.slot_size, old, dst, cap,
 					  NULL, 0, NULL);
 	}
@@ -256,7 +259,8 @@ static int store_from_old(struct run *r, uint64_t old,
 		if (*nv != 0)
 			return 0;
 	}
-	shmkv__block_seal(b, len, r->op->new_deadline_ms, r->ref.index);
+	shmkv__block_seal(b, len, r->op->new_deadline_ms,
+			  BLK_BACK_OF(r->ref.index, r->ref.state));
 	*nv = r->block;
 	return 0;
 }
@@ -309,7 +313,7 @@ static bool commit(struct run *r, uint64_t old, uint64_t nv)
 
 	r->area_held = 0;
 	r->old_owner = 0;
-	if (!shmkv__commit_word(r->kv, shmkv__slot(r->kv, r->ref.index), old,
+	if (!shmkv__commit_word(r->kv, shmkv__slot(r->ref.t, r->ref.index), old,
 				nv, held, owner))
 		return false;
 	if (VAL_KIND(nv) == VAL_BLOCK)
@@ -329,25 +333,26 @@ static void expire_lazily(struct run *r, uint64_t old)
  * RELOOKUP, or -errno. */
 static int attempt(struct run *r)
 {
-	uint64_t *word = &shmkv__slot(r->kv, r->ref.index)->value;
+	uint64_t *word = &shmkv__slot(r->ref.t, r->ref.index)->value;
 	/* Acquire: pairs with the CAS that stored it, so a block it names is
 	 * read with the content written before that CAS. */
 	uint64_t old = shmkv__load_acquire(word), nv;
 	struct shmkv_cur cur;
 	int act, err;
 
-	if (!shmkv__slot_still(r->kv, &r->ref))
+	if (!shmkv__slot_still(&r->ref))
 		return RELOOKUP;
 	/* A use of the key, for eviction (once per attempt: a retry counts
 	 * again, as rare as it is), unless this command inserted it: a new
 	 * key starts as used once (shmkv__access_new), as Redis's does. */
 	if (r->inserted.state == 0)
-		shmkv__touch(r->kv, shmkv__slot(r->kv, r->ref.index));
+		shmkv__touch(r->kv, shmkv__slot(r->ref.t, r->ref.index));
 	err = read_current(r, old, &cur);
 	if (err == RELOOKUP) {
 		/* Finish the give-back for whoever started it: it may be
 		 * descheduled or dead, and nobody may wait for it. */
-		shmkv__slot_reclaim(r->kv, r->ref.index, r->ref.state, false);
+		shmkv__slot_reclaim(r->kv, r->ref.t, r->ref.index,
+				    r->ref.state, false);
 		return RELOOKUP;
 	}
 	if (err == SHMKV__STALE)
@@ -394,6 +399,10 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 
 	memset(&cur, 0, sizeof(cur));
 	act = r->op->decide(r->op, &cur);
+	/* An answer drawn from a miss stands only if the table probed was
+	 * not given back meanwhile (lookup.h). */
+	if (act != SHMKV_ACT_STORE && !shmkv__miss_stands(r->kv, k->t))
+		return RELOOKUP;
 	if (act != SHMKV_ACT_STORE)
 		return act < 0 ? act : 0;
 	if (r->kv->readonly)
@@ -448,7 +457,8 @@ static int find(struct run *r, struct shmkv__keyref *ref,
 {
 	int found;
 
-	if (SLOT_STATE(ref->state) == SLOT_MEMBER && ref->slot <= r->kv->mask) {
+	if (SLOT_STATE(ref->state) == SLOT_MEMBER && ref->slot <= k->t->mask) {
+		r->ref.t = k->t;
 		r->ref.index = ref->slot;
 		r->ref.state = ref->state;
 		return 1;
@@ -461,6 +471,40 @@ static int find(struct run *r, struct shmkv__keyref *ref,
 		ref->state = r->ref.state;
 	}
 	return found;
+}
+
+/*
+ * The key of @kr hashed into @k for the table commands use now, which
+ * the reference remembers for next time (with no slot: one found in
+ * another table is not where the key is now). Return: 0, or the removed
+ * or corrupt store's error.
+ */
+static int key_in_table(struct shmkv *kv, struct shmkv__keyref *kr,
+			struct shmkv_key *k)
+{
+	const struct shmkv_table *t = shmkv__table_now(kv);
+	struct shmkv_tables tabs;
+
+	if (t == NULL) {
+		int err = shmkv__tables(kv, &tabs);
+
+		if (err < 0)
+			return err;
+		t = tabs.t;
+	}
+	k->bytes = kr->key;
+	k->len = (uint32_t)kr->len;
+	if (kr->epoch != t->epoch) {
+		shmkv__key_init(kv, t, k, kr->key, kr->len);
+		kr->home = k->home;
+		kr->epoch = t->epoch;
+		kr->state = 0;
+		return 0;
+	}
+	k->t = t;
+	k->hash32 = kr->hash32;
+	k->home = kr->home & t->mask;
+	return 0;
 }
 
 /*
@@ -479,14 +523,13 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 
 	if (err)
 		return err;
-	k.bytes = kr->key;
-	k.len = (uint32_t)kr->len;
-	k.hash32 = kr->hash32;
-	k.home = kr->home & kv->mask;
-	r.klen = k.len;
+	r.klen = (uint32_t)kr->len;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
-		int found = find(&r, kr, &k);
+		int found = key_in_table(kv, kr, &k);
+
+		if (found == 0)
+			found = find(&r, kr, &k);
 
 		if (found == RELOOKUP)
 			continue;
@@ -508,7 +551,7 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 	 * the command changed its mind): give its slot back, so that on any
 	 * error the store is unchanged and no slot stays pinned to us. */
 	if (r.inserted.state != 0)
-		shmkv__insert_undo(kv, &r.inserted);
+		shmkv__insert_undo(&r.inserted);
 	return err < 0 ? err : op->result;
 }
 

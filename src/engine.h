@@ -108,30 +108,40 @@ static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
 	kr->owner = kv;
 	kr->hash32 = k->hash32;
 	kr->home = k->home;
+	kr->epoch = k->t->epoch;
 	kr->slot = slot;
 	kr->state = state;
 }
 
 /* The checks of a command's handle and key, as shmkv_key_prepare() makes
- * them (the one copy). Return: 0, -EINVAL, -ENAMETOOLONG, or the removed
- * store's -ESTALE (-EBADMSG: a corrupt life word). */
+ * them (the one copy), with the table of shmkv__table_now in *@t (NULL:
+ * a growth runs, or the life word was resolved just now). Return: 0,
+ * -EINVAL, -ENAMETOOLONG, or the removed store's -ESTALE (-EBADMSG: a
+ * corrupt life word). */
 static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
-					 const void *key, size_t klen)
+					 const void *key, size_t klen,
+					 const struct shmkv_table **t)
 {
 	if (kv == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
-	return klen > kv->geo.key_max ? -ENAMETOOLONG : shmkv__live(kv);
+	if (klen > kv->geo.key_max)
+		return -ENAMETOOLONG;
+	*t = shmkv__table_now(kv);
+	return *t != NULL ? 0 : shmkv__live(kv);
 }
 
-/* shmkv__key_args, then @key hashed into @k. */
+/* shmkv__key_args, then @key hashed into @k (for the table commands
+ * write in). */
 static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
 					  const void *key, size_t klen,
 					  struct shmkv_key *k)
 {
-	int r = shmkv__key_args(kv, key, klen);
+	const struct shmkv_table *t;
+	int r = shmkv__key_args(kv, key, klen, &t);
 
 	if (r == 0)
-		shmkv__key_init(kv, k, key, klen);
+		shmkv__key_init(kv, t != NULL ? t : shmkv__table_slow(kv), k,
+				key, klen);
 	return r;
 }
 
@@ -165,13 +175,16 @@ static SHMKV__INLINE bool shmkv__fast_of_ref(shmkv_t *kv,
 					     bool write, struct shmkv__fast *f)
 {
 	const struct shmkv__keyref *ref = shmkv__kref_const(pub);
+	const struct shmkv_table *t;
 
+	/* The slot is used only while no growth runs (shmkv__table_now),
+	 * and only in the incarnation and table its state word names. */
 	if (kv == NULL || ref == NULL || ref->owner != kv ||
 	    (write && kv->readonly) || SLOT_STATE(ref->state) != SLOT_MEMBER ||
-	    ref->slot > kv->mask || !shmkv__life_ok(kv))
+	    (t = shmkv__table_now(kv)) == NULL || ref->slot > t->mask)
 		return false;
 	f->kv = kv;
-	f->slot = shmkv__slot(kv, ref->slot);
+	f->slot = shmkv__slot(t, ref->slot);
 	f->idx = ref->slot;
 	f->klen = (uint32_t)ref->len;
 	f->state = ref->state;

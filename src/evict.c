@@ -33,6 +33,7 @@
 #include "evict.h"
 #include "lookup.h"
 #include "shmkv_lock.h"
+#include "tables.h"
 
 /* Random page draws before a class's pages are searched in order. */
 #define PAGE_DRAWS 64u
@@ -156,22 +157,23 @@ static void clock_maybe_tick(const struct shmkv *kv, uint64_t room)
 		shmkv__add32_full(&h->access_clock, 1);
 }
 
-uint16_t shmkv__access_new(const struct shmkv *kv)
+uint16_t shmkv__access_new(const struct shmkv *kv,
+			   const struct shmkv_table *t)
 {
 	uint32_t word = shmkv__policy_word(kv);
 
 	/* New keys move the clock too (by the table's room), so that keys
 	 * written before the first eviction are told apart by it. */
 	if (word & SHMKV__TRACK_MASK)
-		clock_maybe_tick(kv, kv->mask + 1ull);
+		clock_maybe_tick(kv, t->mask + 1ull);
 	if (word & SHMKV__TRACK_LFU)
 		return shmkv__lfu_word(SHMKV__LFU_INIT, access_clock(kv));
 	return (uint16_t)access_clock(kv);
 }
 
-/* A candidate: a key that holds @value in slot @idx (state @state). */
+/* A candidate: a key that holds @value in slot @slot (state @state). */
 struct candidate {
-	uint32_t idx;
+	struct shmkv_slot_shm *slot;
 	uint64_t state;
 	uint64_t value;
 	uint32_t owner;	   /* the holder its block names, for commit */
@@ -197,14 +199,14 @@ static bool key_protected(const struct shmkv_slot_shm *s, uint64_t state)
 }
 
 /*
- * Judges slot @idx as a candidate under @policy, whose value word must be
+ * Judges slot @s as a candidate under @policy, whose value word must be
  * @want if not 0 (a block's back-pointer names the slot it was published
  * to). Return: whether it is one, filled in @c.
  */
-static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
-		  uint64_t want, uint32_t clock, struct candidate *c)
+static bool judge(const struct shmkv *kv, int policy,
+		  struct shmkv_slot_shm *s, uint64_t want, uint32_t clock,
+		  struct candidate *c)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	/* Acquire: the key bytes and value word read next are this state's,
 	 * as in a lookup (validated by the re-read in key_protected). */
 	uint64_t state = shmkv__load_acquire(&s->state);
@@ -224,7 +226,7 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 		return false;
 	if ((vol && deadline == 0) || key_protected(s, state))
 		return false;
-	c->idx = idx;
+	c->slot = s;
 	c->state = state;
 	c->value = v;
 	c->owner = owner;
@@ -255,7 +257,7 @@ static bool judge(const struct shmkv *kv, int policy, uint32_t idx,
 static int evict(struct shmkv *kv, const struct candidate *c, uint64_t room)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)kv->base;
-	struct shmkv_slot_shm *s = shmkv__slot(kv, c->idx);
+	struct shmkv_slot_shm *s = c->slot;
 
 	if (shmkv__load_acquire(&s->state) != c->state ||
 	    !shmkv__commit_word(kv, s, c->value,
@@ -318,9 +320,11 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
 			 uint32_t page, uint32_t index, uint32_t clock,
 			 struct candidate *c)
 {
-	uint32_t unit = (page << kv->geo.unit_shift) | index, found, idx;
+	uint32_t unit = (page << kv->geo.unit_shift) | index, found;
 	struct shmkv_block_shm *b = shmkv__block_at(kv, unit, &found);
-	uint64_t tag;
+	struct shmkv_slot_shm *s;
+	uint64_t tag, life;
+	bool orphan;
 
 	if (b == NULL || found != cls)
 		return false;
@@ -329,11 +333,14 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
 	tag = shmkv__load_acquire(&b->tag);
 	if (!BLK_USED(tag) || (tag & (BLK_CACHED | BLK_DOOM)))
 		return false;
-	/* Relaxed: a slot number from the segment, bounds-checked here. */
-	idx = shmkv__load32_relaxed(&b->slot);
-	return idx <= kv->mask &&
-	       judge(kv, policy, idx, VAL_BLOCK_WORD(unit, BLK_GEN(tag)),
-		     clock, c);
+	/* Relaxed: a back-pointer from the segment, bounds-checked by
+	 * shmkv__back_slot; none while a growth moves values. */
+	s = shmkv__back_slot(kv, shmkv__load32_relaxed(&b->slot), &life,
+			     &orphan);
+	return s != NULL &&
+	       judge(kv, policy, s, VAL_BLOCK_WORD(unit, BLK_GEN(tag)), clock,
+		     c) &&
+	       shmkv__life_same(kv, life);
 }
 
 /*
@@ -430,12 +437,13 @@ static int evict_from_window(struct shmkv *kv, int policy,
 				   : (start + n < limit ? start + n
 							: start + n - limit);
 
-		if (judge(kv, policy, (k->home + d) & kv->mask, 0, clock, &c)) {
+		if (judge(kv, policy, shmkv__slot(k->t, k->home + d), 0, clock,
+			  &c)) {
 			consider(&best, &have, &c);
 			met++;
 		}
 	}
-	return have && evict(kv, &best, kv->mask + 1ull);
+	return have && evict(kv, &best, k->t->mask + 1ull);
 }
 
 int shmkv__evict_in_window(struct shmkv *kv, const struct shmkv_key *k)

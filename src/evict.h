@@ -177,7 +177,8 @@ static SHMKV__INLINE int shmkv__touched(const struct shmkv *kv,
 
 /* The access word of a key being inserted now: used once, just now (LRU),
  * or used as a new key (LFU). */
-uint16_t shmkv__access_new(const struct shmkv *kv);
+uint16_t shmkv__access_new(const struct shmkv *kv,
+			   const struct shmkv_table *t);
 
 /*
  * Evicts one key whose value block frees room for a value of @len bytes

@@ -57,6 +57,25 @@ struct shmkv_geometry {
 };
 
 /*
+ * One of the store's tables T(e) (the table doubles at each online growth,
+ * tests/model/migration-design.md), the process-local view: fixed for the
+ * life of the mapping, since every table the store may grow to is reserved
+ * in it at creation. A command takes the view its life word names once
+ * (shmkv__table_now) and uses it throughout, so that two threads of a
+ * process that see a growth at different times each stay in one table.
+ */
+struct shmkv_table {
+	unsigned char *slots;
+	uint32_t mask;	   /* slots - 1 */
+	uint8_t slot_shift; /* log2(slot_size) */
+	uint8_t epoch;	    /* e */
+	uint16_t pad;
+};
+
+/* Views for every epoch a geometry allows (epoch_max < 32, geometry.c). */
+#define SHMKV__EPOCHS 32u
+
+/*
  * The handle. Every bound used on the hot path comes from geo, validated
  * once at attach, so a segment corrupted after attach cannot steer an
  * access outside the mapping.
@@ -65,11 +84,19 @@ struct shmkv {
 	/* The hot path's words first, geo.slot_size just behind them, so
 	 * that finding a slot reads one cache line of the handle. */
 	unsigned char *base;
-	unsigned char *slots;
-	uint32_t mask; /* geo.slot_count - 1 */
+	/* The header's life word for which tables[] was last resolved (an
+	 * even generation, not removed): a command whose load of the life
+	 * word equals it uses tables[life >> 2] (shmkv__table_now). Written
+	 * by the slow path of any thread (relaxed: every value it ever holds
+	 * names a resolved table, and a stale one only sends commands to the
+	 * slow path). */
+	uint64_t life_cached;
 	bool readonly;
 	uint64_t hash_seed;
 	struct shmkv_geometry geo;
+	/* T(0) .. T(geo.epoch_max), then zeros: filled at attach, never
+	 * changed (the views of every table the mapping holds). */
+	struct shmkv_table tables[SHMKV__EPOCHS];
 	uint32_t *page_table; /* in the segment: 0 free, else class + 1 */
 	unsigned char *pages;
 	/* This process's copy of the header's pages_ready (grow.c), the
@@ -123,42 +150,89 @@ struct shmkv {
  */
 #define SHMKV__INLINE inline __attribute__((always_inline))
 
-static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv *kv,
+/* Slot @index of table @t (wrapped into it). */
+static inline struct shmkv_slot_shm *shmkv__slot(const struct shmkv_table *t,
 						 uint32_t index)
 {
-	return (struct shmkv_slot_shm *)(kv->slots + ((size_t)(index & kv->mask)
-						      << kv->geo.slot_shift));
+	return (struct shmkv_slot_shm *)(t->slots + ((size_t)(index & t->mask)
+						     << t->slot_shift));
 }
 
+_Static_assert(sizeof(struct shmkv_table) == 16,
+	       "shmkv__table_now indexes tables[] by the life word times 4");
+
 /*
- * Whether @kv's store still has its name: false once the name was removed
- * (shmkv_unlink, "shmctl destroy"; a store created under the name since
- * is another one), or if its life word is corrupt. Asked first by every
- * command (shmkv__live says which error), so that a process never goes on
- * writing into a store that nobody can open again.
+ * The table a command uses, if @kv's store still has its name and is not
+ * growing: NULL once the name was removed (shmkv_unlink, "shmctl destroy";
+ * a store created under the name since is another one), while the table
+ * grows, after a growth this handle has not yet seen, or if the life word
+ * is corrupt. Asked first by every command; on NULL, shmkv__live says what
+ * it is, so that a process never goes on writing into a store that nobody
+ * can open again, nor into a table that has been replaced.
  */
-static inline bool shmkv__life_ok(const struct shmkv *kv)
+static inline const struct shmkv_table *shmkv__table_now(const struct shmkv *kv)
 {
 	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
 						   kv->base;
+	/* Relaxed: REMOVED is set once and publishes nothing; a command that
+	 * reads it clear while the name goes runs before the removal (its
+	 * write goes with the store, as every earlier one), and one that
+	 * starts after shmkv_unlink returned reads it set, by a full-barrier
+	 * CAS before the unlink. A growth's words are validated by their own
+	 * acquires and by the re-checks of the migration protocol (§8 of
+	 * tests/model/migration-design.md). */
+	uint64_t life = shmkv__load_relaxed(&h->life);
 
-	/* Relaxed: the bit is set once, never cleared, and publishes
-	 * nothing. A command that reads it clear while the name goes runs
-	 * before the removal (its write goes with the store, as every
-	 * earlier one); one that starts after shmkv_unlink returned reads it
-	 * set, by a full-barrier CAS before the unlink. The whole word is
-	 * compared (one compare with memory): the other bits are 0. */
-	return shmkv__load_relaxed(&h->life) == 0;
+	/* Relaxed: a process-local hint (struct shmkv). Equal means an even
+	 * generation 2e, not removed, e <= epoch_max: tables[e] is at byte
+	 * 16e = 4 * life, one addressing mode. */
+	if (life != shmkv__load_relaxed(&kv->life_cached))
+		return NULL;
+	return (const struct shmkv_table *)(const void *)((const char *)
+								  kv->tables +
+							  (life << 2));
 }
 
-/* What a life word other than 0 means: -ESTALE (removed), or -EBADMSG
- * (bits no layout-6 library sets: corrupt). */
+/* Is @kv's store usable by the straight-line paths (shmkv__table_now)? */
+static inline bool shmkv__life_ok(const struct shmkv *kv)
+{
+	return shmkv__table_now(kv) != NULL;
+}
+
+/*
+ * The slow path of shmkv__table_now: what the life word says now. 0 (the
+ * table this handle resolved is current again, or was resolved now: try
+ * again), SHMKV__GROWING (the table is being migrated: the engine's
+ * path), -ESTALE (removed), -EBADMSG (a generation the store cannot have:
+ * corrupt).
+ */
+#define SHMKV__GROWING 1
 int shmkv__life_error(const struct shmkv *kv);
 
-/* 0 while shmkv__life_ok(@kv), else its error (-ESTALE, -EBADMSG). */
+/* The table commands write in now (T(e), or T(e + 1) while T(e)
+ * migrates), whatever the life word says: the slow path of
+ * shmkv__table_cmd. */
+const struct shmkv_table *shmkv__table_slow(const struct shmkv *kv);
+
+/* The table a command hashes its key for, after shmkv__live said 0. */
+static inline const struct shmkv_table *shmkv__table_cmd(const struct shmkv *kv)
+{
+	const struct shmkv_table *t = shmkv__table_now(kv);
+
+	return t != NULL ? t : shmkv__table_slow(kv);
+}
+
+/* 0 while shmkv__table_now(@kv) gives a table, or after this call has
+ * resolved the current one, or while a growth runs; else the removed or
+ * corrupt store's error (-ESTALE, -EBADMSG). */
 static inline int shmkv__live(const struct shmkv *kv)
 {
-	return shmkv__life_ok(kv) ? 0 : shmkv__life_error(kv);
+	int err;
+
+	if (shmkv__table_now(kv) != NULL)
+		return 0;
+	err = shmkv__life_error(kv);
+	return err > 0 ? 0 : err;
 }
 
 /* May @kv change a store-wide setting (CONFIG SET: max_memory, the
@@ -353,16 +427,18 @@ static inline int64_t shmkv__unix_upper_ms(void)
  * so later checks can tell that the slot was given back meanwhile.
  */
 struct shmkv_slot_ref {
+	const struct shmkv_table *t; /* the table the slot is in */
 	uint32_t index;
 	uint64_t state;
 };
 
-/* A hashed key: computed once per command. */
+/* A hashed key: computed once per command, for one table. */
 struct shmkv_key {
 	const void *bytes;
+	const struct shmkv_table *t; /* the table probed */
 	uint32_t len;
 	uint32_t hash32; /* its top 16 bits are in the slot (SLOT_KEYMETA) */
-	uint32_t home;	 /* first slot of the probe sequence */
+	uint32_t home;	 /* first slot of the probe sequence in t */
 };
 
 /* lookup.h: shmkv__key_init, shmkv__lookup_inline (inline). */
@@ -370,13 +446,14 @@ int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref);
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref);
-bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r);
+bool shmkv__slot_still(const struct shmkv_slot_ref *r);
 /* Gives back slot @ref that this process inserted, if its value is still
  * the FRESH word of the insert (no value ever landed). */
-void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref);
-int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
-			bool check_pid);
-void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w);
+void shmkv__insert_undo(const struct shmkv_slot_ref *ref);
+int shmkv__slot_reclaim(struct shmkv *kv, const struct shmkv_table *t,
+			uint32_t idx, uint64_t w, bool check_pid);
+void shmkv__assist(struct shmkv *kv, const struct shmkv_table *t,
+		   uint32_t idx, uint64_t w);
 
 /* block.c: value storage */
 #define SHMKV__NO_CLASS UINT32_MAX

@@ -19,8 +19,10 @@ struct __attribute__((may_alias)) shmkv__keyref {
 	size_t len;
 	const void *owner; /* the handle it was prepared for */
 	uint32_t hash32;
-	uint32_t home;
-	uint32_t slot;	/* where the key was last found */
+	uint32_t home;	/* the key's home in table T(epoch) */
+	uint32_t slot;	/* where the key was last found (in a table whose
+			 * epoch its state word names: SLOT_MEMBER_WORD) */
+	uint32_t epoch; /* the table home was computed for */
 	uint64_t state; /* that slot's state word then; 0: nothing cached */
 };
 

@@ -132,11 +132,13 @@ struct shmkv_header_shm {
 	 * block read, and written rarely (a removal, a growth), so reading
 	 * them stays a hit in every core; nothing often written shares it.
 	 *
-	 * The store's life (SHMKV_LIFE_*). Bit 0 (REMOVED) is set once, by
-	 * whoever removes the store's name (shmkv_unlink), before the name
-	 * goes; the other bits are 0, and a word with one of them set is
-	 * corrupt (online growth of the table will keep its epoch in them,
-	 * so that one load tells a command both).
+	 * The store's life (SHMKV_LIFE_*), so that one load tells a command
+	 * both. Bit 0 (REMOVED) is set once, by whoever removes the store's
+	 * name (shmkv_unlink), before the name goes. Bits 1-63 are the table's
+	 * generation g: even g = 2e, table T(e) alone; odd g = 2e + 1, T(e)
+	 * migrating into T(e + 1) (migrate.c). g only grows, by one full-
+	 * barrier CAS per step; a g whose table is beyond epoch_max is
+	 * corrupt.
 	 */
 	uint64_t life;
 	/* The most shared memory the store may use, the segment's allocated
@@ -183,6 +185,8 @@ struct shmkv_header_shm {
 	uint64_t grow_claim;
 };
 #define SHMKV_LIFE_REMOVED 1u
+#define SHMKV_LIFE_GEN(w) ((w) >> 1)
+#define SHMKV_LIFE_OF_GEN(g) ((uint64_t)(g) << 1)
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
 /* The format word encodes the slot and block sizes, not the header's: these
@@ -302,6 +306,12 @@ enum shmkv_slot_state {
 #define SLOT_WORD(state, pid, version)                                         \
 	((uint64_t)(state) | ((uint64_t)((pid)&0x1fffffffu) << 3) |            \
 	 ((uint64_t)(version) << 32))
+/* A MEMBER word names its table's epoch where a BUSY word has its pid:
+ * a slot index and state word cached in one table (a prepared key, the
+ * plain commands' memo, a lock) never match a slot of another, whose
+ * versions start again at 0. */
+#define SLOT_MEMBER_WORD(version, epoch) SLOT_WORD(SLOT_MEMBER, epoch, version)
+#define SLOT_EPOCH(w)			 SLOT_PID(w)
 
 /*
  * Value word: bits 62-63 kind; bit 61 FROZEN, in every kind: the word is
@@ -419,11 +429,26 @@ static inline int val_pin_decode(int64_t v, uint32_t *unit, uint32_t *tag)
  * published it is immutable, which is what lets readers copy it without a
  * lock and check the generation after. (Linux pids and tids fit 22 bits.)
  */
+/* A block's back-pointer: the slot index in bits 0-27 (SHMKV_SLOTS_MAX is
+ * 2^28), and the epoch of the slot's table, mod 16, in bits 28-31: of the
+ * two tables live during a growth it says which (tables.c), and an older
+ * table's names nothing live. Only a hint: whoever follows it checks that
+ * the slot's value word names exactly this block. */
+#define BLK_BACK_WORD(idx, epoch)                                              \
+	(((uint32_t)(idx)&0x0fffffffu) | (((uint32_t)(epoch)&15u) << 28))
+#define BLK_BACK_INDEX(w) ((uint32_t)(w)&0x0fffffffu)
+#define BLK_BACK_EPOCH(w) ((uint32_t)(w) >> 28)
+/* The back-pointer of a value published in the MEMBER slot @idx whose
+ * state word is @state (SLOT_MEMBER_WORD names the table). */
+#define BLK_BACK_OF(idx, state) BLK_BACK_WORD(idx, SLOT_EPOCH(state))
+
 struct shmkv_block_shm {
 	uint64_t tag;
 	int64_t deadline_ms; /* CLOCK_BOOTTIME ms; 0: no expiry */
 	uint32_t len;
-	uint32_t slot; /* slot it was published to: recovery's backpointer */
+	/* The slot it was published to (recovery's back-pointer), with its
+	 * table's epoch: BLK_BACK_WORD. */
+	uint32_t slot;
 	unsigned char data[];
 };
 _Static_assert(sizeof(struct shmkv_block_shm) == 24, "block layout");

@@ -115,6 +115,27 @@ int shmkv__lock_key(const struct shmkv *kv, const char *name, char *key,
 /* Decodes the key's current value into lo->seen.
  * Return: 0, -EEXIST, SHMKV_ACT_STALE (a cell changed: the engine decides
  * again if the value moved, or fails with -ESTALE if it did not). */
+/* The back-pointer of the slot @ref last found its key in (a lock
+ * cell's pin: shmkv__cell_fill). */
+static uint32_t kref_back(const struct shmkv_keyref *ref)
+{
+	const struct shmkv__keyref *kr = shmkv__kref_const(ref);
+
+	return BLK_BACK_OF(kr->slot, kr->state);
+}
+
+/* The slot that published @lk's grant (lk->word != 0), in its table (an
+ * epoch from a state word, bounded: the segment may be corrupt). */
+static struct shmkv_slot_shm *lock_slot(const struct shmkv__lock *lk)
+{
+	const struct shmkv *kv = lk->kv;
+
+	return shmkv__slot(&kv->tables[lk->epoch <= kv->geo.epoch_max
+						? lk->epoch
+						: 0],
+			   lk->slot);
+}
+
 static int read_rec(struct lock_op *lo, const struct shmkv_cur *cur)
 {
 	lo->used_claim = false;
@@ -172,7 +193,7 @@ static int grant(struct lock_op *lo, enum shmkv_lock_grant kind)
 	lo->op.new_deadline_ms = 0; /* the lease is in the grant */
 	lo->op.result = (int)kind;
 	if (lo->claim.cell != NULL && r->token <= LOCK_INLINE_TOKEN_MAX) {
-		shmkv__cell_fill(&lo->claim, shmkv__kref(&lo->lk->ref)->slot,
+		shmkv__cell_fill(&lo->claim, kref_back(&lo->lk->ref),
 				 r->start, r->token, r->acquired_ms,
 				 r->deadline_ms);
 		lo->used_claim = true;
@@ -306,7 +327,7 @@ static int extend_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	/* An inline grant moves to a fresh cell: a taker that judged the old
 	 * lease over then fails its CAS instead of overwriting the new one. */
 	if (cur->is_int && lo->claim.cell != NULL) {
-		shmkv__cell_fill(&lo->claim, shmkv__kref(&lo->lk->ref)->slot,
+		shmkv__cell_fill(&lo->claim, kref_back(&lo->lk->ref),
 				 lo->seen.start, lo->seen.token,
 				 lo->seen.acquired_ms, end);
 		lo->used_claim = true;
@@ -466,7 +487,7 @@ static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 		return false;
 	token = (uint64_t)-v + 1;
 	now = shmkv__mono_upper_ms();
-	shmkv__cell_fill(c, shmkv__kref(&lk->ref)->slot, me.start, token, now,
+	shmkv__cell_fill(c, kref_back(&lk->ref), me.start, token, now,
 			 now + lease);
 	nw = VAL_INT_WORD(ver, shmkv__cell_value(c));
 	if (!shmkv__fast_swap(&f, w, nw))
@@ -475,6 +496,7 @@ static bool fast_acquire(struct shmkv__lock *lk, int64_t lease,
 	lk->deadline_ms = now + lease;
 	lk->word = nw;
 	lk->slot = shmkv__kref(&lk->ref)->slot;
+	lk->epoch = SLOT_EPOCH(shmkv__kref(&lk->ref)->state);
 	return true;
 }
 
@@ -672,8 +694,8 @@ static bool fast_release(struct shmkv__lock *lk)
 	     ((uint64_t) - (int64_t)lk->token & VAL_INT_PAYLOAD);
 	/* Full barrier: the release; our critical section happens before
 	 * whatever the next holder does after its CAS sees FREE. */
-	return shmkv__cas_full(&shmkv__slot(lk->kv, lk->slot)->value, lk->word,
-			       nw) == lk->word;
+	return shmkv__cas_full(&lock_slot(lk)->value, lk->word, nw) ==
+	       lk->word;
 }
 
 static int slow_release(struct shmkv__lock *lk)
@@ -702,8 +724,8 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 		return slow_release(h);
 	h->flags &= ~LK_HOLDING;
 	lk_drop_claim(h);
-	if (shmkv__wait_marked(shmkv__wait_slot(h->kv, h->slot)))
-		shmkv__wake(shmkv__wait_slot(h->kv, h->slot));
+	if (shmkv__wait_marked(&lock_slot(h)->wait))
+		shmkv__wake(&lock_slot(h)->wait);
 	return 0;
 }
 
@@ -740,13 +762,15 @@ int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
 
 /* The owner record that INLINE word @w names in slot @idx, copied and
  * validated (area.h). Return: 0, -ENOLCK (not a record, or it moved). */
-static int inline_record(const struct shmkv *kv, uint32_t idx, uint64_t w,
+static int inline_record(const struct shmkv *kv,
+			 const struct shmkv_slot_ref *ref, uint64_t w,
 			 struct shmkv_lock_rec *rec)
 {
 	size_t len = VAL_INLINE_LEN(w);
 
 	if (len > sizeof(*rec) ||
-	    shmkv__inline_read(shmkv__slot(kv, idx), kv->geo.slot_size, w, rec,
+	    shmkv__inline_read(shmkv__slot(ref->t, ref->index),
+			       kv->geo.slot_size, w, rec,
 			       len, NULL, 0, NULL) != 0)
 		return -ENOLCK;
 	return shmkv__lock_rec_parse(rec, len, rec) == 0 ? 0 : -ENOLCK;
@@ -764,33 +788,39 @@ static int find_word(struct shmkv__lock *lk)
 	uint64_t w;
 	int err;
 
-	/* The slot our last op used, if it is still that incarnation. */
+	/* The slot our last op used, if it is still that incarnation, in
+	 * the table commands use now (a state word names its table). */
+	ref.t = shmkv__table_now(kv);
 	ref.index = shmkv__kref(&lk->ref)->slot;
 	ref.state = shmkv__kref(&lk->ref)->state;
-	if (SLOT_STATE(ref.state) != SLOT_MEMBER || ref.index > kv->mask ||
-	    !shmkv__slot_still(kv, &ref)) {
-		shmkv__key_init(kv, &k, lk->key, lk->key_len);
+	if (ref.t == NULL)
+		return -ENOLCK; /* a growth runs: the slow path answers */
+	if (SLOT_STATE(ref.state) != SLOT_MEMBER || ref.index > ref.t->mask ||
+	    !shmkv__slot_still(&ref)) {
+		shmkv__key_init(kv, ref.t, &k, lk->key, lk->key_len);
 		if (shmkv__lookup(kv, &k, &ref) != 1)
 			return -ENOLCK;
 	}
 	/* Acquire: pairs with the CAS that published the grant. */
-	w = shmkv__load_acquire(&shmkv__slot(kv, ref.index)->value);
+	w = shmkv__load_acquire(&shmkv__slot(ref.t, ref.index)->value);
 	if (VAL_KIND(w) == VAL_INT)
 		err = shmkv__lock_rec_from_int(
-			kv, &shmkv__slot(kv, ref.index)->value, w, &rec, NULL);
+			kv, &shmkv__slot(ref.t, ref.index)->value, w, &rec,
+			NULL);
 	else if (VAL_KIND(w) == VAL_BLOCK &&
 		 shmkv__block_read(kv, w, &rec, sizeof(rec), &view) == 0)
 		err = shmkv__lock_rec_parse(&rec, view.len, &rec);
 	else if (VAL_KIND(w) == VAL_INLINE)
-		err = inline_record(kv, ref.index, w, &rec);
+		err = inline_record(kv, &ref, w, &rec);
 	else
 		err = -ENOLCK;
-	if (err || !shmkv__slot_still(kv, &ref))
+	if (err || !shmkv__slot_still(&ref))
 		return -ENOLCK;
 	if (rec.state != SHMKV_LOCK_HELD || rec.token != lk->token ||
 	    rec.pid != lk->pid || rec.deadline_ms != lk->deadline_ms)
 		return -ENOLCK;
 	lk->slot = ref.index;
+	lk->epoch = ref.t->epoch;
 	lk->word = w;
 	return 0;
 }
@@ -810,7 +840,7 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 	 * every free) and an inline one a cell's claim, so an equal word is
 	 * still our grant.
 	 */
-	if (shmkv__load_acquire(&shmkv__slot(h->kv, h->slot)->value) != h->word)
+	if (shmkv__load_acquire(&lock_slot(h)->value) != h->word)
 		return 0;
 	/* The precise clock, as takers use: "still mine" must never outlast
 	 * the instant a taker may judge the lease over. */

@@ -25,6 +25,7 @@ struct __attribute__((may_alias)) shmkv__lock {
 	uint64_t cell_ctl;   /* the cell's claim */
 	uint64_t cell_ref;   /* the cell's block */
 	uint32_t slot;	     /* its slot, valid when word != 0 */
+	uint32_t epoch;	     /* and the table it is in (SLOT_EPOCH) */
 	uint32_t pid;	     /* process that got the grant and the cell */
 	uint32_t flags;	     /* private state bits */
 	uint32_t key_len;

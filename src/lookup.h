@@ -19,15 +19,17 @@
 #define SHMKV__IN_SET(state, mask) (((mask) >> (state)) & 1u)
 
 static SHMKV__INLINE void shmkv__key_init(const struct shmkv *kv,
+					  const struct shmkv_table *t,
 					  struct shmkv_key *k, const void *key,
 					  size_t len)
 {
 	uint64_t h = shmkv__hash(key, len, kv->hash_seed);
 
 	k->bytes = key;
+	k->t = t;
 	k->len = (uint32_t)len;
 	k->hash32 = (uint32_t)(h >> 32);
-	k->home = (uint32_t)h & kv->mask;
+	k->home = (uint32_t)h & t->mask;
 }
 
 /* The probe bound kept in home slot @home_slot. */
@@ -45,9 +47,9 @@ static SHMKV__INLINE uint32_t shmkv__probe_bound_at(
 }
 
 static SHMKV__INLINE uint32_t shmkv__probe_bound(const struct shmkv *kv,
-						 uint32_t home)
+						 const struct shmkv_key *k)
 {
-	return shmkv__probe_bound_at(kv, shmkv__slot(kv, home));
+	return shmkv__probe_bound_at(kv, shmkv__slot(k->t, k->home));
 }
 
 /* Word-wise compare: keys are short, and a libc memcmp call through the
@@ -149,12 +151,12 @@ shmkv__slot_still_holds(const struct shmkv_slot_shm *s, uint64_t state,
 	return eq && shmkv__load_relaxed(&s->state) == state;
 }
 
-/* The same for slot @idx of @kv. */
-static SHMKV__INLINE int shmkv__slot_holds(const struct shmkv *kv, uint32_t idx,
+/* The same for slot @idx of @k's table. */
+static SHMKV__INLINE int shmkv__slot_holds(uint32_t idx,
 					   const struct shmkv_key *k,
 					   unsigned states, uint64_t *w)
 {
-	return shmkv__slot_holds_at(shmkv__slot(kv, idx), k, states, w);
+	return shmkv__slot_holds_at(shmkv__slot(k->t, idx), k, states, w);
 }
 
 /* Finds @k's MEMBER slot. Return: 1 and *@ref (and the slot in *@slot),
@@ -166,7 +168,8 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 					    struct shmkv_slot_shm **slot)
 {
 	/* The home slot, found once: its bound, then its key. */
-	struct shmkv_slot_shm *s = shmkv__slot(kv, k->home);
+	const struct shmkv_table *t = k->t;
+	struct shmkv_slot_shm *s = shmkv__slot(t, k->home);
 	uint32_t bound = shmkv__probe_bound_at(kv, s);
 
 	/* A slot of two lines keeps its strings at the end: fetch that line
@@ -174,14 +177,15 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 	 * (a read for the string's bytes would start only then). */
 	if (kv->geo.slot_size > SHMKV_CACHE_LINE)
 		__builtin_prefetch((const char *)s + SHMKV_CACHE_LINE);
-	for (uint32_t d = 0; d < bound; d++, s = shmkv__slot(kv, k->home + d)) {
-		uint32_t idx = (k->home + d) & kv->mask;
+	for (uint32_t d = 0; d < bound; d++, s = shmkv__slot(t, k->home + d)) {
+		uint32_t idx = (k->home + d) & t->mask;
 		uint64_t w;
 		int r = shmkv__slot_holds_at(s, k, 1u << SLOT_MEMBER, &w);
 
 		if (r < 0)
 			return r;
 		if (r) {
+			ref->t = t;
 			ref->index = idx;
 			ref->state = w;
 			*slot = s;
@@ -189,6 +193,28 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 		}
 	}
 	return 0;
+}
+
+/*
+ * May a command that found no slot of its key in table @t, which it took
+ * from shmkv__table_now, answer from that miss? Yes while the life word
+ * is still the one that named @t, or a growth has only begun since (the
+ * old table is intact until that growth's end). Otherwise @t may have
+ * been given back (punched: it reads as zeros, a miss) and the command
+ * must start again (tests/model/migration-design.md, §7 rule 3).
+ */
+static SHMKV__INLINE bool shmkv__miss_stands(const struct shmkv *kv,
+					     const struct shmkv_table *t)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	/* Acquire fence, then relaxed: the scan's loads of the table are
+	 * done before this load, so a finish (and its punch) that they may
+	 * have seen is seen here. */
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&h->life) - SHMKV_LIFE_OF_GEN(2u * t->epoch) <=
+	       SHMKV_LIFE_OF_GEN(1u);
 }
 
 /* The same, without the slot. */

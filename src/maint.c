@@ -15,13 +15,14 @@
 #include "fault.h"
 #include "internal.h"
 #include "owned.h"
+#include "tables.h"
 
-/* The live value word of MEMBER slot @idx (state @w), or 0 if none. For a
+/* The live value word of MEMBER slot @s (state @w), or 0 if none. For a
  * block, *@deadline gets its deadline (0: none). */
-static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
+static uint64_t member_value(const struct shmkv *kv,
+			     const struct shmkv_slot_shm *s, uint64_t w,
 			     int64_t *deadline, uint32_t *owner)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
 	/* Acquire: pairs with the CAS that stored the value. */
 	uint64_t v = shmkv__load_acquire(&s->value);
 	struct shmkv_block_view view;
@@ -43,6 +44,7 @@ static uint64_t member_value(const struct shmkv *kv, uint32_t idx, uint64_t w,
 
 int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 {
+	const struct shmkv_table *t;
 	uint64_t slots, i;
 	int64_t now, deadline;
 	uint32_t owner;
@@ -52,17 +54,20 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		return -EINVAL;
 	if (kv->readonly)
 		return -EROFS;
-	slots = kv->geo.slot_count;
+	/* The table commands write in: a migrating one's keys are copied
+	 * as absent once expired (migrate.c). */
+	t = shmkv__table_cmd(kv);
+	slots = t->mask + 1ull;
 	now = shmkv__now_ms();
 	for (i = *cursor % slots; max_slots > 0 && i < slots;
 	     i++, max_slots--) {
-		struct shmkv_slot_shm *s = shmkv__slot(kv, (uint32_t)i);
+		struct shmkv_slot_shm *s = shmkv__slot(t, (uint32_t)i);
 		uint64_t w = shmkv__load_acquire(&s->state);
 		uint64_t v;
 
 		if (SLOT_STATE(w) != SLOT_MEMBER)
 			continue;
-		v = member_value(kv, (uint32_t)i, w, &deadline, &owner);
+		v = member_value(kv, s, w, &deadline, &owner);
 		if (v == 0 || !shmkv__expired(deadline, now))
 			continue;
 		if (VAL_KIND(v) == VAL_BLOCK)
@@ -82,21 +87,24 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 /* Slots: stale claims, stuck inserts, lost duplicates, half-given-back. */
 static int recover_slots(struct shmkv *kv, struct shmkv_recover_report *rep)
 {
+	/* The table commands write in (a migrating one's slots are decided
+	 * by the migration). */
+	const struct shmkv_table *t = shmkv__table_cmd(kv);
 	int fixed = 0;
 
-	for (uint64_t i = 0; i <= kv->mask; i++) {
+	for (uint64_t i = 0; i <= t->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(t, (uint32_t)i);
 		/* Acquire: pairs with the CAS that set the state. */
-		uint64_t w = shmkv__load_acquire(
-			&shmkv__slot(kv, (uint32_t)i)->state);
+		uint64_t w = shmkv__load_acquire(&s->state);
 		unsigned st = SLOT_STATE(w);
 
 		/* A dead thread's claim of the slot's area (area.h). */
-		if (shmkv__area_reclaim(shmkv__slot(kv, (uint32_t)i))) {
+		if (shmkv__area_reclaim(s)) {
 			fixed++;
 			rep->stale_claims++;
 		}
 		if (st == SLOT_EMPTY ||
-		    !shmkv__slot_reclaim(kv, (uint32_t)i, w, true))
+		    !shmkv__slot_reclaim(kv, t, (uint32_t)i, w, true))
 			continue;
 		fixed++;
 		if (st == SLOT_BUSY)
@@ -132,10 +140,10 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 	return fixed;
 }
 
-static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
-		       struct shmkv_stats *st)
+static void stats_slot(const struct shmkv *kv, const struct shmkv_table *t,
+		       uint32_t i, int64_t now, struct shmkv_stats *st)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	struct shmkv_slot_shm *s = shmkv__slot(t, i);
 	/* Acquire: pairs with the CAS that set the state. */
 	uint64_t w = shmkv__load_acquire(&s->state), v;
 	uint32_t bound = shmkv__load16_relaxed(&s->probe_bound), owner;
@@ -152,7 +160,7 @@ static void stats_slot(const struct shmkv *kv, uint32_t i, int64_t now,
 		st->pending++;
 		return;
 	case SLOT_MEMBER:
-		v = member_value(kv, i, w, &deadline, &owner);
+		v = member_value(kv, s, w, &deadline, &owner);
 		if (v != 0 && VAL_KIND(v) == VAL_INLINE)
 			st->inline_values++;
 		else if (v != 0 && VAL_KIND(v) == VAL_BLOCK)
@@ -218,16 +226,20 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 
 int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 {
+	const struct shmkv_table *ts[2];
+	uint32_t n;
 	int64_t now;
 
 	if (kv == NULL || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	st->slots = kv->geo.slot_count;
+	n = shmkv__tables_walk(kv, ts);
+	st->slots = ts[n - 1]->mask + 1ull;
 	st->segment_bytes = kv->geo.segment_size;
 	now = shmkv__now_ms();
-	for (uint64_t i = 0; i <= kv->mask; i++)
-		stats_slot(kv, (uint32_t)i, now, st);
+	for (uint32_t j = 0; j < n; j++)
+		for (uint64_t i = 0; i <= ts[j]->mask; i++)
+			stats_slot(kv, ts[j], (uint32_t)i, now, st);
 	stats_values(kv, st);
 	/* Written once at creation, before the magic: plain reads. */
 	st->created_unix_ms =
@@ -239,17 +251,17 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 
 /* Copies the key of live MEMBER slot @i into @key; returns its length, or
  * -1 if the slot holds no live key. */
-static int live_key(const struct shmkv *kv, uint32_t i, int64_t now,
-		    unsigned char *key)
+static int live_key(const struct shmkv *kv, const struct shmkv_table *t,
+		    uint32_t i, int64_t now, unsigned char *key)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	struct shmkv_slot_shm *s = shmkv__slot(t, i);
 	uint64_t w = shmkv__load_acquire(&s->state);
 	int64_t deadline;
 	uint32_t len, owner;
 
 	if (SLOT_STATE(w) != SLOT_MEMBER)
 		return -1;
-	if (member_value(kv, i, w, &deadline, &owner) == 0 ||
+	if (member_value(kv, s, w, &deadline, &owner) == 0 ||
 	    shmkv__expired(deadline, now))
 		return -1;
 	/* Relaxed: after the state's acquire; re-checked after the copy. */
@@ -266,6 +278,7 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	       void *arg, uint64_t *next)
 {
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
+	const struct shmkv_table *t;
 	uint64_t slots, i;
 	int64_t now;
 	int err;
@@ -275,14 +288,15 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	err = shmkv__live(kv);
 	if (err)
 		return err;
-	slots = kv->geo.slot_count;
+	t = shmkv__table_cmd(kv);
+	slots = t->mask + 1ull;
 	now = shmkv__now_ms();
 	if (count == 0)
 		count = 10;
 	/* Keys never move while present, so walking slots in order visits
 	 * every key present for the whole scan exactly once. */
 	for (i = cursor; i < slots && count > 0; i++, count--) {
-		int len = live_key(kv, (uint32_t)i, now, key);
+		int len = live_key(kv, t, (uint32_t)i, now, key);
 		int stop;
 
 		if (len < 0)

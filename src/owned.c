@@ -29,6 +29,7 @@
 #include "evict.h"
 #include "fault.h"
 #include "owned.h"
+#include "tables.h"
 
 static struct shmkv_header_shm *header(const struct shmkv *kv)
 {
@@ -208,17 +209,26 @@ static int named_by_slot(const struct shmkv *kv,
 {
 	/* Relaxed: the back-pointer and the value are compared once; a race
 	 * with a replace only means the replacer frees the block itself. */
-	uint32_t slot = shmkv__load32_relaxed(&b->slot), unit, tag;
-	uint64_t v;
+	uint32_t back = shmkv__load32_relaxed(&b->slot), unit, tag;
+	struct shmkv_slot_shm *s;
+	uint64_t life, v;
+	bool orphan;
+	int named;
 
-	if (slot > kv->mask)
-		return 0;
-	v = shmkv__load_relaxed(&shmkv__slot(kv, slot)->value);
-	if (v == ref)
-		return 2;
-	return VAL_KIND(v) == VAL_INT &&
-	       val_pin_decode(VAL_INT_VALUE(v), &unit, &tag) &&
-	       unit == VAL_BLOCK_UNIT(ref);
+	s = shmkv__back_slot(kv, back, &life, &orphan);
+	if (s == NULL)
+		return orphan ? 0 : 2; /* a growth runs: judged later */
+	/* Relaxed: the compare's only question; see above. */
+	v = shmkv__load_relaxed(&s->value);
+	named = v == ref ? 2
+		: VAL_KIND(v) == VAL_INT &&
+				val_pin_decode(VAL_INT_VALUE(v), &unit, &tag) &&
+				unit == VAL_BLOCK_UNIT(ref)
+			? 1
+			: 0;
+	/* Judged in one table: if a growth began meanwhile, the value may
+	 * have been copied and the block's pin moved (judged later). */
+	return named != 0 || shmkv__life_same(kv, life) ? named : 2;
 }
 
 bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
@@ -237,8 +247,10 @@ bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
  * SHMKV_REAP_ORPHAN_TURNS contiguous ranges. */
 static uint32_t slot_region(const struct shmkv *kv, uint32_t slot)
 {
-	return (uint32_t)((uint64_t)(slot & kv->mask) *
-			  SHMKV_REAP_ORPHAN_TURNS / ((uint64_t)kv->mask + 1));
+	uint32_t mask = shmkv__table_cmd(kv)->mask;
+
+	return (uint32_t)((uint64_t)(BLK_BACK_INDEX(slot) & mask) *
+			  SHMKV_REAP_ORPHAN_TURNS / ((uint64_t)mask + 1));
 }
 
 /* A dead owner's block that a freer DOOMed and died before finishing
@@ -387,11 +399,11 @@ static uint32_t step_region(uint64_t pos, uint64_t total)
 
 /* Did the process that left INSERTING slot @idx die? Its pid is in the
  * FRESH value word it wrote before the state (table.c's publish). */
-static bool inserter_dead(const struct shmkv *kv, uint32_t idx)
+static bool inserter_dead(const struct shmkv_table *t, uint32_t idx)
 {
 	/* Acquire: pairs with the CAS to INSERTING that published it. A
 	 * filter only: the duplicate check is safe for any caller. */
-	uint64_t v = shmkv__load_acquire(&shmkv__slot(kv, idx)->value);
+	uint64_t v = shmkv__load_acquire(&shmkv__slot(t, idx)->value);
 
 	return VAL_IS_FRESH(v) && !shmkv__pid_alive(VAL_FRESH_PID(v));
 }
@@ -400,23 +412,24 @@ static bool inserter_dead(const struct shmkv *kv, uint32_t idx)
  * never-valued keys, and inserts of the dead, decided as the next insert
  * there would (the duplicate check) and then given back if their key
  * never got a value. A live process's pending insert is its own. */
-static void reap_slot(struct shmkv *kv, uint32_t idx)
+static void reap_slot(struct shmkv *kv, const struct shmkv_table *t,
+		      uint32_t idx)
 {
-	uint64_t *state = &shmkv__slot(kv, idx)->state;
+	uint64_t *state = &shmkv__slot(t, idx)->state;
 	/* Acquire: pairs with the CAS that set the state. */
 	uint64_t w = shmkv__load_acquire(state);
 
-	shmkv__area_reclaim(shmkv__slot(kv, idx));
+	shmkv__area_reclaim(shmkv__slot(t, idx));
 	if (SLOT_STATE(w) == SLOT_EMPTY ||
-	    (SLOT_STATE(w) == SLOT_INSERTING && !inserter_dead(kv, idx)))
+	    (SLOT_STATE(w) == SLOT_INSERTING && !inserter_dead(t, idx)))
 		return;
-	if (!shmkv__slot_reclaim(kv, idx, w, true) ||
+	if (!shmkv__slot_reclaim(kv, t, idx, w, true) ||
 	    SLOT_STATE(w) != SLOT_INSERTING)
 		return;
 	/* Acquire: pairs with the CAS that decided it. */
 	w = shmkv__load_acquire(state);
 	if (SLOT_STATE(w) != SLOT_EMPTY)
-		shmkv__slot_reclaim(kv, idx, w, true);
+		shmkv__slot_reclaim(kv, t, idx, w, true);
 }
 
 void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
@@ -438,6 +451,10 @@ void shmkv__reap_step(struct shmkv *kv, uint32_t units, uint32_t slots,
 					   step_region(at + n, total)));
 	/* Full barrier, as above: only atomicity is needed. */
 	at = shmkv__add_full(&header(kv)->reap_slot, slots) - slots;
+	/* The table commands write in (the new one while T(e) migrates:
+	 * the migration decides T(e)'s slots). */
+	const struct shmkv_table *t = shmkv__table_cmd(kv);
+
 	for (uint32_t n = 0; n < slots; n++)
-		reap_slot(kv, (uint32_t)(at + n) & kv->mask);
+		reap_slot(kv, t, (uint32_t)(at + n) & t->mask);
 }

@@ -159,19 +159,6 @@ static int remove_named(const char *path, bool only_removed)
 	}
 }
 
-int shmkv__life_error(const struct shmkv *kv)
-{
-	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
-						   kv->base;
-	/* Relaxed: as shmkv__life_ok's; read again, it can only have moved
-	 * on to REMOVED. */
-	uint64_t life = shmkv__load_relaxed(&h->life);
-
-	if (life == 0) /* only a corrupt word goes back to 0 */
-		return 0;
-	return life == SHMKV_LIFE_REMOVED ? -ESTALE : -EBADMSG;
-}
-
 int shmkv__store_remove(const char *path)
 {
 	return remove_named(path, false);

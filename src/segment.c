@@ -57,8 +57,14 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->geo = *g;
 	kv->fd = fd;
 	kv->base = base;
-	kv->slots = base + g->slots_offset;
-	kv->mask = g->slot_count - 1;
+	/* life_cached 0 (memset): generation 0, T(0), a valid hint even in
+	 * a store that has grown since (the first command resolves). */
+	for (uint32_t e = 0; e <= g->epoch_max; e++) {
+		kv->tables[e].slots = base + shmkv__table_offset(g, e);
+		kv->tables[e].mask = (g->slot_count << e) - 1;
+		kv->tables[e].slot_shift = (uint8_t)g->slot_shift;
+		kv->tables[e].epoch = (uint8_t)e;
+	}
 	kv->hash_seed = seed;
 	kv->readonly = readonly;
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
@@ -417,8 +423,11 @@ static int header_check(int fd, bool ro, struct shmkv_geometry *g,
 	/* Marked removed, its remover died before the unlink: it is gone
 	 * (a create under the name finishes the removal). Other bits: no
 	 * library of this layout sets them. */
-	if (err == 0 && h.life != 0)
-		err = h.life == SHMKV_LIFE_REMOVED ? -ENOENT : -EBADMSG;
+	if (err == 0 && (h.life & SHMKV_LIFE_REMOVED))
+		err = -ENOENT;
+	/* A generation whose tables the segment does not reserve: corrupt. */
+	if (err == 0 && (SHMKV_LIFE_GEN(h.life) + 1) / 2 > g->epoch_max)
+		err = -EBADMSG;
 	if (err == 0 && !ro)
 		err = same_pid_ns(&h);
 	if (err)

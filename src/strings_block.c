@@ -22,9 +22,10 @@
 #include "owned.h"
 #include "strings_fast.h"
 
-/* Our unpublished block holding @len bytes of @bytes for slot @idx.
- * Return: its value word, or 0 (no room: the engine's, which reports it). */
-static uint64_t block_of_bytes(struct shmkv *kv, uint32_t idx,
+/* Our unpublished block holding @len bytes of @bytes for the slot of
+ * back-pointer @back. Return: its value word, or 0 (no room: the engine's,
+ * which reports it). */
+static uint64_t block_of_bytes(struct shmkv *kv, uint32_t back,
 			       const void *bytes, size_t len)
 {
 	struct shmkv_block_shm *b;
@@ -36,7 +37,7 @@ static uint64_t block_of_bytes(struct shmkv *kv, uint32_t idx,
 		return 0;
 	}
 	shmkv__copy_short(b->data, bytes, len);
-	shmkv__block_seal(b, len, 0, idx);
+	shmkv__block_seal(b, len, 0, back);
 	return ref;
 }
 
@@ -59,7 +60,7 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			 * then the slot, which it leaves free. */
 			if (!shmkv__block_owner(kv, old, &owner, NULL))
 				break;
-			nv = shmkv__area_stage(kv, f->idx, f->state, f->klen,
+			nv = shmkv__area_stage(kv, f->slot, f->state, f->klen,
 					       old, bytes, len, &held);
 		} else if (!shmkv__word_owns_nothing(old, ver)) {
 			break;
@@ -69,7 +70,9 @@ bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 		 * claim held. */
 		if (nv == 0) {
 			if (mine == 0)
-				mine = block_of_bytes(kv, f->idx, bytes, len);
+				mine = block_of_bytes(
+					kv, BLK_BACK_OF(f->idx, f->state),
+					bytes, len);
 			if (mine == 0)
 				break;
 			nv = mine;

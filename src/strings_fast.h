@@ -190,7 +190,7 @@ static SHMKV__INLINE int shmkv__fast_put_inline(const struct shmkv__fast *f,
 						uint64_t old, const void *val,
 						size_t vlen)
 {
-	uint64_t held, nv = shmkv__area_stage(f->kv, f->idx, f->state, f->klen,
+	uint64_t held, nv = shmkv__area_stage(f->kv, f->slot, f->state, f->klen,
 					      old, val, vlen, &held);
 
 	if (nv == 0)

@@ -60,21 +60,26 @@ static __thread struct plain_memo memo
 /* Is @key (@klen, checked) in the slot this thread last found a key in
  * through @kv, in the same incarnation? Then p->f says so (p->k is
  * hashed only if the engine's way needs it: plain_ref). */
-static SHMKV__INLINE bool plain_memo_hit(shmkv_t *kv, const void *key,
-					 size_t klen, struct plain *p)
+static SHMKV__INLINE bool plain_memo_hit(shmkv_t *kv,
+					 const struct shmkv_table *t,
+					 const void *key, size_t klen,
+					 struct plain *p)
 {
 	struct shmkv_slot_shm *s;
 
 	if (memo.key != key || memo.serial != kv->serial)
 		return false;
-	s = shmkv__slot(kv, memo.idx);
+	/* In the table commands use now: a slot found in another one has a
+	 * state word that names that table (SLOT_MEMBER_WORD), no match. */
+	s = shmkv__slot(t, memo.idx);
 	if (!shmkv__slot_still_holds(s, memo.state, key, klen))
 		return false;
 	SHMKV_PAUSE_POINT("memo_matched");
 	p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
 	p->hashed = false;
 	p->f.slot = s;
-	p->f.idx = memo.idx & kv->mask;
+	/* Within t: the state word matched names t's epoch. */
+	p->f.idx = memo.idx;
 	p->f.state = memo.state;
 	p->found = KEY_FOUND;
 	shmkv__touch(kv, s); /* a use of the key, for eviction */
@@ -97,28 +102,32 @@ static SHMKV__INLINE void plain_memo_keep(const shmkv_t *kv,
 static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 				    bool write, struct plain *p)
 {
-	struct shmkv_slot_ref sr = { 0, 0 };
-	int r = shmkv__key_args(kv, key, klen);
+	struct shmkv_slot_ref sr = { NULL, 0, 0 };
+	const struct shmkv_table *t;
+	int r = shmkv__key_args(kv, key, klen, &t);
 
 	if (r)
 		return r;
 	p->f = (struct shmkv__fast){ .kv = kv, .klen = (uint32_t)klen };
-	if (write && kv->readonly) {
-		shmkv__key_init(kv, &p->k, key, klen);
-		p->hashed = true;
+	/* A write on a read-only handle (which the engine refuses), or a
+	 * growth under way (the engine's path knows both tables). */
+	if ((write && kv->readonly) || t == NULL) {
+		p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
+		p->hashed = false;
 		p->found = KEY_UNSURE;
 		return 0;
 	}
-	if (plain_memo_hit(kv, key, klen, p))
+	if (plain_memo_hit(kv, t, key, klen, p))
 		return 0;
-	shmkv__key_init(kv, &p->k, key, klen);
+	shmkv__key_init(kv, t, &p->k, key, klen);
 	p->hashed = true;
 	/* The slot (set only if found) says what was found: so that a
 	 * reader of the code, or the analyzer, sees f.slot set. */
 	r = shmkv__lookup_slot(kv, &p->k, &sr, &p->f.slot);
 	p->found = r < 0	       ? KEY_UNSURE
 		   : p->f.slot != NULL ? KEY_FOUND
-				       : KEY_ABSENT;
+		   : shmkv__miss_stands(kv, t) ? KEY_ABSENT
+					       : KEY_UNSURE;
 	p->f.idx = sr.index;
 	p->f.state = sr.state; /* 0 unless found */
 	if (p->found == KEY_FOUND) {
@@ -136,7 +145,8 @@ plain_ref(struct shmkv_key k, bool hashed, bool found, struct shmkv__fast f,
 	  struct shmkv_keyref *ref)
 {
 	if (!hashed)
-		shmkv__key_init(f.kv, &k, k.bytes, k.len);
+		shmkv__key_init(f.kv, shmkv__table_cmd(f.kv), &k, k.bytes,
+				k.len);
 	shmkv__keyref_fill(f.kv, ref, &k, found ? f.idx : 0,
 			   found ? f.state : 0);
 	return ref;

@@ -39,9 +39,10 @@
 
 #define LIVE_KEY_STATES ((1u << SLOT_INSERTING) | (1u << SLOT_MEMBER))
 
-static void raise_bound(const struct shmkv *kv, uint32_t home, uint32_t nb)
+static void raise_bound(const struct shmkv_table *t, uint32_t home,
+			uint32_t nb)
 {
-	uint16_t *p = &shmkv__slot(kv, home)->probe_bound;
+	uint16_t *p = &shmkv__slot(t, home)->probe_bound;
 	/* Relaxed: the CAS below re-checks it. */
 	uint32_t cur = shmkv__load16_relaxed(p);
 
@@ -63,23 +64,24 @@ int shmkv__lookup(struct shmkv *kv, const struct shmkv_key *k,
 	return shmkv__lookup_inline(kv, k, ref);
 }
 
-bool shmkv__slot_still(const struct shmkv *kv, const struct shmkv_slot_ref *r)
+bool shmkv__slot_still(const struct shmkv_slot_ref *r)
 {
 	/* Acquire: a value word read before this check belongs to the
 	 * incarnation named by r->state if the state is unchanged. */
-	return shmkv__load_acquire(&shmkv__slot(kv, r->index)->state) ==
+	return shmkv__load_acquire(&shmkv__slot(r->t, r->index)->state) ==
 	       r->state;
 }
 
 /* CAS a slot from @w to EMPTY with the version bumped; returns the new
  * word, or NO_WORD if the slot changed first. */
-static uint64_t give_back(const struct shmkv *kv, uint32_t idx, uint64_t w)
+static uint64_t give_back(const struct shmkv_table *t, uint32_t idx,
+			  uint64_t w)
 {
 	uint64_t empty = SLOT_WORD(SLOT_EMPTY, 0, SLOT_VERSION(w) + 1);
 
 	/* Full barrier: everything done to the old incarnation is ordered
 	 * before the slot can be claimed again. */
-	if (shmkv__cas_full(&shmkv__slot(kv, idx)->state, w, empty) != w)
+	if (shmkv__cas_full(&shmkv__slot(t, idx)->state, w, empty) != w)
 		return NO_WORD;
 	return empty;
 }
@@ -93,18 +95,18 @@ static uint64_t give_back(const struct shmkv *kv, uint32_t idx, uint64_t w)
 static int assist_key(const struct shmkv *kv, const struct shmkv_key *k,
 		      uint32_t i, uint64_t wi, uint32_t di)
 {
+	const struct shmkv_table *t = k->t;
 	uint64_t *state_i;
 again:
-	state_i = &shmkv__slot(kv, i)->state;
-	for (uint32_t d = 0, retries = 0; d < shmkv__probe_bound(kv, k->home);
-	     d++) {
-		uint32_t j = (k->home + d) & kv->mask;
+	state_i = &shmkv__slot(t, i)->state;
+	for (uint32_t d = 0, retries = 0; d < shmkv__probe_bound(kv, k); d++) {
+		uint32_t j = (k->home + d) & t->mask;
 		uint64_t wj, collided_i, seen;
 		int r;
 
 		if (j == i)
 			continue;
-		r = shmkv__slot_holds(kv, j, k, LIVE_KEY_STATES, &wj);
+		r = shmkv__slot_holds(j, k, LIVE_KEY_STATES, &wj);
 		if (r <= 0) {
 			if (r < 0)
 				return r;
@@ -123,7 +125,7 @@ again:
 			goto again;
 		}
 		seen = shmkv__cas_full(
-			&shmkv__slot(kv, j)->state, wj,
+			&shmkv__slot(t, j)->state, wj,
 			SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wj)));
 		if (seen != wj) {
 			/* It changed (perhaps to MEMBER): look again. Never
@@ -136,15 +138,16 @@ again:
 		}
 	}
 	shmkv__cas_full(state_i, wi,
-			SLOT_WORD(SLOT_MEMBER, 0, SLOT_VERSION(wi)));
+			SLOT_MEMBER_WORD(SLOT_VERSION(wi), t->epoch));
 	return 0;
 }
 
 /* Runs the duplicate check for an INSERTING slot found in passing, e.g.
  * one a killed process left behind: its key is read from the slot. */
-void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
+void shmkv__assist(struct shmkv *kv, const struct shmkv_table *t,
+		   uint32_t idx, uint64_t w)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	struct shmkv_slot_shm *s = shmkv__slot(t, idx);
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
 	struct shmkv_key k;
 	/* Relaxed: after the caller's acquire of @w; the state re-check
@@ -157,8 +160,8 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
 	shmkv__fence_acquire();
 	if (shmkv__load_relaxed(&s->state) != w)
 		return; /* decided meanwhile */
-	shmkv__key_init(kv, &k, key, len);
-	assist_key(kv, &k, idx, w, (idx - k.home) & kv->mask);
+	shmkv__key_init(kv, t, &k, key, len);
+	assist_key(kv, &k, idx, w, (idx - k.home) & t->mask);
 }
 
 /*
@@ -168,10 +171,10 @@ void shmkv__assist(struct shmkv *kv, uint32_t idx, uint64_t w)
  * in a slot that is being recycled. Then the state goes to EMPTY(v+1).
  * Return: the EMPTY word, or NO_WORD if the slot holds a value or changed.
  */
-static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
-			       bool thorough)
+static uint64_t reclaim_member(const struct shmkv_table *t, uint32_t idx,
+			       uint64_t w, bool thorough)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	struct shmkv_slot_shm *s = shmkv__slot(t, idx);
 	uint32_t ver = SLOT_VERSION(w);
 	/* Acquire: pairs with the CAS that stored the value. */
 	uint64_t v = shmkv__load_acquire(&s->value);
@@ -189,7 +192,7 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
 	if (v != dead && shmkv__cas_full(&s->value, v, dead) != v)
 		return NO_WORD;
 	SHMKV_CRASH_POINT("value_dead");
-	return give_back(kv, idx, w);
+	return give_back(t, idx, w);
 }
 
 /*
@@ -197,10 +200,11 @@ static uint64_t reclaim_member(struct shmkv *kv, uint32_t idx, uint64_t w,
  * also recycles claims of dead processes and decides stuck inserts.
  * Return: the BUSY word we installed, or 0.
  */
-static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
-			  bool thorough, bool *helped)
+static uint64_t try_claim(struct shmkv *kv, const struct shmkv_table *t,
+			  uint32_t idx, uint32_t pid, bool thorough,
+			  bool *helped)
 {
-	uint64_t *state = &shmkv__slot(kv, idx)->state;
+	uint64_t *state = &shmkv__slot(t, idx)->state;
 	/* Acquire: pairs with the CAS that set the state we act on. */
 	uint64_t w = shmkv__load_acquire(state);
 
@@ -208,19 +212,19 @@ static uint64_t try_claim(struct shmkv *kv, uint32_t idx, uint32_t pid,
 	case SLOT_EMPTY:
 		break;
 	case SLOT_COLLIDED:
-		w = give_back(kv, idx, w);
+		w = give_back(t, idx, w);
 		break;
 	case SLOT_MEMBER:
-		w = reclaim_member(kv, idx, w, thorough);
+		w = reclaim_member(t, idx, w, thorough);
 		break;
 	case SLOT_BUSY:
 		w = thorough && !shmkv__pid_alive(SLOT_PID(w))
-			    ? give_back(kv, idx, w)
+			    ? give_back(t, idx, w)
 			    : NO_WORD;
 		break;
 	case SLOT_INSERTING:
 		if (thorough) {
-			shmkv__assist(kv, idx, w);
+			shmkv__assist(kv, t, idx, w);
 			*helped = true;
 		}
 		return 0;
@@ -243,7 +247,8 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		   uint32_t d, uint64_t busy, bool thorough,
 		   struct shmkv_slot_ref *ref)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, idx);
+	const struct shmkv_table *t = k->t;
+	struct shmkv_slot_shm *s = shmkv__slot(t, idx);
 	uint32_t ver = SLOT_VERSION(busy);
 	uint64_t inserting = SLOT_WORD(SLOT_INSERTING, 0, ver);
 	uint64_t w, held;
@@ -254,7 +259,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 	 * claim makes the slot taken, as a live process's BUSY one is. */
 	held = shmkv__area_claim(s, thorough);
 	if (held == 0) {
-		give_back(kv, idx, busy);
+		give_back(t, idx, busy);
 		return SKIPPED;
 	}
 	/* Relaxed stores: published by the full-barrier CAS to INSERTING. */
@@ -263,8 +268,8 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		memcpy(s->key, k->bytes, k->len);
 	shmkv__area_release(s, held, false);
 	shmkv__store_relaxed(&s->value, VAL_FRESH_WORD(ver, SLOT_PID(busy)));
-	shmkv__store16_relaxed(&s->access, shmkv__access_new(kv));
-	raise_bound(kv, k->home, d + 1);
+	shmkv__store16_relaxed(&s->access, shmkv__access_new(kv, t));
+	raise_bound(t, k->home, d + 1);
 	SHMKV_CRASH_POINT("key_written");
 	if (shmkv__cas_full(&s->state, busy, inserting) != busy)
 		return 0; /* our claim was recycled (pid confusion): retry */
@@ -274,14 +279,15 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 		return err;
 	/* Acquire: the decision made by whoever ran the check. */
 	w = shmkv__load_acquire(&s->state);
-	if (w == SLOT_WORD(SLOT_MEMBER, 0, ver)) {
+	if (w == SLOT_MEMBER_WORD(ver, t->epoch)) {
+		ref->t = t;
 		ref->index = idx;
 		ref->state = w;
 		return 1;
 	}
 	if (SLOT_STATE(w) == SLOT_COLLIDED && SLOT_VERSION(w) == ver) {
 		SHMKV_CRASH_POINT("collided");
-		give_back(kv, idx, w);
+		give_back(t, idx, w);
 	}
 	return 0;
 }
@@ -305,9 +311,9 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t d = 0; d < kv->geo.probe_limit; d++) {
-			uint32_t idx = (k->home + d) & kv->mask;
-			uint64_t busy = try_claim(kv, idx, pid, pass == 1,
-						  &helped);
+			uint32_t idx = (k->home + d) & k->t->mask;
+			uint64_t busy = try_claim(kv, k->t, idx, pid,
+						  pass == 1, &helped);
 
 			int r = busy != 0 ? publish(kv, k, idx, d, busy,
 						    pass == 1, ref)
@@ -322,9 +328,9 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 	return helped ? 0 : -ENOSPC;
 }
 
-void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref)
+void shmkv__insert_undo(const struct shmkv_slot_ref *ref)
 {
-	struct shmkv_slot_shm *s = shmkv__slot(kv, ref->index);
+	struct shmkv_slot_shm *s = shmkv__slot(ref->t, ref->index);
 	uint32_t ver = SLOT_VERSION(ref->state);
 	uint64_t fresh = VAL_FRESH_WORD(ver, shmkv__self_pid());
 
@@ -337,7 +343,7 @@ void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref)
 	if (shmkv__cas_full(&s->value, fresh, VAL_NONE_WORD(ver, 1)) != fresh)
 		return;
 	SHMKV_CRASH_POINT("value_dead");
-	give_back(kv, ref->index, ref->state);
+	give_back(ref->t, ref->index, ref->state);
 }
 
 /*
@@ -345,8 +351,8 @@ void shmkv__insert_undo(struct shmkv *kv, const struct shmkv_slot_ref *ref)
  * @w if it is something a dead or finished process left behind.
  * Return: 1 if the slot was given back or decided, 0 if not.
  */
-int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
-			bool check_pid)
+int shmkv__slot_reclaim(struct shmkv *kv, const struct shmkv_table *t,
+			uint32_t idx, uint64_t w, bool check_pid)
 {
 	uint64_t v;
 
@@ -354,21 +360,21 @@ int shmkv__slot_reclaim(struct shmkv *kv, uint32_t idx, uint64_t w,
 	case SLOT_BUSY:
 		if (check_pid && shmkv__pid_alive(SLOT_PID(w)))
 			return 0;
-		return give_back(kv, idx, w) != NO_WORD;
+		return give_back(t, idx, w) != NO_WORD;
 	case SLOT_INSERTING:
-		shmkv__assist(kv, idx, w);
-		return shmkv__load_acquire(&shmkv__slot(kv, idx)->state) != w;
+		shmkv__assist(kv, t, idx, w);
+		return shmkv__load_acquire(&shmkv__slot(t, idx)->state) != w;
 	case SLOT_COLLIDED:
-		return give_back(kv, idx, w) != NO_WORD;
+		return give_back(t, idx, w) != NO_WORD;
 	case SLOT_MEMBER:
 		/* One half given back, or (checking pids) a dead inserter's
 		 * key that never got its first value. (A deleted key's slot
 		 * is no leftover: inserts recycle it as they pass.) Acquire:
 		 * pairs with the CAS that stored the value. */
-		v = shmkv__load_acquire(&shmkv__slot(kv, idx)->value);
+		v = shmkv__load_acquire(&shmkv__slot(t, idx)->value);
 		if (!VAL_IS_DEAD(v) && !(check_pid && VAL_IS_FRESH(v)))
 			return 0;
-		return reclaim_member(kv, idx, w, check_pid) != NO_WORD;
+		return reclaim_member(t, idx, w, check_pid) != NO_WORD;
 	default:
 		return 0;
 	}

@@ -29,10 +29,13 @@
 
 #define SHMKV_WAIT_MARKED 1u
 
-/* The futex word of the key in slot @slot (kept with the slot). */
+/* The futex word of the key in slot @slot (kept with the slot) of the
+ * table commands use now: a key left in another table (a growth ran since
+ * the slot was found) costs its waiter at most a nap, as a recycled slot
+ * does. */
 static inline uint32_t *shmkv__wait_slot(const struct shmkv *kv, uint32_t slot)
 {
-	return &shmkv__slot(kv, slot)->wait;
+	return &shmkv__slot(shmkv__table_cmd(kv), slot)->wait;
 }
 
 /* Which of the header's futex words serves a key that comes and goes (its

@@ -137,8 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* The slot holding @key, or NULL. */
 static struct shmkv_slot_shm *find_slot(shmkv_t *kv, const char *key)
 {
-	for (uint32_t i = 0; i <= kv->mask; i++) {
-		struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	for (uint32_t i = 0; i <= shmkv__table_cmd(kv)->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(shmkv__table_cmd(kv), i);
 
 		if (SLOT_STATE(s->state) == SLOT_MEMBER &&
 		    SLOT_KEYMETA_LEN(s->keymeta) == strlen(key) &&
@@ -150,9 +150,9 @@ static struct shmkv_slot_shm *find_slot(shmkv_t *kv, const char *key)
 
 static struct shmkv_slot_shm *find_empty(shmkv_t *kv)
 {
-	for (uint32_t i = 0; i <= kv->mask; i++)
-		if (SLOT_STATE(shmkv__slot(kv, i)->state) == SLOT_EMPTY)
-			return shmkv__slot(kv, i);
+	for (uint32_t i = 0; i <= shmkv__table_cmd(kv)->mask; i++)
+		if (SLOT_STATE(shmkv__slot(shmkv__table_cmd(kv), i)->state) == SLOT_EMPTY)
+			return shmkv__slot(shmkv__table_cmd(kv), i);
 	return NULL;
 }
 

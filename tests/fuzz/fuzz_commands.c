@@ -151,7 +151,7 @@ static void apply_patch(struct fz_in *in)
 	uint8_t region = fz_u8(in) % R_COUNT, mode = fz_u8(in);
 	uint32_t index = fz_u16(in);
 	uint64_t v = fz_u64(in);
-	struct shmkv_slot_shm *s = shmkv__slot(owner, index);
+	struct shmkv_slot_shm *s = shmkv__slot(shmkv__table_cmd(owner), index);
 	size_t key_words = (owner->geo.slot_size - SHMKV_SLOT_FIXED) / 8;
 
 	if (region == R_STATE)

@@ -343,8 +343,8 @@ static bool block_named(const shmkv_t *kv, const struct shmkv_block_shm *b,
 	/* Relaxed: a quiet store. */
 	uint32_t slot = shmkv__load32_relaxed(&b->slot);
 
-	return slot <= kv->mask &&
-	       shmkv__load_relaxed(&shmkv__slot(kv, slot)->value) ==
+	return slot <= shmkv__table_cmd(kv)->mask &&
+	       shmkv__load_relaxed(&shmkv__slot(shmkv__table_cmd(kv), slot)->value) ==
 		       VAL_BLOCK_WORD(unit, BLK_GEN(tag));
 }
 

@@ -13,14 +13,14 @@ struct shmkv_slot_ref tu_slot_ref(shmkv_t *kv, const char *key)
 	struct shmkv_slot_ref ref;
 	struct shmkv_key k;
 
-	shmkv__key_init(kv, &k, key, strlen(key));
+	shmkv__key_init(kv, shmkv__table_cmd(kv), &k, key, strlen(key));
 	cr_assert_eq(shmkv__lookup(kv, &k, &ref), 1, "%s has no slot", key);
 	return ref;
 }
 
 struct shmkv_slot_shm *tu_slot_of(shmkv_t *kv, const char *key)
 {
-	return shmkv__slot(kv, tu_slot_ref(kv, key).index);
+	return shmkv__slot(shmkv__table_cmd(kv), tu_slot_ref(kv, key).index);
 }
 
 void tu_key_homed_at(shmkv_t *kv, uint32_t home, int nth, char out[32])
@@ -29,7 +29,7 @@ void tu_key_homed_at(shmkv_t *kv, uint32_t home, int nth, char out[32])
 
 	for (unsigned long i = 0;; i++) {
 		tu_fmt(out, 32, "other", i);
-		shmkv__key_init(kv, &k, out, strlen(out));
+		shmkv__key_init(kv, shmkv__table_cmd(kv), &k, out, strlen(out));
 		if (k.home == home && nth-- == 0)
 			return;
 	}

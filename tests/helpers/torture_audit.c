@@ -139,8 +139,8 @@ static uint64_t ints_in_blocks(shmkv_t *kv)
 	char buf[24];
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i <= kv->mask; i++) {
-		struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	for (uint32_t i = 0; i <= shmkv__table_cmd(kv)->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(shmkv__table_cmd(kv), i);
 		/* Acquire, both: the store is quiet; pair with the last CAS. */
 		uint64_t w = shmkv__load_acquire(&s->state);
 		uint64_t v = shmkv__load_acquire(&s->value);

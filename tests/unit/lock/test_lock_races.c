@@ -89,7 +89,7 @@ static uint64_t lock_word(void)
 	tu_assert_ok(shmkv_key_prepare(tu_kv, &ref, LIT("lock.r")));
 	tu_assert_rc(shmkv_key_get(tu_kv, &ref, &v), 1);
 	return shmkv__load_acquire(
-		&shmkv__slot(tu_kv, shmkv__kref(&ref)->slot)->value);
+		&shmkv__slot(shmkv__table_cmd(tu_kv), shmkv__kref(&ref)->slot)->value);
 }
 
 /* The holder's grant has run out (lease 1 ms, plus the coarse clock's

@@ -29,8 +29,8 @@ static uint32_t plant_dead_claim(void)
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)tu_kv->base;
 	pid_t pid = ctl_dead_pid();
 
-	for (uint32_t i = 0; i <= tu_kv->mask; i++) {
-		struct shmkv_slot_shm *s = shmkv__slot(tu_kv, i);
+	for (uint32_t i = 0; i <= shmkv__table_cmd(tu_kv)->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(shmkv__table_cmd(tu_kv), i);
 
 		if (s->state == 0) {
 			s->state = SLOT_WORD(SLOT_BUSY, pid, 0);

@@ -80,14 +80,14 @@ static void set_str(const char *k, const char *v)
 
 static struct shmkv_slot_shm *slot(uint32_t i)
 {
-	return shmkv__slot(tu_kv, i);
+	return shmkv__slot(shmkv__table_cmd(tu_kv), i);
 }
 
 static uint32_t home_of(const char *key)
 {
 	struct shmkv_key k;
 
-	shmkv__key_init(tu_kv, &k, key, strlen(key));
+	shmkv__key_init(tu_kv, shmkv__table_cmd(tu_kv), &k, key, strlen(key));
 	return k.home;
 }
 
@@ -118,8 +118,8 @@ static struct shmkv_block_shm *spare_block(void)
 /* The first EMPTY slot at or after @from. */
 static uint32_t empty_slot_from(uint32_t from)
 {
-	for (uint32_t d = 0; d <= tu_kv->mask; d++) {
-		uint32_t i = (from + d) & tu_kv->mask;
+	for (uint32_t d = 0; d <= shmkv__table_cmd(tu_kv)->mask; d++) {
+		uint32_t i = (from + d) & shmkv__table_cmd(tu_kv)->mask;
 
 		if (SLOT_STATE(slot(i)->state) == SLOT_EMPTY)
 			return i;
@@ -384,7 +384,7 @@ Test(check, reports_a_key_present_in_two_slots)
 	home = home_of("dup");
 	j = empty_slot_from(i);
 	memcpy(slot(j), slot(i), tu_kv->geo.slot_size);
-	slot(home)->probe_bound = ((j - home) & tu_kv->mask) + 1;
+	slot(home)->probe_bound = ((j - home) & shmkv__table_cmd(tu_kv)->mask) + 1;
 	assert_found("both hold key \"dup\"");
 }
 

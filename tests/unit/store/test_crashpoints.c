@@ -163,8 +163,8 @@ static void assert_died_at(int st, const char *point, unsigned after)
 static void debris_slots(shmkv_t *kv, struct debris *d, unsigned char *ref,
 			 uint64_t units)
 {
-	for (uint32_t i = 0; i <= kv->mask; i++) {
-		struct shmkv_slot_shm *s = shmkv__slot(kv, i);
+	for (uint32_t i = 0; i <= shmkv__table_cmd(kv)->mask; i++) {
+		struct shmkv_slot_shm *s = shmkv__slot(shmkv__table_cmd(kv), i);
 		/* Acquire: pairs with the last CAS on each word. */
 		uint64_t w = shmkv__load_acquire(&s->state);
 		uint64_t v = shmkv__load_acquire(&s->value);

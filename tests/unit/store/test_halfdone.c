@@ -19,7 +19,7 @@ static void leave_half_recycled(shmkv_t *kv, const char *key)
 	struct shmkv_slot_ref ref = tu_slot_ref(kv, key);
 
 	tu_assert_rc(shmkv_del(kv, key, strlen(key)), 1);
-	shmkv__slot(kv, ref.index)->value = VAL_NONE_WORD(
+	shmkv__slot(shmkv__table_cmd(kv), ref.index)->value = VAL_NONE_WORD(
 		SLOT_VERSION(ref.state), 1);
 }
 

@@ -114,12 +114,12 @@ Test(recover, is_not_needed_a_lock_users_first_cell_reclaims_a_step)
 	uint32_t idx = 7;
 
 	/* A dead process's claim and block, where the next step starts. */
-	shmkv__slot(tu_kv, idx)->state = SLOT_WORD(SLOT_BUSY, dead_pid(), 0);
+	shmkv__slot(shmkv__table_cmd(tu_kv), idx)->state = SLOT_WORD(SLOT_BUSY, dead_pid(), 0);
 	h->reap_slot = idx;
 	tu_assert_ok(shmkv_lock_init(kv, &lk, "first"));
 	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), SHMKV_LOCK_ACQUIRED);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
-	cr_assert_eq(SLOT_STATE(shmkv__slot(tu_kv, idx)->state), SLOT_EMPTY,
+	cr_assert_eq(SLOT_STATE(shmkv__slot(shmkv__table_cmd(tu_kv), idx)->state), SLOT_EMPTY,
 		     "the dead claim is still there");
 	shmkv_close(kv);
 	tu_assert_rc(shmkv_recover(tu_kv, &r), 0);

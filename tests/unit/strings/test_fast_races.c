@@ -167,7 +167,7 @@ Test(pausepoint_fast,
 		tu_assert_rc(
 			shmkv_set(tu_kv, k, strlen(k), LIT("2"), 0, 0, NULL),
 			1);
-		w = shmkv__load_acquire(&shmkv__slot(tu_kv, slot)->state);
+		w = shmkv__load_acquire(&shmkv__slot(shmkv__table_cmd(tu_kv), slot)->state);
 		if (SLOT_STATE(w) == SLOT_MEMBER &&
 		    SLOT_VERSION(w) != SLOT_VERSION(a.state) &&
 		    ((SLOT_VERSION(w) ^ SLOT_VERSION(a.state)) & VAL_INT_TAG_MASK) == 0)
@@ -305,7 +305,7 @@ Test(pausepoint_fast, an_insert_skips_the_slot_of_a_paused_inline_writer)
 		     1);
 	cr_assert_neq(tu_slot_ref(tu_kv, other).index, a.index,
 		      "the insert took the slot the writer is writing");
-	w = shmkv__load_acquire(&shmkv__slot(tu_kv, a.index)->state);
+	w = shmkv__load_acquire(&shmkv__slot(shmkv__table_cmd(tu_kv), a.index)->state);
 	cr_assert_neq(SLOT_STATE(w), SLOT_MEMBER);
 	tu_child_let_go(&c);
 	tu_assert_rc(tu_child_finish(&c), 1);

@@ -1,0 +1,113 @@
+/*
+ * tables.c - which table a command works in: the slow path of
+ * shmkv__table_now (internal.h), taken when the header's life word is not
+ * the one this handle last resolved.
+ */
+#include <errno.h>
+
+#include "atomic.h"
+#include "internal.h"
+#include "tables.h"
+
+/* Fills @out from life word @life. Return: as shmkv__tables, but
+ * without making the table this handle's. */
+static int resolve(const struct shmkv *kv, uint64_t life,
+		   struct shmkv_tables *out)
+{
+	uint64_t g = SHMKV_LIFE_GEN(life);
+	uint64_t e = g >> 1;
+
+	out->life = life;
+	out->old = NULL;
+	out->t = &kv->tables[0];
+	/* T(e + 1) must exist too while T(e) migrates into it. */
+	if (e + (g & 1) > kv->geo.epoch_max)
+		return -EBADMSG;
+	if (g & 1) {
+		out->old = &kv->tables[e];
+		out->t = &kv->tables[e + 1];
+	} else {
+		out->t = &kv->tables[e];
+	}
+	if (life & SHMKV_LIFE_REMOVED)
+		return -ESTALE;
+	return g & 1 ? SHMKV__GROWING : 0;
+}
+
+int shmkv__tables(const struct shmkv *kv, struct shmkv_tables *out)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+	/* Relaxed: as shmkv__table_now's load (the same word, read again). */
+	int r = resolve(kv, shmkv__load_relaxed(&h->life), out);
+
+	/* Relaxed: a process-local hint (struct shmkv); every value stored
+	 * names a table, and a thread that stores an older one than another
+	 * only sends commands back here. */
+	if (r == 0)
+		shmkv__store_relaxed((uint64_t *)&kv->life_cached, out->life);
+	return r;
+}
+
+const struct shmkv_table *shmkv__table_slow(const struct shmkv *kv)
+{
+	struct shmkv_tables tabs;
+
+	shmkv__tables(kv, &tabs);
+	return tabs.t;
+}
+
+uint32_t shmkv__tables_walk(const struct shmkv *kv,
+			    const struct shmkv_table *ts[2])
+{
+	struct shmkv_tables tabs;
+
+	shmkv__tables(kv, &tabs);
+	if (tabs.old == NULL) {
+		ts[0] = tabs.t;
+		return 1;
+	}
+	ts[0] = tabs.old;
+	ts[1] = tabs.t;
+	return 2;
+}
+
+int shmkv__life_error(const struct shmkv *kv)
+{
+	struct shmkv_tables tabs;
+
+	return shmkv__tables(kv, &tabs);
+}
+
+struct shmkv_slot_shm *shmkv__back_slot(const struct shmkv *kv, uint32_t back,
+					uint64_t *life, bool *orphan)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+	struct shmkv_tables tabs;
+	uint32_t idx = BLK_BACK_INDEX(back);
+
+	*orphan = false;
+	/* Acquire: the slot words read next are at least as new as the
+	 * generation this says (the flip and the finish are full-barrier
+	 * CASes made after what they publish). */
+	*life = shmkv__load_acquire(&h->life);
+	if (resolve(kv, *life, &tabs) != 0)
+		return NULL;
+	if (BLK_BACK_EPOCH(back) != (tabs.t->epoch & 15u) || idx > tabs.t->mask) {
+		*orphan = true;
+		return NULL;
+	}
+	return shmkv__slot(tabs.t, idx);
+}
+
+bool shmkv__life_same(const struct shmkv *kv, uint64_t life)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	/* Acquire fence, then relaxed: the judge's reads of the slot are done
+	 * before this load (a growth that began meanwhile is seen). */
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&h->life) == life;
+}
