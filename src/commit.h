@@ -49,6 +49,13 @@ static inline bool shmkv__commit_word(struct shmkv *kv,
 {
 	bool done;
 
+	/* A frozen word is being copied to the next table (migrate.c): no
+	 * CAS may replace it. The caller finds the key again, there. */
+	if (VAL_IS_FROZEN(old)) {
+		if (held != 0)
+			shmkv__area_release(s, held, false);
+		return false;
+	}
 	if (VAL_KIND(old) == VAL_BLOCK && old_owner != 0 &&
 	    old_owner != shmkv__self_tid())
 		shmkv__value_settle(kv, old, old_owner);

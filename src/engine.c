@@ -381,6 +381,10 @@ static int attempt(struct run *r)
 	}
 	if (r->kv->readonly)
 		return -EROFS;
+	/* Being copied to the next table of a growth (migrate.c): the key
+	 * is written there, found again through the life word. */
+	if (VAL_IS_FROZEN(old))
+		return RELOOKUP;
 	err = build_new(r, old, &cur, act, &nv);
 	if (err == SHMKV__STALE)
 		return 1;

@@ -243,24 +243,31 @@ int shmkv__key_setnx_int(shmkv_t *kv, struct shmkv_keyref *ref, int64_t i);
 bool shmkv__set_bytes_fast(const struct shmkv__fast *f, const void *bytes,
 			   size_t len);
 
-/* The value word's kind for the fast path, in the slot version @ver. */
+/* The value word's kind for the fast path, in the slot version @ver, and
+ * not frozen (a frozen word is being copied to the next table: no fast
+ * path CASes it, and the engine answers from it): one compare of the top
+ * 16 bits (kind, FROZEN, tag). */
 static SHMKV__INLINE bool shmkv__word_is_int(uint64_t w, uint32_t ver)
 {
-	return VAL_KIND(w) == VAL_INT && VAL_INT_TAG(w) == VAL_INT_TAG_OF(ver);
+	return (uint32_t)(w >> 48) ==
+	       ((VAL_LIVE(VAL_INT) << 13) | VAL_INT_TAG_OF(ver));
 }
 
+/* NONE of version @ver, not DEAD, not frozen (FRESH or not): one masked
+ * compare of kind, FROZEN, version and DEAD. */
+#define SHMKV__NONE_LIVE_MASK (((uint64_t)7 << 61) | 0x1ffffffffull)
 static SHMKV__INLINE bool shmkv__word_is_none(uint64_t w, uint32_t ver)
 {
-	return VAL_KIND(w) == VAL_NONE && !VAL_IS_DEAD(w) &&
-	       VAL_NONE_VERSION(w) == ver;
+	return (w & SHMKV__NONE_LIVE_MASK) == (uint64_t)ver << 1;
 }
 
 /* Does the word name no value storage (NONE, an inline integer or a string
- * in the slot, of this incarnation), so that replacing it frees nothing? */
+ * in the slot, of this incarnation, not frozen), so that replacing it
+ * frees nothing? */
 static inline bool shmkv__word_owns_nothing(uint64_t w, uint32_t ver)
 {
 	return shmkv__word_is_int(w, ver) || shmkv__word_is_none(w, ver) ||
-	       VAL_KIND(w) == VAL_INLINE;
+	       VAL_KIND_LIVE(w) == VAL_LIVE(VAL_INLINE);
 }
 
 /* Fails with -ENOBUFS when the current value does not fit op->buf. */

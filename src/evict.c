@@ -217,8 +217,9 @@ static bool judge(const struct shmkv *kv, int policy,
 	int64_t deadline = 0;
 	bool vol = policy >= SHMKV_EVICT_VOLATILE_LRU;
 
+	/* A frozen value is being copied (migrate.c): not evicted here. */
 	if (SLOT_STATE(state) != SLOT_MEMBER || (want != 0 && v != want) ||
-	    VAL_KIND(v) == VAL_NONE ||
+	    VAL_KIND(v) == VAL_NONE || VAL_IS_FROZEN(v) ||
 	    (VAL_KIND(v) == VAL_INT && VAL_INT_TAG(v) != VAL_INT_TAG_OF(ver)))
 		return false;
 	if (VAL_KIND(v) == VAL_BLOCK &&

@@ -342,6 +342,10 @@ enum shmkv_slot_state {
 #define VAL_KIND(w)	((unsigned)((w) >> 62))
 #define VAL_FROZEN_BIT	((uint64_t)1 << 61)
 #define VAL_IS_FROZEN(w) (((w)&VAL_FROZEN_BIT) != 0)
+/* The kind and the frozen bit in one: VAL_KIND_LIVE(w) == VAL_LIVE(kind)
+ * asks "of this kind, and may a CAS replace it?" in one compare. */
+#define VAL_KIND_LIVE(w) ((unsigned)((w) >> 61))
+#define VAL_LIVE(kind)	 ((unsigned)(kind) << 1)
 enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 #define VAL_NONE_MARK ((uint64_t)1 << 60)
 #define VAL_NONE_WORD(version, dead)                                           \

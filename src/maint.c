@@ -68,7 +68,9 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 		if (SLOT_STATE(w) != SLOT_MEMBER)
 			continue;
 		v = member_value(kv, s, w, &deadline, &owner);
-		if (v == 0 || !shmkv__expired(deadline, now))
+		/* A frozen value is being copied: its copy expires instead. */
+		if (v == 0 || VAL_IS_FROZEN(v) ||
+		    !shmkv__expired(deadline, now))
 			continue;
 		if (VAL_KIND(v) == VAL_BLOCK)
 			shmkv__value_settle(kv, v, owner);

@@ -183,7 +183,9 @@ static uint64_t reclaim_member(const struct shmkv_table *t, uint32_t idx,
 	/* A just-inserted key's slot is recycled only on the thorough pass
 	 * and only if its inserter is dead: two live inserters must not
 	 * recycle each other's fresh slot forever (found by the model). */
-	if (VAL_KIND(v) != VAL_NONE || VAL_NONE_VERSION(v) != ver ||
+	/* A frozen NONE is being copied (migrate.c): never recycled here. */
+	if (VAL_KIND_LIVE(v) != VAL_LIVE(VAL_NONE) ||
+	    VAL_NONE_VERSION(v) != ver ||
 	    (VAL_IS_FRESH(v) &&
 	     (!thorough || shmkv__pid_alive(VAL_FRESH_PID(v)))))
 		return NO_WORD;
