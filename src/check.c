@@ -50,6 +50,9 @@
 struct check {
 	struct shmkv *kv;
 	const struct shmkv_table *t; /* the table being walked */
+	/* t migrates into the next table: its slots may be MOVED and its
+	 * values frozen (migrate.c). */
+	bool migrating;
 	shmkv_check_fn fn;
 	void *arg;
 	int problems;
@@ -285,10 +288,13 @@ static void check_block_content(struct check *c, const struct slot_view *sv,
 		       "%u, but the block is %s generation %u",
 		       sv->index, unit, cls, gen,
 		       BLK_USED(tag) ? "used at" : "free at", BLK_GEN(tag));
-	else if (back != sv->index)
+	else if (back != BLK_BACK_WORD(sv->index, c->t->epoch))
 		report(c,
-		       "slot %u: block %u of class %u points back at slot %u",
-		       sv->index, unit, cls, back);
+		       "slot %u: block %u of class %u points back at slot %u "
+		       "of a table of epoch %u (mod 16), not at this slot of "
+		       "epoch %u",
+		       sv->index, unit, cls, BLK_BACK_INDEX(back),
+		       BLK_BACK_EPOCH(back), c->t->epoch);
 	else if (len > c->kv->geo.value_max ||
 		 len > shmkv__block_capacity(c->kv, sv->value))
 		report(c,
@@ -340,8 +346,9 @@ static void check_value(struct check *c, const struct slot_view *sv)
 {
 	uint32_t ver = SLOT_VERSION(sv->state);
 
-	/* No growth freezes a word yet, and every NONE word has its mark. */
-	if (VAL_IS_FROZEN(sv->value) ||
+	/* Only a migrating table has frozen words, and every NONE word has
+	 * its mark. */
+	if ((VAL_IS_FROZEN(sv->value) && !c->migrating) ||
 	    (VAL_KIND(sv->value) == VAL_NONE &&
 	     !(sv->value & VAL_NONE_MARK))) {
 		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
@@ -402,6 +409,14 @@ static void check_member(struct check *c, const struct slot_view *sv)
 	if (sv->key_len > c->kv->geo.key_max) {
 		report(c, "slot %u: key length %u exceeds key_max %u",
 		       sv->index, sv->key_len, c->kv->geo.key_max);
+		return;
+	}
+	if (SLOT_EPOCH(sv->state) != c->t->epoch) {
+		report(c,
+		       "slot %u: state word 0x%016llx names the table of "
+		       "epoch %u, in the table of epoch %u",
+		       sv->index, (unsigned long long)sv->state,
+		       SLOT_EPOCH(sv->state), c->t->epoch);
 		return;
 	}
 	check_key(c, sv);
@@ -476,6 +491,10 @@ static void check_slot(struct check *c, uint32_t idx)
 	case SLOT_MEMBER:
 		check_member(c, &sv);
 		return;
+	case SLOT_MOVED: /* done, in a table that migrates */
+		if (c->migrating)
+			return;
+		/* fall through */
 	default:
 		report(c, "slot %u: state word 0x%016llx has no meaning", idx,
 		       (unsigned long long)sv.state);
@@ -622,6 +641,7 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 
 		for (uint32_t j = 0; j < n; j++) {
 			c.t = ts[j];
+			c.migrating = j + 1 < n;
 			for (uint64_t i = 0; i <= c.t->mask; i++)
 				check_slot(&c, (uint32_t)i);
 		}

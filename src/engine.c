@@ -21,6 +21,7 @@
 #include "expire.h"
 #include "fault.h"
 #include "intconv.h"
+#include "migrate.h"
 #include "owned.h"
 #include "tables.h"
 
@@ -43,6 +44,9 @@ struct run {
 	 * store only: a SETNX that finds the key set never pays for it. */
 	enum { INLINE_UNKNOWN, INLINE_NO, INLINE_YES } new_inline;
 	int64_t new_inline_val;
+	/* The life word whose growth this command has moved its key's old
+	 * window for (migrate.c), so that a retry does not again; 0: none. */
+	uint64_t moved_life;
 };
 
 static int64_t run_now(struct run *r)
@@ -393,6 +397,30 @@ static int attempt(struct run *r)
 	return commit(r, old, nv) ? 0 : 1;
 }
 
+/* An insert found no room in @k's window: the table grows, if it may (a
+ * growth may be under way already). Return: 0 (look again), -ENOSPC. */
+static int grow(struct run *r, const struct shmkv_key *k)
+{
+	/* The table @k was hashed for is the one the life word named (an
+	 * even generation: inserts during a growth go to the new table,
+	 * which cannot grow until the growth ends). */
+	return shmkv__grow_start(r->kv, SHMKV_LIFE_OF_GEN(2u * k->t->epoch));
+}
+
+/* An insert that landed this far from its key's home looks at the
+ * table's load, and starts a growth at three quarters (migrate.c), so
+ * that probe windows stay short and seldom fill. */
+#define SHMKV__GROW_DISTANCE 16u
+
+static void grow_if_crowded(struct run *r, const struct shmkv_key *k)
+{
+	uint32_t d = (r->ref.index - k->home) & k->t->mask;
+
+	if (d >= SHMKV__GROW_DISTANCE && shmkv__table_now(r->kv) == k->t &&
+	    shmkv__table_crowded(k->t))
+		(void)grow(r, k);
+}
+
 /* Missing key: ask decide(); if it stores, insert a slot for the key.
  * Return: 1 (r->ref is the key's slot), 0 (nothing to do), RELOOKUP (an
  * insert of the same key raced ours: find it), or -errno. */
@@ -412,13 +440,18 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	if (r->kv->readonly)
 		return -EROFS;
 	err = shmkv__insert(r->kv, k, &r->ref);
-	if (err == 1)
+	if (err == 1) {
 		r->inserted = r->ref;
-	/* No slot in the key's window: a store that evicts frees one there
-	 * and looks again (bounded by the command's retries). */
+		grow_if_crowded(r, k);
+	}
+	/* No slot in the key's window: the table grows (and the command
+	 * looks again, in the new one), or else a store that evicts frees
+	 * one there (bounded by the command's retries). */
+	if (err == -ENOSPC && grow(r, k) == 0)
+		err = 0;
 	if (err == -ENOSPC && shmkv__evict_in_window(r->kv, k))
 		err = 0;
-	return err == 0 ? RELOOKUP : err;
+	return err == 0 || err == -EAGAIN ? RELOOKUP : err;
 }
 
 int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
@@ -468,6 +501,8 @@ static int find(struct run *r, struct shmkv__keyref *ref,
 		return 1;
 	}
 	found = shmkv__lookup(r->kv, k, &r->ref);
+	if (found == -EAGAIN) /* a MOVED slot: look again from life */
+		return RELOOKUP;
 	if (found == 0)
 		found = on_missing(r, k);
 	if (found == 1) {
@@ -478,23 +513,23 @@ static int find(struct run *r, struct shmkv__keyref *ref,
 }
 
 /*
- * The key of @kr hashed into @k for the table commands use now, which
- * the reference remembers for next time (with no slot: one found in
- * another table is not where the key is now). Return: 0, or the removed
- * or corrupt store's error.
+ * The key of @kr hashed into @k for the table commands write in now,
+ * which the reference remembers for next time (with no slot: one found in
+ * another table is not where the key is now), and the tables in *@tabs.
+ * Return: 0, SHMKV__GROWING (tabs->old migrates into tabs->t), or the
+ * removed or corrupt store's error.
  */
 static int key_in_table(struct shmkv *kv, struct shmkv__keyref *kr,
-			struct shmkv_key *k)
+			struct shmkv_key *k, struct shmkv_tables *tabs)
 {
 	const struct shmkv_table *t = shmkv__table_now(kv);
-	struct shmkv_tables tabs;
+	int err = 0;
 
 	if (t == NULL) {
-		int err = shmkv__tables(kv, &tabs);
-
+		err = shmkv__tables(kv, tabs);
 		if (err < 0)
 			return err;
-		t = tabs.t;
+		t = tabs->t;
 	}
 	k->bytes = kr->key;
 	k->len = (uint32_t)kr->len;
@@ -508,6 +543,42 @@ static int key_in_table(struct shmkv *kv, struct shmkv__keyref *kr,
 	k->t = t;
 	k->hash32 = kr->hash32;
 	k->home = kr->home & t->mask;
+	return err;
+}
+
+/*
+ * A growth runs (@tabs, §5 of tests/model/migration-design.md). A command
+ * that may write helps it a bounded step, and moves its key's old window
+ * (once per growth), then works in the new table with @k. One that only
+ * reads answers from its key's old slot if that slot has not moved yet,
+ * else from the new table. Return: 0 (go on in the new table), 1 (the
+ * key's old slot is in r->ref: read it there), RELOOKUP, or an error.
+ */
+static int growing(struct run *r, const struct shmkv_tables *tabs,
+		   const struct shmkv_key *k)
+{
+	struct shmkv_key old = *k;
+	int err;
+
+	old.t = tabs->old;
+	old.home = k->home & tabs->old->mask;
+	if (r->op->read_only || r->kv->readonly) {
+		err = shmkv__migrate_lookup_old(r->kv, &old, &r->ref);
+		return err == -EAGAIN ? RELOOKUP : err;
+	}
+	if (r->moved_life == tabs->life)
+		return 0;
+	/* The window first: the step may end the growth, after which the
+	 * old table reads as zeros (a look at it would fault memory back). */
+	err = shmkv__migrate_window(r->kv, tabs, &old);
+	if (err == -EAGAIN)
+		return RELOOKUP;
+	if (err)
+		return err;
+	r->moved_life = tabs->life;
+	/* Another key's copy that finds no room stalls the growth, not this
+	 * command: only its own window's errors are its. */
+	(void)shmkv__migrate_step(r->kv, tabs);
 	return 0;
 }
 
@@ -530,8 +601,11 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 	r.klen = (uint32_t)kr->len;
 	err = -EAGAIN;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
-		int found = key_in_table(kv, kr, &k);
+		struct shmkv_tables tabs;
+		int found = key_in_table(kv, kr, &k, &tabs);
 
+		if (found == SHMKV__GROWING)
+			found = growing(&r, &tabs, &k);
 		if (found == 0)
 			found = find(&r, kr, &k);
 

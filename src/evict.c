@@ -122,7 +122,7 @@ int shmkv__evict_policy(const struct shmkv *kv)
 
 __thread uint32_t shmkv__rng_state __attribute__((tls_model("initial-exec")));
 
-static uint32_t rng(void)
+uint32_t shmkv__rng(void)
 {
 	/* Seeded by the thread's id, not by an address (evict.h's seed):
 	 * the samples of two threads then differ. */
@@ -130,6 +130,8 @@ static uint32_t rng(void)
 		shmkv__rng_state = shmkv__self_tid() * 2654435761u | 1u;
 	return shmkv__rng_next();
 }
+
+#define rng shmkv__rng
 
 static uint32_t access_clock(const struct shmkv *kv)
 {

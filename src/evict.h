@@ -64,6 +64,9 @@ int shmkv__evict_policy_store(struct shmkv_header_shm *h, int policy);
 extern __thread uint32_t shmkv__rng_state
 	__attribute__((tls_model("initial-exec")));
 
+/* A random number for sampling, from this thread's generator (seeded by
+ * its id on first use). */
+uint32_t shmkv__rng(void);
 static SHMKV__INLINE uint32_t shmkv__rng_next(void)
 {
 	uint32_t x = shmkv__rng_state;

@@ -142,6 +142,37 @@ uint64_t shmkv__table0_end(const struct shmkv_geometry *g)
 	return round_up(g->slots_offset + table_bytes(g, 0), alloc_unit(g));
 }
 
+uint64_t shmkv__table_start(const struct shmkv_geometry *g, uint32_t e)
+{
+	/* T(0) shares its first unit with the header: only from there. */
+	return e == 0 ? g->slots_offset : shmkv__table_offset(g, e);
+}
+
+uint64_t shmkv__table_end(const struct shmkv_geometry *g, uint32_t e)
+{
+	return round_up(shmkv__table_offset(g, e) + table_bytes(g, e),
+			alloc_unit(g));
+}
+
+/* The memory table T(@e) holds beyond the header's units. */
+static uint64_t table_alloc(const struct shmkv_geometry *g, uint32_t e)
+{
+	return shmkv__table_end(g, e) -
+	       round_up(shmkv__table_start(g, e), alloc_unit(g));
+}
+
+uint64_t shmkv__tables_extra(const struct shmkv_geometry *g, uint64_t life)
+{
+	uint64_t gen = SHMKV_LIFE_GEN(life), e = gen >> 1, sum;
+
+	if (e + (gen & 1) > g->epoch_max)
+		return 0; /* corrupt: reported elsewhere */
+	sum = table_alloc(g, (uint32_t)e);
+	if (gen & 1)
+		sum += table_alloc(g, (uint32_t)e + 1);
+	return sum - table_alloc(g, 0);
+}
+
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready)
 {
 	return g->pages_offset +

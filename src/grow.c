@@ -85,6 +85,30 @@ int shmkv__memory_allocate(int fd, unsigned char *base,
 	return err ? err : allocate(fd, pages_from, pages_to);
 }
 
+int shmkv__table_allocate(const struct shmkv *kv, uint32_t e)
+{
+	uint64_t from = shmkv__table_start(&kv->geo, e);
+	uint64_t to = shmkv__table_end(&kv->geo, e);
+
+	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES)
+		fault_in(kv->base, from, to);
+	return allocate(kv->fd, from, to);
+}
+
+void shmkv__table_punch(const struct shmkv *kv, uint32_t e)
+{
+	uint64_t from = shmkv__table_start(&kv->geo, e);
+	uint64_t to = shmkv__table_end(&kv->geo, e);
+	int r;
+
+	/* Failing leaves memory in use, never a wrong answer: nothing reads
+	 * a table below the live ones (tests/model/migration-design.md §7). */
+	do
+		r = fallocate(kv->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)from, (off_t)(to - from));
+	while (r != 0 && errno == EINTR);
+}
+
 /* The shared pages_ready word. */
 static uint32_t *ready_word(const struct shmkv *kv)
 {
@@ -128,15 +152,20 @@ uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv)
 	return ready;
 }
 
-/* The live limit, in pages: max_memory's worth, within the reservation. */
+/* The live limit, in pages: max_memory's worth, within the reservation,
+ * less what the table has grown by. */
 static uint32_t pages_limit(const struct shmkv *kv)
 {
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
 	/* Relaxed: a limit read when deciding to grow; a change of it made
 	 * concurrently may or may not apply to this growth. */
-	uint64_t max = shmkv__load_relaxed(
-		&((struct shmkv_header_shm *)kv->base)->max_memory);
+	uint64_t max = shmkv__load_relaxed(&h->max_memory);
+	/* Relaxed: the table's size now, as for the limit. */
+	uint64_t extra = shmkv__tables_extra(&kv->geo,
+					     shmkv__load_relaxed(&h->life));
 
-	return shmkv__pages_within(&kv->geo, max);
+	return shmkv__pages_within(&kv->geo, max > extra ? max - extra : 0);
 }
 
 uint32_t shmkv__pages_max(const struct shmkv *kv)

@@ -283,6 +283,14 @@ uint64_t shmkv__head_end(const struct shmkv_geometry *g, uint32_t ready);
  * last, at whole allocation units), and where T(0)'s allocation ends. */
 uint64_t shmkv__table_offset(const struct shmkv_geometry *g, uint32_t e);
 uint64_t shmkv__table0_end(const struct shmkv_geometry *g);
+/* The bytes of table T(@e) that a growth allocates and its end gives back
+ * ([start, end): whole allocation units but for T(0)'s start, which
+ * shares a unit with the header). */
+uint64_t shmkv__table_start(const struct shmkv_geometry *g, uint32_t e);
+uint64_t shmkv__table_end(const struct shmkv_geometry *g, uint32_t e);
+/* What the live tables of life word @life take beyond T(0) (the
+ * footprint below counts T(0)): 0 before the first growth. */
+uint64_t shmkv__tables_extra(const struct shmkv_geometry *g, uint64_t life);
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready);
 uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready);
 /* The most pages ready whose footprint fits in @max_memory (at most
@@ -466,6 +474,10 @@ uint32_t shmkv__page_class(const struct shmkv *kv, uint32_t page);
 int shmkv__memory_allocate(int fd, unsigned char *base,
 			   const struct shmkv_geometry *g, uint32_t from,
 			   uint32_t to);
+/* Allocates table T(@e) (0, or -ENOSPC: the system has no memory for
+ * it), and gives a table's memory back (its end, migrate.c). */
+int shmkv__table_allocate(const struct shmkv *kv, uint32_t e);
+void shmkv__table_punch(const struct shmkv *kv, uint32_t e);
 /* Reads the shared pages_ready into @kv's copy (clamped to the
  * reservation). Return: the pages ready. */
 uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv);

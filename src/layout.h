@@ -299,6 +299,10 @@ enum shmkv_slot_state {
 	SLOT_INSERTING = 2,
 	SLOT_MEMBER = 3,
 	SLOT_COLLIDED = 4,
+	/* The slot's table is migrating into the next one (migrate.c), and
+	 * this slot is done: its key, if it had one with a value, is there
+	 * now. Terminal: nobody claims, recycles or decides it. */
+	SLOT_MOVED = 5,
 };
 #define SLOT_STATE(w)	((unsigned)((w)&7u))
 #define SLOT_PID(w)	((uint32_t)(((w) >> 3) & 0x1fffffffu))

@@ -94,12 +94,17 @@ static SHMKV__INLINE bool shmkv__key_equal(const struct shmkv_slot_shm *s,
 	return shmkv__bytes_equal(s->key, k->bytes, k->len);
 }
 
+/* shmkv__slot_holds_at: the slot is MOVED (migrate.c: its table is being
+ * given up for the next one, where the key may be now). */
+#define SHMKV__SLOT_MOVED 2
+
 /*
  * Does slot @s hold @k in one of the states of @states? The key bytes are
  * stable for as long as the state word is unchanged (a slot's key is only
  * rewritten after a version bump), so the state is read before and after
  * the compare.
- * Return: 1 (yes, *@w is the state), 0 (no), -EAGAIN (kept changing).
+ * Return: 1 (yes, *@w is the state), 0 (no), SHMKV__SLOT_MOVED (not in
+ * @states, MOVED), -EAGAIN (kept changing).
  */
 static SHMKV__INLINE int shmkv__slot_holds_at(struct shmkv_slot_shm *s,
 					      const struct shmkv_key *k,
@@ -112,7 +117,8 @@ static SHMKV__INLINE int shmkv__slot_holds_at(struct shmkv_slot_shm *s,
 		bool eq;
 
 		if (!SHMKV__IN_SET(SLOT_STATE(w1), states))
-			return 0;
+			return SLOT_STATE(w1) == SLOT_MOVED ? SHMKV__SLOT_MOVED
+							    : 0;
 		eq = shmkv__key_equal(s, k);
 		/* Acquire fence: the compare completes before the re-read. */
 		shmkv__fence_acquire();
@@ -161,7 +167,8 @@ static SHMKV__INLINE int shmkv__slot_holds(uint32_t idx,
 
 /* Finds @k's MEMBER slot. Return: 1 and *@ref (and the slot in *@slot),
  * 0 (absent: no MEMBER slot held it during the scan), -EAGAIN (a slot kept
- * changing under us). */
+ * changing under us, or a MOVED slot was met: the table is migrating, and
+ * the key may be in the next one; look again from the life word). */
 static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 					    const struct shmkv_key *k,
 					    struct shmkv_slot_ref *ref,
@@ -182,8 +189,8 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 		uint64_t w;
 		int r = shmkv__slot_holds_at(s, k, 1u << SLOT_MEMBER, &w);
 
-		if (r < 0)
-			return r;
+		if (__builtin_expect(r < 0 || r == SHMKV__SLOT_MOVED, 0))
+			return -EAGAIN;
 		if (r) {
 			ref->t = t;
 			ref->index = idx;
@@ -195,26 +202,35 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 	return 0;
 }
 
-/*
- * May a command that found no slot of its key in table @t, which it took
- * from shmkv__table_now, answer from that miss? Yes while the life word
- * is still the one that named @t, or a growth has only begun since (the
- * old table is intact until that growth's end). Otherwise @t may have
- * been given back (punched: it reads as zeros, a miss) and the command
- * must start again (tests/model/migration-design.md, §7 rule 3).
- */
-static SHMKV__INLINE bool shmkv__miss_stands(const struct shmkv *kv,
-					     const struct shmkv_table *t)
+/* Is table @t still live (not yet given back: the generation is below
+ * 2e + 2, the end of the growth out of it)? After a full barrier or an
+ * acquire fence, a relaxed load of the life word. */
+static SHMKV__INLINE bool shmkv__table_live(const struct shmkv *kv,
+					    const struct shmkv_table *t)
 {
 	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
 						   kv->base;
 
+	return shmkv__load_relaxed(&h->life) <
+	       SHMKV_LIFE_OF_GEN(2u * t->epoch + 2u);
+}
+
+/*
+ * May a command that found no slot of its key in table @t (the last table
+ * it scanned) answer from that miss? Yes while @t is still live: T(x) is
+ * given back (punched: it reads as zeros, a miss) only once the
+ * generation reaches 2x + 2, the end of the growth out of it. Otherwise
+ * the command must start again (tests/model/migration-design.md, §7 rule
+ * 3).
+ */
+static SHMKV__INLINE bool shmkv__miss_stands(const struct shmkv *kv,
+					     const struct shmkv_table *t)
+{
 	/* Acquire fence, then relaxed: the scan's loads of the table are
 	 * done before this load, so a finish (and its punch) that they may
 	 * have seen is seen here. */
 	shmkv__fence_acquire();
-	return shmkv__load_relaxed(&h->life) - SHMKV_LIFE_OF_GEN(2u * t->epoch) <=
-	       SHMKV_LIFE_OF_GEN(1u);
+	return shmkv__table_live(kv, t);
 }
 
 /* The same, without the slot. */

@@ -198,7 +198,14 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 	/* Relaxed: a setting, read as it is now. */
 	st->max_memory = shmkv__load_relaxed(
 		&((const struct shmkv_header_shm *)kv->base)->max_memory);
-	st->memory_bytes = shmkv__footprint(&kv->geo, st->pages);
+	/* Relaxed: the table's size as it is now. */
+	st->memory_bytes = shmkv__footprint(&kv->geo, st->pages) +
+			   shmkv__tables_extra(
+				   &kv->geo,
+				   shmkv__load_relaxed(
+					   &((const struct shmkv_header_shm *)
+						     kv->base)
+						    ->life));
 	st->evict_policy = (uint32_t)shmkv__evict_policy(kv);
 	/* Relaxed: a count, read as it is now. */
 	st->evicted = shmkv__load_relaxed(

@@ -107,13 +107,22 @@ again:
 		if (j == i)
 			continue;
 		r = shmkv__slot_holds(j, k, LIVE_KEY_STATES, &wj);
+		/* Full-barrier CASes throughout: each decides a slot once. */
+		collided_i = SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wi));
+		if (r == SHMKV__SLOT_MOVED) {
+			/* The table migrates: the key may be in the next one
+			 * already (its window is moved from its home on), so
+			 * no insert here may become a MEMBER. Ours looks again
+			 * from the life word (tests/model/migration-design.md
+			 * §4). */
+			shmkv__cas_full(state_i, wi, collided_i);
+			return 0;
+		}
 		if (r <= 0) {
 			if (r < 0)
 				return r;
 			continue;
 		}
-		/* Full-barrier CASes throughout: each decides a slot once. */
-		collided_i = SLOT_WORD(SLOT_COLLIDED, 0, SLOT_VERSION(wi));
 		if (SLOT_STATE(wj) == SLOT_MEMBER) {
 			shmkv__cas_full(state_i, wi, collided_i);
 			return 0;
@@ -237,7 +246,16 @@ static uint64_t try_claim(struct shmkv *kv, const struct shmkv_table *t,
 		return 0;
 	/* Full barrier: the claim is ours before we write the key. */
 	uint64_t busy = SLOT_WORD(SLOT_BUSY, pid, SLOT_VERSION(w));
-	return shmkv__cas_full(state, w, busy) == w ? busy : 0;
+	if (shmkv__cas_full(state, w, busy) != w)
+		return 0;
+	/* A zero word is a slot's first use, or memory a growth gave back
+	 * (punched: it reads as zeros). The claim was of live memory iff
+	 * the table is still live after it (the CAS orders this load after
+	 * it): otherwise abandon it, writing nothing more
+	 * (tests/model/migration-design.md §7 rule 2). */
+	if (w == 0 && !shmkv__table_live(kv, t))
+		return 0;
+	return busy;
 }
 
 /* publish(): the slot's area is held by a writer of an earlier key there. */

@@ -395,14 +395,18 @@ Test(shmctl_evict, restore_refuses_an_unknown_policy_in_the_header)
  * has the dump's policy. */
 static void write_24_keys(const char *path, const char *policy)
 {
+	struct shmkv_config cfg = tu_config(16, 16, 64, 16);
 	FILE *f = fopen(path, "w");
 
+	/* A store of this config created from the dump stays at its initial
+	 * size: its table cannot grow, and 16 slots hold fewer than 24. */
+	cfg.value_memory = 196608;
 	cr_assert_not_null(f);
 	fprintf(f,
 		"SHMKV-DUMP 1 slots=16 key_max=16 value_max=64 probe_limit=16 "
-		"value_memory=196608 max_memory=1048576 evict_policy=%s "
+		"value_memory=196608 max_memory=%" PRIu64 " evict_policy=%s "
 		"mode=0600\n",
-		policy);
+		tu_initial_footprint(&cfg), policy);
 	for (int i = 0; i < 24; i++)
 		fprintf(f, "\"k%d\" \"v\" -1\n", i);
 	fprintf(f, "END 24\n");

@@ -1,0 +1,497 @@
+/*
+ * migrate.c - online growth of the table (issue 13): table T(e) migrates
+ * into T(e + 1), twice its size, while every command keeps running. The
+ * protocol, why it is linearizable and crash-safe, and the spin model
+ * that checks it are in tests/model/migration-design.md; the section
+ * numbers below are that file's.
+ *
+ * In short: a grower allocates T(e + 1) and flips the life word from even
+ * 2e to odd 2e + 1 (§3). From then on every old slot is moved exactly
+ * once, by whoever comes first: its value word is frozen (no CAS may
+ * replace it any more), copied into T(e + 1), and its state word sealed
+ * MOVED, which is terminal (§4). Writers move their key's old window
+ * before they write in T(e + 1) (§5); everyone sweeps a bounded chunk per
+ * command, behind a frontier that passes only slots it has seen MOVED
+ * (§6). The helper that moves the frontier past the last old slot flips
+ * the life word to 2e + 2 and gives the old tables' memory back (§7).
+ * Every step is one CAS that anyone can redo, so a process killed
+ * anywhere leaves a state that the next one finishes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "area.h"
+#include "atomic.h"
+#include "commit.h"
+#include "evict.h"
+#include "expire.h"
+#include "fault.h"
+#include "lookup.h"
+#include "migrate.h"
+#include "owned.h"
+#include "wait.h"
+
+/* A cursor word: (generation << 32) | old slot index. */
+#define CURSOR(gen, idx) (((uint64_t)(gen) << 32) | (uint32_t)(idx))
+#define CURSOR_GEN(c)	 ((c) >> 32)
+#define CURSOR_IDX(c)	 ((uint32_t)(c))
+
+static struct shmkv_header_shm *header(const struct shmkv *kv)
+{
+	return (struct shmkv_header_shm *)kv->base;
+}
+
+/* Slots a look at the table's load samples, and the load (in 256ths) at
+ * which a crowded insert starts a growth. */
+#define LOAD_SAMPLES 128u
+#define LOAD_GROW    192u /* three quarters */
+
+bool shmkv__table_crowded(const struct shmkv_table *t)
+{
+	uint32_t taken = 0;
+
+	for (uint32_t n = 0; n < LOAD_SAMPLES; n++) {
+		/* Relaxed: an estimate; nothing is read through it. */
+		uint64_t w = shmkv__load_relaxed(
+			&shmkv__slot(t, shmkv__rng())->state);
+
+		taken += SLOT_STATE(w) != SLOT_EMPTY &&
+			 SLOT_STATE(w) != SLOT_COLLIDED;
+	}
+	return taken * 256u >= LOAD_GROW * LOAD_SAMPLES;
+}
+
+int shmkv__grow_start(struct shmkv *kv, uint64_t life)
+{
+	struct shmkv_header_shm *h = header(kv);
+	uint64_t gen = SHMKV_LIFE_GEN(life), e = gen >> 1, c;
+	uint64_t grown = SHMKV_LIFE_OF_GEN(gen + 1);
+	/* Relaxed: a setting, read as growth decides (as pages_grow's). */
+	uint64_t max = shmkv__load_relaxed(&h->max_memory);
+	int err;
+
+	if (life & SHMKV_LIFE_REMOVED)
+		return -ESTALE;
+	if (gen & 1)
+		return 0; /* a growth runs already */
+	if (kv->readonly)
+		return -EROFS;
+	/* Relaxed: a filter (the flip's CAS decides): a grower that saw an
+	 * older table allocates nothing. */
+	if (shmkv__load_relaxed(&h->life) != life)
+		return 0;
+	if (e + 1 > kv->geo.epoch_max ||
+	    shmkv__footprint(&kv->geo, shmkv__pages_ready(kv)) +
+			    shmkv__tables_extra(&kv->geo, grown) >
+		    max)
+		return -ENOSPC;
+	/* The table is zero when allocated, and zero is a fresh slot: EMPTY
+	 * at version 0, bound 0, area free. Nothing writes it before the
+	 * flip, and no table is ever used twice. */
+	err = shmkv__table_allocate(kv, (uint32_t)e + 1);
+	if (err) {
+		shmkv__table_punch(kv, (uint32_t)e + 1);
+		return -ENOSPC;
+	}
+	SHMKV_CRASH_POINT("grow_fallocated");
+	/* The cursors from whatever an earlier growth left (a grower that
+	 * dies here leaves them to the next one). Relaxed load: the CAS
+	 * checks it. Full-barrier CASes: ordered before the flip, so that
+	 * whoever reads the odd life word reads these cursors. */
+	for (uint64_t *cur = &h->grow_front; cur <= &h->grow_claim; cur++)
+		/* Never back to an older generation: a stale grower must
+		 * not reset the cursors of a growth already under way. */
+		for (c = shmkv__load_relaxed(cur);
+		     CURSOR_GEN(c) < gen + 1 &&
+		     shmkv__cas_full(cur, c, CURSOR(gen + 1, 0)) != c;
+		     c = shmkv__load_relaxed(cur))
+			;
+	/* Full barrier: the flip publishes the table and the cursors. A
+	 * loser (another grower, or a removal) looks again. */
+	if (shmkv__cas_full(&h->life, life, grown) == life)
+		SHMKV_CRASH_POINT("grow_flipped");
+	return 0;
+}
+
+/* The INT word @v re-tagged for the slot of state word @sn (a pin's block
+ * first made to point back at that slot, §11). */
+static uint64_t copy_int(struct shmkv *kv, uint64_t v, uint32_t from_back,
+			 uint32_t to_back, uint64_t sn)
+{
+	int64_t i = VAL_INT_VALUE(v);
+	uint32_t unit, tag, cls;
+	struct shmkv_block_shm *b;
+
+	/* A pin (a lock cell, owned.c) keeps its block alive through the
+	 * block's back-pointer: moved before the pin is, so that the block
+	 * always names a slot that holds its pin. Any other integer, or a
+	 * pin whose block names another slot, is copied as it is. */
+	if (val_pin_decode(i, &unit, &tag) &&
+	    (b = shmkv__block_at(kv, unit, &cls)) != NULL)
+		/* Full barrier: ordered before the copy's CAS, which
+		 * publishes the pin in the new slot. */
+		(void)shmkv__cas32_full(&b->slot, from_back, to_back);
+	return VAL_INT_WORD(SLOT_VERSION(sn), i);
+}
+
+/* Value @v (a string: a block or inline bytes of old slot @s, which state
+ * word @w validates) re-encoded for new slot @n (state @sn) as a new
+ * block or inline bytes, in *@nv, with the area claim in *@held.
+ * Return: 0, 1 (@v has expired: copy nothing), -ENOMEM, -EBADMSG. */
+static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
+		      uint64_t v, struct shmkv_slot_shm *n, uint64_t sn,
+		      uint32_t n_back, uint32_t klen, uint64_t *nv,
+		      uint64_t *held)
+{
+	unsigned char bytes[VAL_INLINE_MAX];
+	struct shmkv_block_view view;
+	struct shmkv_block_shm *b;
+	uint64_t x = shmkv__load_relaxed(&n->value);
+	int err;
+
+	*held = 0;
+	if (VAL_KIND(v) == VAL_INLINE) {
+		/* Frozen, the word names its bytes until the old table is
+		 * given back: no writer touches a named region, and a state
+		 * still @w after the copy proves the memory was not. */
+		if (shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
+				       sizeof(bytes), NULL, 0, NULL) != 0)
+			return -EBADMSG;
+		shmkv__fence_acquire();
+		if (shmkv__load_relaxed(&s->state) != w)
+			return 1; /* moved by someone: nothing to copy */
+		*nv = shmkv__area_stage(kv, n, sn, klen, x, bytes,
+					VAL_INLINE_LEN(v), held);
+		if (*nv != 0)
+			return 0;
+		view.len = VAL_INLINE_LEN(v);
+		view.deadline_ms = 0;
+	} else {
+		/* A frozen word's block is freed only by the winner of the
+		 * slot's MOVED: its bytes are stable while we copy. */
+		err = shmkv__block_read(kv, v, NULL, 0, &view);
+		if (err)
+			return err == SHMKV__STALE ? -EBADMSG : err;
+		if (view.deadline_ms != 0 &&
+		    shmkv__expired(view.deadline_ms, shmkv__now_ms()))
+			return 1;
+	}
+	err = shmkv__value_alloc_reaping(kv, view.len, nv, &b);
+	if (err)
+		return err;
+	if (VAL_KIND(v) == VAL_INLINE)
+		memcpy(b->data, bytes, view.len);
+	else if (shmkv__block_read(kv, v, b->data, view.len, &view) != 0)
+		err = -EBADMSG;
+	if (err) {
+		shmkv__value_free(kv, *nv);
+		return err;
+	}
+	shmkv__block_seal(b, view.len, view.deadline_ms, n_back);
+	return 0;
+}
+
+/* Gives back what copy_bytes made for a copy that did not land. */
+static void copy_undo(struct shmkv *kv, struct shmkv_slot_shm *n, uint64_t nv,
+		      uint64_t held)
+{
+	if (held != 0)
+		shmkv__area_release(n, held, false);
+	else if (VAL_KIND(nv) == VAL_BLOCK)
+		shmkv__value_free(kv, nv);
+}
+
+/*
+ * Copies frozen value @v of old slot @s (index @idx, MEMBER word @w) into
+ * the new table (§4, "The copy"): finds or inserts its key there and CASes
+ * the value, re-encoded, over the FRESH word it finds, unless @s is MOVED
+ * meanwhile (then someone else copied it). Return: 0, or -ENOSPC,
+ * -ENOMEM (no room: the slot stays frozen, its key readable but not
+ * writable, and the migration waits for room), -EBADMSG.
+ */
+static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
+		struct shmkv_slot_shm *s, uint32_t idx, uint64_t w, uint64_t v)
+{
+	unsigned char key[SHMKV_KEY_MAX_LIMIT];
+	/* Relaxed: the key bytes are stable while the state is @w, which
+	 * the acquire fence and re-read below check. */
+	uint32_t klen = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
+	struct shmkv_slot_ref ref, mine = { NULL, 0, 0 };
+	struct shmkv_key k;
+	int err = -EAGAIN;
+
+	if (klen > kv->geo.key_max)
+		return -EBADMSG;
+	memcpy(key, s->key, klen);
+	shmkv__fence_acquire();
+	if (shmkv__load_relaxed(&s->state) != w)
+		return 0;
+	shmkv__key_init(kv, tabs->t, &k, key, klen);
+	for (uint32_t tries = 0; tries < SHMKV_RETRY_MAX; tries++) {
+		struct shmkv_slot_shm *n;
+		uint64_t x, nv, held = 0;
+		int r;
+
+		/* Acquire: pairs with the MOVED CAS of whoever finished. */
+		if (shmkv__load_acquire(&s->state) != w) {
+			err = 0;
+			break;
+		}
+		r = shmkv__lookup(kv, &k, &ref);
+		if (r == 0) {
+			r = shmkv__insert(kv, &k, &ref);
+			if (r == 1 && mine.state == 0)
+				mine = ref;
+			if (r == 0 || r == -EAGAIN)
+				continue;
+		}
+		if (r < 0) {
+			err = r;
+			if (r == -EAGAIN)
+				continue;
+			break;
+		}
+		n = shmkv__slot(ref.t, ref.index);
+		/* Acquire, then the state: as attempt() reads a value. */
+		x = shmkv__load_acquire(&n->value);
+		if (!shmkv__slot_still(&ref))
+			continue;
+		if (VAL_IS_DEAD(x)) {
+			shmkv__slot_reclaim(kv, ref.t, ref.index, ref.state,
+					    false);
+			continue;
+		}
+		if (!VAL_IS_FRESH(x) || VAL_IS_FROZEN(x)) {
+			err = 0; /* copied already, or written after MOVED */
+			break;
+		}
+		if (VAL_KIND(v) == VAL_INT) {
+			nv = copy_int(kv, v, BLK_BACK_OF(idx, w),
+				      BLK_BACK_OF(ref.index, ref.state),
+				      ref.state);
+		} else {
+			r = copy_bytes(kv, s, w, v, n, ref.state,
+				       BLK_BACK_OF(ref.index, ref.state), klen,
+				       &nv, &held);
+			if (r == 1) {
+				err = 0; /* expired, or moved: nothing to copy */
+				break;
+			}
+			if (r < 0) {
+				err = r;
+				break;
+			}
+		}
+		/* Acquire: a slot MOVED since is someone else's copy, which a
+		 * late CAS of ours must not overwrite (a deleted key would
+		 * come back). */
+		if (shmkv__load_acquire(&s->state) != w) {
+			copy_undo(kv, n, nv, held);
+			err = 0;
+			break;
+		}
+		/* Full barrier: publishes the copy (blocks and bytes first);
+		 * ordered before the MOVED CAS that follows. */
+		if (shmkv__commit_word(kv, n, x, nv, held, 0)) {
+			SHMKV_CRASH_POINT("copied");
+			err = 0;
+			break;
+		}
+		if (held == 0 && VAL_KIND(nv) == VAL_BLOCK)
+			shmkv__value_free(kv, nv);
+	}
+	/* A slot we inserted that no copy landed in: given back. */
+	if (mine.state != 0)
+		shmkv__insert_undo(&mine);
+	return err;
+}
+
+/* After the MOVED CAS: the waiters of the old slot (safe locks) wake and
+ * find the key again through the life word. */
+static void wake_moved(struct shmkv_slot_shm *s)
+{
+	if (shmkv__wait_marked(&s->wait))
+		shmkv__wake(&s->wait);
+}
+
+/*
+ * Moves old slot @idx (§4): seals a slot that holds no value, freezes and
+ * copies one that does, then seals it MOVED. Each step is one CAS that
+ * anyone may redo. Return: 0 (MOVED), or copy()'s error.
+ */
+static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
+			uint32_t idx)
+{
+	struct shmkv_slot_shm *s = shmkv__slot(tabs->old, idx);
+
+	for (uint32_t tries = 0; tries < SHMKV_RETRY_MAX; tries++) {
+		/* Acquire: pairs with the CAS that made the state. */
+		uint64_t w = shmkv__load_acquire(&s->state), v;
+		uint64_t moved = SLOT_WORD(SLOT_MOVED, 0, SLOT_VERSION(w));
+		int err;
+
+		if (SLOT_STATE(w) == SLOT_MOVED)
+			return 0;
+		if (SLOT_STATE(w) != SLOT_MEMBER) {
+			/* No key with a value: sealed, whoever holds the
+			 * claim or the insert, live or dead (their next CAS
+			 * expects the old word). Full barrier: MOVED is seen
+			 * only after everything before it. */
+			if (shmkv__cas_full(&s->state, w, moved) == w) {
+				SHMKV_CRASH_POINT("sealed");
+				return 0;
+			}
+			continue;
+		}
+		/* Acquire, acquire: the value is this incarnation's if the
+		 * state is unchanged after it. */
+		v = shmkv__load_acquire(&s->value);
+		if (shmkv__load_acquire(&s->state) != w)
+			continue;
+		if (VAL_IS_DEAD(v) && !VAL_IS_FROZEN(v)) {
+			/* Half given back: its key has no value. */
+			if (shmkv__cas_full(&s->state, w, moved) == w)
+				return 0;
+			continue;
+		}
+		if (!VAL_IS_FROZEN(v)) {
+			/* Full barrier: no CAS replaces the word after this;
+			 * one before it is carried by the copy. */
+			if (shmkv__cas_full(&s->value, v, v | VAL_FROZEN_BIT) !=
+			    v)
+				continue;
+			SHMKV_CRASH_POINT("frozen");
+			v |= VAL_FROZEN_BIT;
+		}
+		if (VAL_KIND(v) != VAL_NONE) {
+			err = copy(kv, tabs, s, idx, w, v);
+			if (err)
+				return err; /* the slot stays frozen */
+		}
+		/* Full barrier: a reader that sees MOVED sees the copy. */
+		if (shmkv__cas_full(&s->state, w, moved) != w)
+			continue;
+		SHMKV_CRASH_POINT("moved");
+		wake_moved(s);
+		/* The old value's block: nobody names it any more (the copy
+		 * has a block of its own, §10). */
+		if (VAL_KIND(v) == VAL_BLOCK)
+			shmkv__value_free(kv, v & ~VAL_FROZEN_BIT);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
+			  const struct shmkv_key *k)
+{
+	uint32_t bound;
+	int err = migrate_slot(kv, tabs, k->home);
+
+	if (err)
+		return err;
+	/* Read after the home is MOVED: an insert in the old table that
+	 * completes later finds MOVED in its duplicate check and collides,
+	 * and one that raised the bound before is under it (§4). */
+	bound = shmkv__probe_bound(kv, k);
+	for (uint32_t d = 1; d < bound && err == 0; d++)
+		err = migrate_slot(kv, tabs, (k->home + d) & tabs->old->mask);
+	return err;
+}
+
+/* Moves old slots [@from, @from + CHUNK). Return: 0, or an error. */
+static int migrate_chunk(struct shmkv *kv, const struct shmkv_tables *tabs,
+			 uint32_t from)
+{
+	uint64_t n_old = tabs->old->mask + 1ull;
+
+	for (uint64_t i = from; i < from + SHMKV__MIGRATE_CHUNK && i < n_old;
+	     i++) {
+		int err = migrate_slot(kv, tabs, (uint32_t)i);
+
+		if (err)
+			return err;
+		/* A mover that died between its MOVED and its wake. */
+		wake_moved(shmkv__slot(tabs->old, (uint32_t)i));
+	}
+	return 0;
+}
+
+/* Every old slot is MOVED: the new table is the table (§6), and the old
+ * ones' memory goes back (§7). */
+static void finish(struct shmkv *kv, const struct shmkv_tables *tabs)
+{
+	uint64_t gen = SHMKV_LIFE_GEN(tabs->life);
+
+	/* Full barrier: after every MOVED this helper saw; before the punch,
+	 * which a stalled process notices by re-reading life (§7). */
+	if (shmkv__cas_full(&header(kv)->life, tabs->life,
+			    SHMKV_LIFE_OF_GEN(gen + 1)) != tabs->life)
+		return;
+	SHMKV_CRASH_POINT("finished");
+	/* Every table below the new one: the old one, and any page of an
+	 * older one that a stalled process faulted back in. */
+	for (uint32_t e = 0; e <= tabs->old->epoch; e++)
+		shmkv__table_punch(kv, e);
+	SHMKV_CRASH_POINT("punched");
+}
+
+int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs)
+{
+	struct shmkv_header_shm *h = header(kv);
+	uint64_t gen = SHMKV_LIFE_GEN(tabs->life), f, c;
+	uint64_t n_old = tabs->old->mask + 1ull;
+	int err;
+
+	/* Full barrier (fetch-and-add; only atomicity is needed): a hint
+	 * that spreads helpers over the table. Progress never depends on
+	 * it. */
+	c = shmkv__add_full(&h->grow_claim, SHMKV__MIGRATE_CHUNK);
+	if (CURSOR_GEN(c) == gen && CURSOR_IDX(c) < n_old) {
+		err = migrate_chunk(kv, tabs, CURSOR_IDX(c));
+		if (err)
+			return err;
+	}
+	/* Acquire: pairs with the frontier's CAS, so the chunks behind it
+	 * are seen MOVED. */
+	f = shmkv__load_acquire(&h->grow_front);
+	if (CURSOR_GEN(f) != gen)
+		return 0; /* a later growth's, or not yet this one's */
+	if (CURSOR_IDX(f) < n_old) {
+		err = migrate_chunk(kv, tabs, CURSOR_IDX(f));
+		if (err)
+			return err;
+		/* Full barrier: whoever reads the new frontier sees the
+		 * chunk's MOVED words. Failing: someone else moved it. */
+		if (shmkv__cas_full(&h->grow_front, f,
+				    f + SHMKV__MIGRATE_CHUNK) == f)
+			SHMKV_CRASH_POINT("front");
+		f = shmkv__load_acquire(&h->grow_front);
+	}
+	if (CURSOR_GEN(f) == gen && CURSOR_IDX(f) >= n_old)
+		finish(kv, tabs);
+	return 0;
+}
+
+int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
+			      struct shmkv_slot_ref *ref)
+{
+	const struct shmkv_table *t = k->t;
+	uint32_t bound = shmkv__probe_bound(kv, k);
+
+	for (uint32_t d = 0; d < bound; d++) {
+		uint32_t idx = (k->home + d) & t->mask;
+		uint64_t w;
+		int r = shmkv__slot_holds(idx, k, 1u << SLOT_MEMBER, &w);
+
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			ref->t = t;
+			ref->index = idx;
+			ref->state = w;
+			return 1;
+		}
+	}
+	return 0;
+}
