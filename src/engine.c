@@ -571,10 +571,8 @@ static int growing(struct run *r, const struct shmkv_tables *tabs,
 	/* The window first: the step may end the growth, after which the
 	 * old table reads as zeros (a look at it would fault memory back). */
 	err = shmkv__migrate_window(r->kv, tabs, &old);
-	if (err == -EAGAIN)
-		return RELOOKUP;
-	if (err)
-		return err;
+	if (err < 0)
+		return err == -EAGAIN ? RELOOKUP : err;
 	r->moved_life = tabs->life;
 	/* Another key's copy that finds no room stalls the growth, not this
 	 * command: only its own window's errors are its. */
@@ -604,8 +602,11 @@ int shmkv__run_ref(struct shmkv *kv, struct shmkv_keyref *ref,
 		struct shmkv_tables tabs;
 		int found = key_in_table(kv, kr, &k, &tabs);
 
+		/* growing(): 1 is the key's slot in the old table. */
 		if (found == SHMKV__GROWING)
 			found = growing(&r, &tabs, &k);
+		else if (found > 0)
+			found = -EBADMSG; /* key_in_table has no other */
 		if (found == 0)
 			found = find(&r, kr, &k);
 

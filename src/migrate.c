@@ -202,6 +202,43 @@ static void copy_undo(struct shmkv *kv, struct shmkv_slot_shm *n, uint64_t nv,
 }
 
 /*
+ * The new table's slot of key @k, found or inserted, in *@ref; a slot we
+ * inserted first in *@mine. Return: 1, 0 (look again), or -ENOSPC (the
+ * key's window in the new table is full), -EROFS.
+ */
+static int copy_target(struct shmkv *kv, const struct shmkv_key *k,
+		       struct shmkv_slot_ref *ref, struct shmkv_slot_ref *mine)
+{
+	int r = shmkv__lookup(kv, k, ref);
+
+	if (r != 0)
+		return r == -EAGAIN ? 0 : r;
+	r = shmkv__insert(kv, k, ref);
+	if (r == 1 && mine->state == 0)
+		*mine = *ref;
+	return r == -EAGAIN ? 0 : r;
+}
+
+/* Value @v of old slot @s (index @idx, MEMBER word @w) re-encoded for new
+ * slot @ref (@n), in *@nv with an area claim in *@held. Return: 0, 1
+ * (nothing to copy: expired, or moved meanwhile), -ENOMEM, -EBADMSG. */
+static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s,
+		       uint32_t idx, uint64_t w, uint64_t v,
+		       const struct shmkv_slot_ref *ref,
+		       struct shmkv_slot_shm *n, uint32_t klen, uint64_t *nv,
+		       uint64_t *held)
+{
+	uint32_t n_back = BLK_BACK_OF(ref->index, ref->state);
+
+	*held = 0;
+	if (VAL_KIND(v) == VAL_INT) {
+		*nv = copy_int(kv, v, BLK_BACK_OF(idx, w), n_back, ref->state);
+		return 0;
+	}
+	return copy_bytes(kv, s, w, v, n, ref->state, n_back, klen, nv, held);
+}
+
+/*
  * Copies frozen value @v of old slot @s (index @idx, MEMBER word @w) into
  * the new table (§4, "The copy"): finds or inserts its key there and CASes
  * the value, re-encoded, over the FRESH word it finds, unless @s is MOVED
@@ -237,18 +274,11 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 			err = 0;
 			break;
 		}
-		r = shmkv__lookup(kv, &k, &ref);
-		if (r == 0) {
-			r = shmkv__insert(kv, &k, &ref);
-			if (r == 1 && mine.state == 0)
-				mine = ref;
-			if (r == 0 || r == -EAGAIN)
-				continue;
-		}
+		r = copy_target(kv, &k, &ref, &mine);
+		if (r == 0)
+			continue;
 		if (r < 0) {
 			err = r;
-			if (r == -EAGAIN)
-				continue;
 			break;
 		}
 		n = shmkv__slot(ref.t, ref.index);
@@ -265,22 +295,10 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 			err = 0; /* copied already, or written after MOVED */
 			break;
 		}
-		if (VAL_KIND(v) == VAL_INT) {
-			nv = copy_int(kv, v, BLK_BACK_OF(idx, w),
-				      BLK_BACK_OF(ref.index, ref.state),
-				      ref.state);
-		} else {
-			r = copy_bytes(kv, s, w, v, n, ref.state,
-				       BLK_BACK_OF(ref.index, ref.state), klen,
-				       &nv, &held);
-			if (r == 1) {
-				err = 0; /* expired, or moved: nothing to copy */
-				break;
-			}
-			if (r < 0) {
-				err = r;
-				break;
-			}
+		r = copy_encode(kv, s, idx, w, v, &ref, n, klen, &nv, &held);
+		if (r != 0) {
+			err = r == 1 ? 0 : r; /* 1: nothing to copy */
+			break;
 		}
 		/* Acquire: a slot MOVED since is someone else's copy, which a
 		 * late CAS of ours must not overwrite (a deleted key would
@@ -328,7 +346,6 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 		/* Acquire: pairs with the CAS that made the state. */
 		uint64_t w = shmkv__load_acquire(&s->state), v;
 		uint64_t moved = SLOT_WORD(SLOT_MOVED, 0, SLOT_VERSION(w));
-		int err;
 
 		if (SLOT_STATE(w) == SLOT_MOVED)
 			return 0;
@@ -364,7 +381,8 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 			v |= VAL_FROZEN_BIT;
 		}
 		if (VAL_KIND(v) != VAL_NONE) {
-			err = copy(kv, tabs, s, idx, w, v);
+			int err = copy(kv, tabs, s, idx, w, v);
+
 			if (err)
 				return err; /* the slot stays frozen */
 		}
