@@ -665,6 +665,20 @@ SHMKV_API int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref,
  */
 SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
 
+/**
+ * shmkv_maintain - finishes a growth of the table that is under way. The
+ * table doubles online when it fills (every command keeps running, and
+ * every write moves a bounded share of the keys to the new table); a store
+ * that gets few writes meanwhile finishes the move here. Any process may
+ * call it at any time, as often as it likes ("shmctl maintain" does).
+ * Return: 0 (no growth under way now), -EROFS (a read-only handle), -ESTALE
+ * (the store was removed), -ENOSPC or -ENOMEM (a key could not be copied
+ * for want of room in the new table or of value memory: the growth waits,
+ * every key stays readable, and the call may be made again once room is
+ * made), -EBADMSG.
+ */
+SHMKV_API int shmkv_maintain(shmkv_t *kv);
+
 /** What shmkv_recover() found and repaired. */
 struct shmkv_recover_report {
 	uint64_t stale_claims;	/**< slots claimed by dead processes */
@@ -748,7 +762,14 @@ struct shmkv_stats {
 	uint32_t pages_max;	  /**< pages it may have within max_memory */
 	uint32_t evict_policy;	  /**< SHMKV_EVICT_* in force */
 	uint64_t evicted;	  /**< keys evicted since creation */
-	uint64_t reserved[10];	  /**< room for later counts; zeroed */
+	uint64_t growths;	  /**< times the table has doubled since
+				       creation (slots is the initial size
+				       times 2^growths) */
+	uint64_t growing_from;	  /**< while the table grows: the slots of
+				       the table being moved (0: none) */
+	uint64_t growing_moved;	  /**< of those, how many the sweep has
+				       passed (all are moved at the end) */
+	uint64_t reserved[7];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */

@@ -14,6 +14,7 @@
 #include "expire.h"
 #include "fault.h"
 #include "internal.h"
+#include "migrate.h"
 #include "owned.h"
 #include "tables.h"
 
@@ -250,6 +251,7 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 		for (uint64_t i = 0; i <= ts[j]->mask; i++)
 			stats_slot(kv, ts[j], (uint32_t)i, now, st);
 	stats_values(kv, st);
+	shmkv__growth_stats(kv, st);
 	/* Written once at creation, before the magic: plain reads. */
 	st->created_unix_ms =
 		((const struct shmkv_header_shm *)kv->base)->created_unix_ms;

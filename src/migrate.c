@@ -513,3 +513,44 @@ int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 	}
 	return 0;
 }
+
+int shmkv_maintain(shmkv_t *kv)
+{
+	struct shmkv_tables tabs;
+	int err;
+
+	if (kv == NULL)
+		return -EINVAL;
+	if (kv->backend != NULL)
+		return -ENOTSUP;
+	if (kv->readonly)
+		return -EROFS;
+	/* Each step moves two chunks, or ends the growth: bounded by the
+	 * old table's chunks, and by later growths (none start here). */
+	while ((err = shmkv__tables(kv, &tabs)) == SHMKV__GROWING) {
+		err = shmkv__migrate_step(kv, &tabs);
+		if (err)
+			return err;
+	}
+	return err;
+}
+
+void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)
+{
+	const struct shmkv_header_shm *h = header(kv);
+	struct shmkv_tables tabs;
+	/* Relaxed: counts, read as they are now. */
+	uint64_t life = shmkv__load_relaxed(&h->life);
+	uint64_t f = shmkv__load_relaxed(&h->grow_front);
+
+	st->growths = SHMKV_LIFE_GEN(life) / 2;
+	if ((shmkv__tables(kv, &tabs) == SHMKV__GROWING)) {
+		st->growing_from = tabs.old->mask + 1ull;
+		st->growing_moved =
+			CURSOR_GEN(f) == SHMKV_LIFE_GEN(tabs.life)
+				? (CURSOR_IDX(f) < st->growing_from
+					   ? CURSOR_IDX(f)
+					   : st->growing_from)
+				: 0;
+	}
+}

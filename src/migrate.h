@@ -54,4 +54,7 @@ int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 			      struct shmkv_slot_ref *ref);
 
+/* shmkv_stats' growth fields. */
+void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st);
+
 #endif /* SHMKV_MIGRATE_H */
