@@ -778,11 +778,14 @@ SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 /**
  * shmkv_scan - visits live keys, as Redis SCAN: starts at @cursor (0 for a
  * new scan), calls @fn for each live key in up to @count slots, and returns
- * the next cursor in *@next (0 when the scan is complete). Keys never move
- * while present, so a key present for the whole scan is visited exactly
- * once; one deleted and added again meanwhile may be visited twice or not
- * at all (as with Redis SCAN). @fn returns 0 to go on or non-zero to stop
- * (the scan then returns that value).
+ * the next cursor in *@next (0 when the scan is complete). As with Redis
+ * SCAN, a key present for the whole scan is visited at least once: exactly
+ * once if the table does not grow meanwhile (keys never move within a
+ * table), and possibly twice if it does (a growth moves keys to the new
+ * table, which the scan walks after the old one, or walks again from its
+ * start); one deleted and added again meanwhile may be visited twice or
+ * not at all. @fn returns 0 to go on or non-zero to stop (the scan then
+ * returns that value).
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
 SHMKV_API int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,

@@ -337,8 +337,8 @@ static bool sample_block(const struct shmkv *kv, int policy, uint32_t cls,
 	if (!BLK_USED(tag) || (tag & (BLK_CACHED | BLK_DOOM)))
 		return false;
 	/* Relaxed: a back-pointer from the segment, bounds-checked by
-	 * shmkv__back_slot; none while a growth moves values. */
-	s = shmkv__back_slot(kv, shmkv__load32_relaxed(&b->slot), &life,
+	 * shmkv__back_slot. */
+	s = shmkv__back_slot(kv, shmkv__load32_relaxed(&b->slot), true, &life,
 			     &orphan);
 	return s != NULL &&
 	       judge(kv, policy, s, VAL_BLOCK_WORD(unit, BLK_GEN(tag)), clock,

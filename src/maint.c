@@ -289,8 +289,9 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	       void *arg, uint64_t *next)
 {
 	unsigned char key[SHMKV_KEY_MAX_LIMIT];
-	const struct shmkv_table *t;
-	uint64_t slots, i;
+	const struct shmkv_table *ts[2];
+	uint64_t gen, total, i;
+	uint32_t n;
 	int64_t now;
 	int err;
 
@@ -299,25 +300,52 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	err = shmkv__live(kv);
 	if (err)
 		return err;
-	t = shmkv__table_cmd(kv);
-	slots = t->mask + 1ull;
+	/* The cursor is (generation << 32) | position, the position in the
+	 * live tables one after the other: the old table of a growth, then
+	 * the new one. Keys never move within a table while present, and a
+	 * key leaves the old table only for the new one, walked after it:
+	 * every key present for the whole scan is visited at least once. A
+	 * cursor of another generation starts again, unless only the growth
+	 * it was in has ended and it was in the new table, which is the
+	 * table now. */
+	gen = SHMKV_LIFE_GEN(shmkv__load_relaxed(
+		&((const struct shmkv_header_shm *)kv->base)->life));
+	n = shmkv__tables_walk(kv, ts);
+	i = (uint32_t)cursor;
+	if (cursor >> 32 != gen) {
+		/* The new table of the growth the cursor was in, now alone:
+		 * the old table was the first half of the positions. */
+		uint64_t was = cursor >> 32, half = ts[0]->mask / 2 + 1ull;
+
+		i = (was & 1) && was + 1 == gen && (uint32_t)cursor >= half
+			    ? (uint32_t)cursor - half
+			    : 0;
+	}
+	total = 0;
+	for (uint32_t j = 0; j < n; j++)
+		total += ts[j]->mask + 1ull;
 	now = shmkv__now_ms();
 	if (count == 0)
 		count = 10;
-	/* Keys never move while present, so walking slots in order visits
-	 * every key present for the whole scan exactly once. */
-	for (i = cursor; i < slots && count > 0; i++, count--) {
-		int len = live_key(kv, t, (uint32_t)i, now, key);
-		int stop;
+	for (; i < total && count > 0; i++, count--) {
+		const struct shmkv_table *t = ts[0];
+		uint64_t at = i;
+		int len, stop;
 
+		if (n == 2 && at > ts[0]->mask) {
+			at -= ts[0]->mask + 1ull;
+			t = ts[1];
+		}
+		/* The old table's moved keys are in the new one. */
+		len = live_key(kv, t, (uint32_t)at, now, key);
 		if (len < 0)
 			continue;
 		stop = fn(key, (size_t)len, arg);
 		if (stop) {
-			*next = i + 1 < slots ? i + 1 : 0;
+			*next = i + 1 < total ? gen << 32 | (i + 1) : 0;
 			return stop;
 		}
 	}
-	*next = i < slots ? i : 0;
+	*next = i < total ? gen << 32 | i : 0;
 	return 0;
 }

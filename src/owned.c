@@ -215,7 +215,7 @@ static int named_by_slot(const struct shmkv *kv,
 	bool orphan;
 	int named;
 
-	s = shmkv__back_slot(kv, back, &life, &orphan);
+	s = shmkv__back_slot(kv, back, false, &life, &orphan);
 	if (s == NULL)
 		return orphan ? 0 : 2; /* a growth runs: judged later */
 	/* Relaxed: the compare's only question; see above. */

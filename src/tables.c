@@ -80,20 +80,26 @@ int shmkv__life_error(const struct shmkv *kv)
 }
 
 struct shmkv_slot_shm *shmkv__back_slot(const struct shmkv *kv, uint32_t back,
-					uint64_t *life, bool *orphan)
+					bool growing, uint64_t *life,
+					bool *orphan)
 {
 	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
 						   kv->base;
 	struct shmkv_tables tabs;
 	uint32_t idx = BLK_BACK_INDEX(back);
+	int r;
 
 	*orphan = false;
 	/* Acquire: the slot words read next are at least as new as the
 	 * generation this says (the flip and the finish are full-barrier
 	 * CASes made after what they publish). */
 	*life = shmkv__load_acquire(&h->life);
-	if (resolve(kv, *life, &tabs) != 0)
+	r = resolve(kv, *life, &tabs);
+	if (r < 0 || (r == SHMKV__GROWING && !growing))
 		return NULL;
+	/* Epochs mod 16: the two tables of a growth differ. */
+	if (tabs.old != NULL && BLK_BACK_EPOCH(back) == (tabs.old->epoch & 15u))
+		tabs.t = tabs.old;
 	if (BLK_BACK_EPOCH(back) != (tabs.t->epoch & 15u) || idx > tabs.t->mask) {
 		*orphan = true;
 		return NULL;

@@ -36,14 +36,17 @@ uint32_t shmkv__tables_walk(const struct shmkv *kv,
 /*
  * The slot that block back-pointer @back names (BLK_BACK_WORD), for a
  * judgement of the block by what that slot's value word holds: in the
- * store's one table, if the back-pointer's epoch is its epoch. NULL if
- * none can be judged: while a growth runs (the block may be being copied,
- * its back-pointer moved), or in a removed or corrupt store. *@orphan:
- * whether it names no live table (then nothing names the block). The
- * judge re-checks with shmkv__life_same(@life) after its reads.
+ * live table of the back-pointer's epoch. NULL if none can be judged: in a
+ * removed or corrupt store, or while a growth runs unless @growing (a
+ * judge that may free the block must wait: its back-pointer may be moving
+ * with a pin; one that only picks a key to evict may judge either table).
+ * *@orphan: whether it names no live table (then nothing names the
+ * block). The judge re-checks with shmkv__life_same(@life) after its
+ * reads.
  */
 struct shmkv_slot_shm *shmkv__back_slot(const struct shmkv *kv, uint32_t back,
-					uint64_t *life, bool *orphan);
+					bool growing, uint64_t *life,
+					bool *orphan);
 /* Is the life word still @life (a judgement through shmkv__back_slot made
  * in one table)? */
 bool shmkv__life_same(const struct shmkv *kv, uint64_t life);

@@ -552,3 +552,42 @@ Test(scan, visits_keys_present_throughout_despite_changes_between_calls)
 		cr_assert_geq(count[i], 1, "scan%u never visited", i);
 	cr_assert_eq(s.foreign, 0);
 }
+
+/* Keys written during the scan make the table grow (several times, past
+ * growths begun and ended between two calls): every key present for the
+ * whole scan is still visited, at least once. */
+Test(scan, visits_every_key_while_the_table_grows_under_it)
+{
+	enum { KEYS = 400, MORE = 20000 };
+	unsigned count[KEYS] = { 0 };
+	struct seen s = { count, KEYS, 0, 0, 0 };
+	uint64_t cursor = 0, next = 0;
+	struct shmkv_stats before, after;
+	unsigned calls = 0, more = 0;
+	char k[32];
+
+	struct shmkv_config cfg = tu_config(512, 16, 64, 0);
+
+	tu_teardown();
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	put_scan_keys(KEYS);
+	tu_assert_ok(shmkv_stats(tu_kv, &before));
+	do {
+		tu_assert_ok(shmkv_scan(tu_kv, cursor, 16, record_key, &s,
+					&next));
+		cursor = next;
+		/* Between calls: more keys, of another form (foreign). */
+		for (unsigned j = 0; j < 100 && more < MORE; j++, more++) {
+			size_t kl = tu_fmt(k, sizeof(k), "more", more);
+
+			tu_assert_rc(shmkv_set(tu_kv, k, kl, LIT("v"), 0, 0,
+					       NULL),
+				     1);
+		}
+		cr_assert_lt(++calls, 100000, "scan never completes");
+	} while (cursor != 0);
+	tu_assert_ok(shmkv_stats(tu_kv, &after));
+	cr_assert_gt(after.growths, before.growths, "the table never grew");
+	for (unsigned i = 0; i < KEYS; i++)
+		cr_assert_geq(count[i], 1, "scan%u never visited", i);
+}
