@@ -359,10 +359,16 @@ static int attempt(struct run *r)
 				    r->ref.state, false);
 		return RELOOKUP;
 	}
-	if (err == SHMKV__STALE)
-		/* Relaxed: only asks whether the word moved. A stale block
-		 * under an unchanged word is corruption, not a race. */
-		return shmkv__load_relaxed(word) != old ? 1 : -EBADMSG;
+	if (err == SHMKV__STALE) {
+		/* Relaxed: only asks whether the word moved. */
+		if (shmkv__load_relaxed(word) != old)
+			return 1;
+		/* A frozen word stays as it is when its slot is MOVED, and
+		 * whoever moved it frees its block (migrate.c): look again. A
+		 * stale block under an unchanged word in an unchanged slot is
+		 * corruption, not a race. */
+		return shmkv__slot_still(&r->ref) ? -EBADMSG : RELOOKUP;
+	}
 	if (err)
 		return err;
 	act = r->op->decide(r->op, &cur);

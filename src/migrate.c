@@ -154,12 +154,13 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		/* Frozen, the word names its bytes until the old table is
 		 * given back: no writer touches a named region, and a state
 		 * still @w after the copy proves the memory was not. */
-		if (shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
-				       sizeof(bytes), NULL, 0, NULL) != 0)
-			return -EBADMSG;
+		err = shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
+					 sizeof(bytes), NULL, 0, NULL);
 		shmkv__fence_acquire();
 		if (shmkv__load_relaxed(&s->state) != w)
 			return 1; /* moved by someone: nothing to copy */
+		if (err)
+			return -EBADMSG;
 		*nv = shmkv__area_stage(kv, n, sn, klen, x, bytes,
 					VAL_INLINE_LEN(v), held);
 		if (*nv != 0)
@@ -170,6 +171,10 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		/* A frozen word's block is freed only by the winner of the
 		 * slot's MOVED: its bytes are stable while we copy. */
 		err = shmkv__block_read(kv, v, NULL, 0, &view);
+		/* Acquire: a block freed under us was freed by whoever won
+		 * the slot's MOVED, which the state then shows. */
+		if (err && shmkv__load_acquire(&s->state) != w)
+			return 1;
 		if (err)
 			return err == SHMKV__STALE ? -EBADMSG : err;
 		if (view.deadline_ms != 0 &&
@@ -182,7 +187,8 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 	if (VAL_KIND(v) == VAL_INLINE)
 		memcpy(b->data, bytes, view.len);
 	else if (shmkv__block_read(kv, v, b->data, view.len, &view) != 0)
-		err = -EBADMSG;
+		/* Acquire: as above. */
+		err = shmkv__load_acquire(&s->state) != w ? 1 : -EBADMSG;
 	if (err) {
 		shmkv__value_free(kv, *nv);
 		return err;

@@ -706,7 +706,8 @@ static void *grower_main(void *arg)
 	return NULL;
 }
 
-/* Creates store @name of one page per class. Return: it, or NULL. */
+/* Creates store @name of one page per class, and a table that grows
+ * several times under the growers (migrate.c). Return: it, or NULL. */
 static shmkv_t *grow_store(const char *name)
 {
 	struct shmkv_config cfg;
@@ -714,7 +715,7 @@ static shmkv_t *grow_store(const char *name)
 	int rc;
 
 	shmkv_config_init(&cfg);
-	cfg.slots = 4096;
+	cfg.slots = 64;
 	cfg.value_max = VALUE_MAX;
 	cfg.value_memory = 6 * 65536; /* one page per class */
 	rc = shmkv_create(name, &cfg, &kv);
