@@ -825,6 +825,36 @@ static int find_word(struct shmkv__lock *lk)
 	return 0;
 }
 
+/* Is @h's grant still the word it cached? Asked only of a live table: a
+ * growth of the table copies the grant into the next one, re-tagged for
+ * its new slot, and then gives the old table back. */
+static bool word_still(const struct shmkv__lock *h)
+{
+	const struct shmkv *kv = h->kv;
+
+	if (h->word == 0 || h->epoch > kv->geo.epoch_max ||
+	    !shmkv__table_live(kv, &kv->tables[h->epoch]))
+		return false;
+	/*
+	 * Acquire: pairs with the full-barrier CAS of whoever replaced our
+	 * grant. A block word names one allocation (its generation moves on
+	 * every free) and an inline one a cell's claim, so an equal word is
+	 * still our grant.
+	 */
+	return shmkv__load_acquire(&lock_slot(h)->value) == h->word;
+}
+
+/* Is the key's record still @h's grant? Read by the engine, right during a
+ * growth too. */
+static bool record_still(struct shmkv__lock *h)
+{
+	struct shmkv_lock_rec rec;
+
+	return shmkv__lock_read(h->kv, h->key, h->key_len, &rec) == 0 &&
+	       rec.state == SHMKV_LOCK_HELD && rec.token == h->token &&
+	       rec.pid == h->pid && rec.deadline_ms == h->deadline_ms;
+}
+
 int shmkv_lock_held(struct shmkv_lock *lk)
 {
 	struct shmkv__lock *h = shmkv__lock_of(lk);
@@ -832,16 +862,15 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 	if (h == NULL || h->kv == NULL || !(h->flags & LK_HOLDING) ||
 	    h->pid != shmkv__self_pid())
 		return 0;
-	if (h->word == 0 && find_word(h) != 0)
-		return 0;
-	/*
-	 * Acquire: pairs with the full-barrier CAS of whoever replaced our
-	 * grant. A block word names one allocation (its generation moves on
-	 * every free) and an inline one a cell's claim, so an equal word is
-	 * still our grant.
-	 */
-	if (shmkv__load_acquire(&lock_slot(h)->value) != h->word)
-		return 0;
+	if (!word_still(h)) {
+		/* Unknown, or moved by a growth: the record says. */
+		if (!record_still(h))
+			return 0;
+		/* The word where the key is now, for the next call (none
+		 * while a growth runs). */
+		h->word = 0;
+		(void)find_word(h);
+	}
 	/* The precise clock, as takers use: "still mine" must never outlast
 	 * the instant a taker may judge the lease over. */
 	return shmkv__mono_ms() < h->deadline_ms;

@@ -203,7 +203,9 @@ static bool memo_alive(struct pid_memo *m, uint32_t pid)
 }
 
 /* What the slot block @b points back at holds, as far as @b is concerned:
- * 2 its block word (published), 1 a pin of it, 0 neither. */
+ * 2 its block word (published), 1 a pin of it (or perhaps: while the
+ * table grows, a judge must keep the block and change nothing), 0
+ * neither. */
 static int named_by_slot(const struct shmkv *kv,
 			 const struct shmkv_block_shm *b, uint64_t ref)
 {
@@ -217,7 +219,7 @@ static int named_by_slot(const struct shmkv *kv,
 
 	s = shmkv__back_slot(kv, back, false, &life, &orphan);
 	if (s == NULL)
-		return orphan ? 0 : 2; /* a growth runs: judged later */
+		return orphan ? 0 : 1; /* a growth runs: judged later */
 	/* Relaxed: the compare's only question; see above. */
 	v = shmkv__load_relaxed(&s->value);
 	named = v == ref ? 2
@@ -228,7 +230,7 @@ static int named_by_slot(const struct shmkv *kv,
 			: 0;
 	/* Judged in one table: if a growth began meanwhile, the value may
 	 * have been copied and the block's pin moved (judged later). */
-	return named != 0 || shmkv__life_same(kv, life) ? named : 2;
+	return named != 0 || shmkv__life_same(kv, life) ? named : 1;
 }
 
 bool shmkv__owned_pinned(const struct shmkv *kv, uint64_t ref)
