@@ -113,25 +113,29 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life)
 	return 0;
 }
 
-/* The INT word @v re-tagged for the slot of state word @sn (a pin's block
- * first made to point back at that slot, §11). */
-static uint64_t copy_int(struct shmkv *kv, uint64_t v, uint32_t from_back,
-			 uint32_t to_back, uint64_t sn)
+/*
+ * After a pin (a lock cell's, owned.c) of old slot @from_back has been
+ * copied into new slot @to_back, by us or by someone before us: its block,
+ * which reclamation keeps while the slot its back-pointer names holds a
+ * pin of it, is made to point back at the new slot. After the copy, never
+ * before: a back-pointer moved first names a slot that may be recycled
+ * before any copy lands there (tests/model/pinmove.pml finds both
+ * orders' failures; this one it passes). Before the old slot is MOVED, so
+ * that once every slot is MOVED every pin's block names the new table. A
+ * failed CAS: someone moved it already (nobody moves one that names the
+ * new table). Any other integer is left alone.
+ */
+static void move_pin(struct shmkv *kv, uint64_t v, uint32_t from_back,
+		     uint32_t to_back)
 {
-	int64_t i = VAL_INT_VALUE(v);
 	uint32_t unit, tag, cls;
 	struct shmkv_block_shm *b;
 
-	/* A pin (a lock cell, owned.c) keeps its block alive through the
-	 * block's back-pointer: moved before the pin is, so that the block
-	 * always names a slot that holds its pin. Any other integer, or a
-	 * pin whose block names another slot, is copied as it is. */
-	if (val_pin_decode(i, &unit, &tag) &&
+	if (VAL_KIND(v) == VAL_INT &&
+	    val_pin_decode(VAL_INT_VALUE(v), &unit, &tag) &&
 	    (b = shmkv__block_at(kv, unit, &cls)) != NULL)
-		/* Full barrier: ordered before the copy's CAS, which
-		 * publishes the pin in the new slot. */
+		/* Full barrier: after the copy's CAS, before the MOVED. */
 		(void)shmkv__cas32_full(&b->slot, from_back, to_back);
-	return VAL_INT_WORD(SLOT_VERSION(sn), i);
 }
 
 /* Value @v (a string: a block or inline bytes of old slot @s, which state
@@ -225,23 +229,23 @@ static int copy_target(struct shmkv *kv, const struct shmkv_key *k,
 	return r == -EAGAIN ? 0 : r;
 }
 
-/* Value @v of old slot @s (index @idx, MEMBER word @w) re-encoded for new
- * slot @ref (@n), in *@nv with an area claim in *@held. Return: 0, 1
- * (nothing to copy: expired, or moved meanwhile), -ENOMEM, -EBADMSG. */
+/* Value @v of old slot @s (MEMBER word @w) re-encoded for new slot @ref
+ * (@n), in *@nv with an area claim in *@held. Return: 0, 1 (nothing to
+ * copy: expired, or moved meanwhile), -ENOMEM, -EBADMSG. */
 static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s,
-		       uint32_t idx, uint64_t w, uint64_t v,
+		       uint64_t w, uint64_t v,
 		       const struct shmkv_slot_ref *ref,
 		       struct shmkv_slot_shm *n, uint32_t klen, uint64_t *nv,
 		       uint64_t *held)
 {
-	uint32_t n_back = BLK_BACK_OF(ref->index, ref->state);
-
 	*held = 0;
 	if (VAL_KIND(v) == VAL_INT) {
-		*nv = copy_int(kv, v, BLK_BACK_OF(idx, w), n_back, ref->state);
+		/* Re-tagged for its new slot. */
+		*nv = VAL_INT_WORD(SLOT_VERSION(ref->state), VAL_INT_VALUE(v));
 		return 0;
 	}
-	return copy_bytes(kv, s, w, v, n, ref->state, n_back, klen, nv, held);
+	return copy_bytes(kv, s, w, v, n, ref->state,
+			  BLK_BACK_OF(ref->index, ref->state), klen, nv, held);
 }
 
 /*
@@ -298,10 +302,15 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 			continue;
 		}
 		if (!VAL_IS_FRESH(x) || VAL_IS_FROZEN(x)) {
-			err = 0; /* copied already, or written after MOVED */
+			/* Copied already (s is not MOVED: nobody writes the
+			 * key in the new table before), by a copier that may
+			 * have died before moving a pin's back-pointer. */
+			move_pin(kv, v, BLK_BACK_OF(idx, w),
+				 BLK_BACK_OF(ref.index, ref.state));
+			err = 0;
 			break;
 		}
-		r = copy_encode(kv, s, idx, w, v, &ref, n, klen, &nv, &held);
+		r = copy_encode(kv, s, w, v, &ref, n, klen, &nv, &held);
 		if (r != 0) {
 			err = r == 1 ? 0 : r; /* 1: nothing to copy */
 			break;
@@ -318,6 +327,8 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 		 * ordered before the MOVED CAS that follows. */
 		if (shmkv__commit_word(kv, n, x, nv, held, 0)) {
 			SHMKV_CRASH_POINT("copied");
+			move_pin(kv, v, BLK_BACK_OF(idx, w),
+				 BLK_BACK_OF(ref.index, ref.state));
 			err = 0;
 			break;
 		}
