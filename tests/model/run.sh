@@ -155,6 +155,7 @@ checks=(
 	"pin-good-gen0|ok|-DINIT_GEN=0|-DSAFETY||pin move: the same from before the flip (the holder works in T0 until it finds FROZEN)"
 	"pin-good-2deaths|ok|-DMAXKILL=2|-DSAFETY||pin move: the holder and the copier may both die"
 	"pin-good-3ops|ok|-DNHOP=3|-DSAFETY||pin move: 3 holder operations"
+	"pin-good-gen0-3ops-2deaths|ok|-DNHOP=3 -DMAXKILL=2 -DINIT_GEN=0|-DSAFETY $C||pin move: 3 holder operations from before the flip, 2 deaths"
 	"pin-good-2copiers|ok|-DNCOPY=2 -DNHOP=1 -DRSTEPS=1|-DSAFETY $C||pin move: 2 copiers and the holder's window, 1 operation, 1 death"
 	"pin-fix-moved-recheck|ok|-DRULE_MOVED -DFIX_BP_RECHECK|-DSAFETY||pin move: the other reclaimer rule (a MOVED old slot names nothing) with the back-pointer loaded again"
 	"pin-proposal|fail:p1_never_freed_while_named|-DPROPOSAL|-DSAFETY||pin move: §11 as proposed (back-pointer CAS before the copy CAS; a MOVED old slot names nothing)"
@@ -196,8 +197,7 @@ if [ "$full" = 1 ]; then
 		"mig-full-3workers-setnx|ok|$M1 -DNPROC=3 -DOPMASK=2 -DMAXKILL=0|-DSAFETY $C||migration: 3 workers SETNX one key, each a sweep step and its window, no death"
 		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
 		"pin-full-2copiers|ok|-DNCOPY=2|-DSAFETY $C||pin move: 2 copiers and the holder's window, 2 holder operations, 1 death"
-		"pin-full-2copiers-gen0|ok|-DNCOPY=2 -DINIT_GEN=0|-DSAFETY $C||pin move: the same from before the flip"
-		"pin-full-3ops-2deaths|ok|-DNHOP=3 -DMAXKILL=2 -DINIT_GEN=0|-DSAFETY $C||pin move: 3 holder operations from before the flip, 2 deaths"
+		"pin-full-2copiers-gen0|ok|-DNCOPY=2 -DINIT_GEN=0 -DNHOP=1|-DSAFETY $C||pin move: 2 copiers from before the flip, 1 holder operation"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
