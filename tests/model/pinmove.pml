@@ -59,6 +59,7 @@
  *   BUG_RECLAIM_ONLY_NEW  a back-pointer naming T0 never counts;
  *   BUG_NO_GEN_RECHECK the second load of gen is skipped;
  *   BUG_KEEP_ORPHAN    a back-pointer naming the punched T0 keeps the cell;
+ *   BUG_NO_WINDOW      the holder's engine works in T1 without migrating s.
  *   BUG_COPIED_NO_BP   (copy first) the "copied already" path does not
  *                      move the back-pointer.
  *
@@ -572,10 +573,12 @@ eng_again:
 		fi;
 		n = 0
 	:: else ->
+#ifndef BUG_NO_WINDOW
 		if
 		:: g == 1 -> migrate_old() /* the key's old window */
 		:: else
 		fi;
+#endif
 		atomic {
 			find_new(n);
 			p3_one_table_holds_the_lock = n != NOSLOT;

@@ -165,6 +165,7 @@ checks=(
 	"pin-broken-only-new|fail:p1_never_freed_while_named|-DBUG_RECLAIM_ONLY_NEW|-DSAFETY||pin move: a back-pointer naming the old table never counts"
 	"pin-broken-rule-moved|fail:p1_never_freed_while_named|-DRULE_MOVED|-DSAFETY||pin move: a MOVED old slot names nothing, back-pointer loaded once"
 	"pin-broken-no-gen-recheck|fail:p1_never_freed_while_named|-DBUG_NO_GEN_RECHECK|-DSAFETY||pin move: the judgement does not load gen again (reads the punched old slot)"
+	"pin-broken-no-window|fail:p3_one_table_holds_the_lock|-DBUG_NO_WINDOW|-DSAFETY||pin move: the holder's engine works in T1 without migrating the key's old slot"
 	"pin-broken-keep-orphan|fail:p2_no_leak|-DBUG_KEEP_ORPHAN|-DSAFETY||pin move: a back-pointer into the punched table keeps its cell (a leak)"
 )
 if [ "$full" = 1 ]; then
