@@ -2,8 +2,9 @@
 # run.sh - model-check the slot protocol (slots.pml, which includes
 # defs.pml and monitor.pml), the safe lock's takeover protocol
 # (locks.pml: the lock-* checks), the inline value area (area.pml:
-# the area-* checks) and online growth's migration (migrate.pml: the
-# mig-* checks) with spin.
+# the area-* checks), online growth's migration (migrate.pml: the
+# mig-* checks) and the move of a pinned lock value in a migration
+# (pinmove.pml: the pin-* checks) with spin.
 #
 #   tests/model/run.sh           the CI set (2-3 minutes on 2 cores)
 #   tests/model/run.sh --full    adds the big runs (20-40 minutes, 5 GB)
@@ -12,8 +13,8 @@
 #   tests/model/run.sh NAME...   only the named checks (see --list)
 #
 # Every check is one spin run of slots.pml (locks.pml, area.pml,
-# migrate.pml for the lock-*, area-*, mig-* checks) with some -D options,
-# and an expectation: "ok"
+# migrate.pml, pinmove.pml for the lock-*, area-*, mig-*, pin-* checks)
+# with some -D options, and an expectation: "ok"
 # (complete search, no violation), "fail:<flag>" (spin must find a counterexample
 # naming that assertion flag), "cycle" (spin must find a non-progress
 # cycle). A deliberately broken variant that spin does not reject fails
@@ -150,6 +151,22 @@ checks=(
 	"mig-broken-none-zero|fail:p6_no_write_in_punched_table|$M3 -DINIT=0 -DAUX=0 -DBUG_NONE_ZERO|-DSAFETY||migration: NONE of version 0 is the zero word"
 	"mig-broken-finish-no-sweep|fail:p5_finish_only_when_all_moved|$M1 -DAUX=0 -DBUG_FINISH_NO_SWEEP|-DSAFETY||migration: a claim cursor, and whoever moved the last slot finishes"
 	"mig-broken-wait-frozen|cycle|$M1 -DWRAP=1 -DBUG_WAIT_FROZEN|-DNP|-l|migration: a writer that finds its value FROZEN waits for the move"
+	"pin-good|ok||-DSAFETY||pin move: a holder (2 ops: release, renew, acquire, close) against a copier and a reclaimer, 1 death"
+	"pin-good-gen0|ok|-DINIT_GEN=0|-DSAFETY||pin move: the same from before the flip (the holder works in T0 until it finds FROZEN)"
+	"pin-good-2deaths|ok|-DMAXKILL=2|-DSAFETY||pin move: the holder and the copier may both die"
+	"pin-good-3ops|ok|-DNHOP=3|-DSAFETY||pin move: 3 holder operations"
+	"pin-good-gen0-3ops-2deaths|ok|-DNHOP=3 -DMAXKILL=2 -DINIT_GEN=0|-DSAFETY $C||pin move: 3 holder operations from before the flip, 2 deaths"
+	"pin-good-2copiers|ok|-DNCOPY=2 -DNHOP=1 -DRSTEPS=1|-DSAFETY $C||pin move: 2 copiers and the holder's window, 1 operation, 1 death"
+	"pin-fix-moved-recheck|ok|-DRULE_MOVED -DFIX_BP_RECHECK|-DSAFETY||pin move: the other reclaimer rule (a MOVED old slot names nothing) with the back-pointer loaded again"
+	"pin-proposal|fail:p1_never_freed_while_named|-DPROPOSAL|-DSAFETY||pin move: §11 as proposed (back-pointer CAS before the copy CAS; a MOVED old slot names nothing)"
+	"pin-broken-bp-first|fail:p1_never_freed_while_named|-DBUG_BP_FIRST|-DSAFETY||pin move: the back-pointer CAS before the copy CAS"
+	"pin-finding-bp-first-recycled|fail:p1_never_freed_while_named|-DBUG_BP_FIRST -DFIX_T1_SKIP -DFIX_BP_RECHECK|-DSAFETY||pin move: back-pointer first, even with a reclaimer that waits for the finish: the copy lands in another slot"
+	"pin-broken-copied-no-bp|fail:p1_never_freed_while_named|-DBUG_COPIED_NO_BP|-DSAFETY||pin move: the copied-already path leaves the back-pointer in T0"
+	"pin-broken-only-new|fail:p1_never_freed_while_named|-DBUG_RECLAIM_ONLY_NEW|-DSAFETY||pin move: a back-pointer naming the old table never counts"
+	"pin-broken-rule-moved|fail:p1_never_freed_while_named|-DRULE_MOVED|-DSAFETY||pin move: a MOVED old slot names nothing, back-pointer loaded once"
+	"pin-broken-no-gen-recheck|fail:p1_never_freed_while_named|-DBUG_NO_GEN_RECHECK|-DSAFETY||pin move: the judgement does not load gen again (reads the punched old slot)"
+	"pin-broken-no-window|fail:p3_one_table_holds_the_lock|-DBUG_NO_WINDOW|-DSAFETY||pin move: the holder's engine works in T1 without migrating the key's old slot"
+	"pin-broken-keep-orphan|fail:p2_no_leak|-DBUG_KEEP_ORPHAN|-DSAFETY||pin move: a back-pointer into the punched table keeps its cell (a leak)"
 )
 if [ "$full" = 1 ]; then
 	memlim=${MODEL_MEMLIM:-8000}
@@ -180,6 +197,8 @@ if [ "$full" = 1 ]; then
 		"mig-full-help-2ops|ok|$M1 -DNOPS=2 -DINIT=2 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers x 2 commands sweep and finish, key 0 recycled before the growth"
 		"mig-full-3workers-setnx|ok|$M1 -DNPROC=3 -DOPMASK=2 -DMAXKILL=0|-DSAFETY $C||migration: 3 workers SETNX one key, each a sweep step and its window, no death"
 		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
+		"pin-full-2copiers|ok|-DNCOPY=2|-DSAFETY $C||pin move: 2 copiers and the holder's window, 2 holder operations, 1 death"
+		"pin-full-2copiers-gen0|ok|-DNCOPY=2 -DINIT_GEN=0 -DNHOP=1|-DSAFETY $C||pin move: 2 copiers from before the flip, 1 holder operation"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi
@@ -201,6 +220,7 @@ model_of() {
 	lock-*) echo locks.pml ;;
 	area-*) echo area.pml ;;
 	mig-*) echo migrate.pml ;;
+	pin-*) echo pinmove.pml ;;
 	*) echo slots.pml ;;
 	esac
 }
