@@ -114,24 +114,29 @@ static SHMKV__INLINE void shmkv__keyref_fill(const struct shmkv *kv,
 }
 
 /* The checks of a command's handle and key, as shmkv_key_prepare() makes
- * them (the one copy), with the table of shmkv__table_now in *@t (NULL:
- * a growth runs, or the life word was resolved just now). Return: 0,
- * -EINVAL, -ENAMETOOLONG, or the removed store's -ESTALE (-EBADMSG: a
- * corrupt life word). */
+ * them (the one copy), with the table of shmkv__table_now in *@t. Return:
+ * 0, SHMKV__GROWING (no table in *@t: a growth runs, or the life word was
+ * resolved just now: the engine's path), -EINVAL, -ENAMETOOLONG, or the
+ * removed store's -ESTALE (-EBADMSG: a corrupt life word). */
 static SHMKV__INLINE int shmkv__key_args(const struct shmkv *kv,
 					 const void *key, size_t klen,
 					 const struct shmkv_table **t)
 {
+	int r;
+
 	if (kv == NULL || (key == NULL && klen > 0))
 		return -EINVAL;
 	if (klen > kv->geo.key_max)
 		return -ENAMETOOLONG;
 	*t = shmkv__table_now(kv);
-	return *t != NULL ? 0 : shmkv__live(kv);
+	if (*t != NULL)
+		return 0;
+	r = shmkv__live(kv);
+	return r < 0 ? r : SHMKV__GROWING;
 }
 
 /* shmkv__key_args, then @key hashed into @k (for the table commands
- * write in). */
+ * write in). Return: 0, or a negative errno. */
 static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
 					  const void *key, size_t klen,
 					  struct shmkv_key *k)
@@ -139,10 +144,12 @@ static SHMKV__INLINE int shmkv__key_check(const struct shmkv *kv,
 	const struct shmkv_table *t;
 	int r = shmkv__key_args(kv, key, klen, &t);
 
-	if (r == 0)
-		shmkv__key_init(kv, t != NULL ? t : shmkv__table_slow(kv), k,
-				key, klen);
-	return r;
+	if (r == SHMKV__GROWING)
+		t = shmkv__table_slow(kv);
+	else if (r < 0)
+		return r;
+	shmkv__key_init(kv, t, k, key, klen);
+	return 0;
 }
 
 /*

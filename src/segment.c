@@ -111,12 +111,25 @@ static unsigned map_how(const struct shmkv_geometry *g, bool rw)
 }
 
 /* Pre-faults what store @g has allocated with @ready pages ready: the
- * header and table T(0), the ready page-table words, and the ready pages
- * (never the rest of the reservation, which faulting would allocate). */
+ * header, the live table (two while it grows), the ready page-table words,
+ * and the ready pages (never the rest of the reservation, nor a table a
+ * growth gave back: faulting would allocate). */
 static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
 			  uint32_t ready, bool write)
 {
-	(void)shmkv__map_populate(base, shmkv__table0_end(g), write);
+	/* Relaxed: a hint of which tables to fault in; a growth that ends
+	 * meanwhile leaves at most a table's pages to its next end. */
+	uint64_t gen = SHMKV_LIFE_GEN(shmkv__load_relaxed(
+		&((struct shmkv_header_shm *)base)->life));
+
+	(void)shmkv__map_populate(base, g->slots_offset, write);
+	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max;
+	     e++)
+		(void)shmkv__map_populate(
+			base + shmkv__table_start(g, (uint32_t)e),
+			shmkv__table_end(g, (uint32_t)e) -
+				shmkv__table_start(g, (uint32_t)e),
+			write);
 	(void)shmkv__map_populate(base + g->page_table_offset,
 				  shmkv__head_end(g, ready) -
 					  g->page_table_offset,

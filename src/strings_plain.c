@@ -106,12 +106,12 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 	const struct shmkv_table *t;
 	int r = shmkv__key_args(kv, key, klen, &t);
 
-	if (r)
+	if (r < 0)
 		return r;
 	p->f = (struct shmkv__fast){ .kv = kv, .klen = (uint32_t)klen };
 	/* A write on a read-only handle (which the engine refuses), or a
 	 * growth under way (the engine's path knows both tables). */
-	if ((write && kv->readonly) || t == NULL) {
+	if (r != 0 || (write && kv->readonly)) {
 		p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
 		p->hashed = false;
 		p->found = KEY_UNSURE;
