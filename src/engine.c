@@ -403,14 +403,11 @@ static int attempt(struct run *r)
 	return commit(r, old, nv) ? 0 : 1;
 }
 
-/* An insert found no room in @k's window: the table grows, if it may (a
- * growth may be under way already). Return: 0 (look again), -ENOSPC. */
+/* An insert found no room in @k's window: the table grows, if it may.
+ * Return: 0 (look again), -ENOSPC, or another growth's error. */
 static int grow(struct run *r, const struct shmkv_key *k)
 {
-	/* The table @k was hashed for is the one the life word named (an
-	 * even generation: inserts during a growth go to the new table,
-	 * which cannot grow until the growth ends). */
-	return shmkv__grow_start(r->kv, SHMKV_LIFE_OF_GEN(2u * k->t->epoch));
+	return shmkv__grow_for(r->kv, k->t);
 }
 
 /* An insert that landed this far from its key's home looks at the
@@ -544,7 +541,7 @@ static int key_in_table(struct shmkv *kv, struct shmkv__keyref *kr,
 		kr->home = k->home;
 		kr->epoch = t->epoch;
 		kr->state = 0;
-		return 0;
+		return err;
 	}
 	k->t = t;
 	k->hash32 = kr->hash32;
@@ -572,16 +569,19 @@ static int growing(struct run *r, const struct shmkv_tables *tabs,
 		err = shmkv__migrate_lookup_old(r->kv, &old, &r->ref);
 		return err == -EAGAIN ? RELOOKUP : err;
 	}
-	if (r->moved_life == tabs->life)
-		return 0;
-	/* The window first: the step may end the growth, after which the
-	 * old table reads as zeros (a look at it would fault memory back). */
-	err = shmkv__migrate_window(r->kv, tabs, &old);
-	if (err < 0)
-		return err == -EAGAIN ? RELOOKUP : err;
-	r->moved_life = tabs->life;
-	/* Another key's copy that finds no room stalls the growth, not this
-	 * command: only its own window's errors are its. */
+	/* The window first (once a growth): the step may end the growth,
+	 * after which the old table reads as zeros (a look at it would fault
+	 * memory back). */
+	if (r->moved_life != tabs->life) {
+		err = shmkv__migrate_window(r->kv, tabs, &old);
+		if (err < 0)
+			return err == -EAGAIN ? RELOOKUP : err;
+		r->moved_life = tabs->life;
+	}
+	/* A step on each pass, so that a command that loops (its key's new
+	 * window full until the growth ends) moves the growth on. Another
+	 * key's copy that finds no room stalls the growth, not this command:
+	 * only its own window's errors are its. */
 	(void)shmkv__migrate_step(r->kv, tabs);
 	return 0;
 }

@@ -531,10 +531,43 @@ int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 	return 0;
 }
 
+/* Runs steps of the growth that @tabs describes until it ends. Return: 0,
+ * or a step's error. */
+static int finish_growth(struct shmkv *kv, struct shmkv_tables *tabs)
+{
+	int err;
+
+	/* Each step moves two chunks, or ends the growth: bounded by the
+	 * old table's chunks, and by later growths (none start here). */
+	while ((err = shmkv__tables(kv, tabs)) == SHMKV__GROWING) {
+		err = shmkv__migrate_step(kv, tabs);
+		if (err)
+			return err;
+	}
+	return err;
+}
+
+int shmkv__grow_for(struct shmkv *kv, const struct shmkv_table *t)
+{
+	struct shmkv_tables tabs;
+	int r = shmkv__tables(kv, &tabs);
+
+	if (r < 0)
+		return r;
+	if (tabs.t != t)
+		return 0; /* @t is not the table commands write in now */
+	if (r == SHMKV__GROWING)
+		/* @t is the new table of a growth: it can grow once that
+		 * ends, which this insert makes happen now (a window full in
+		 * a table twice the last is rare, and the writer that meets
+		 * it pays). */
+		return finish_growth(kv, &tabs);
+	return shmkv__grow_start(kv, tabs.life);
+}
+
 int shmkv_maintain(shmkv_t *kv)
 {
 	struct shmkv_tables tabs;
-	int err;
 
 	if (kv == NULL)
 		return -EINVAL;
@@ -542,14 +575,7 @@ int shmkv_maintain(shmkv_t *kv)
 		return -ENOTSUP;
 	if (kv->readonly)
 		return -EROFS;
-	/* Each step moves two chunks, or ends the growth: bounded by the
-	 * old table's chunks, and by later growths (none start here). */
-	while ((err = shmkv__tables(kv, &tabs)) == SHMKV__GROWING) {
-		err = shmkv__migrate_step(kv, &tabs);
-		if (err)
-			return err;
-	}
-	return err;
+	return finish_growth(kv, &tabs);
 }
 
 void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)

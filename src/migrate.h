@@ -20,6 +20,14 @@
 bool shmkv__table_crowded(const struct shmkv_table *t);
 
 /*
+ * An insert found its key's window in table @t full: grows the table if
+ * @t is the one commands write in now, after ending the growth into @t if
+ * one is still under way. Return: 0 (look again: a growth ran, runs or
+ * has started), -ENOSPC (cannot grow), or a growth's error.
+ */
+int shmkv__grow_for(struct shmkv *kv, const struct shmkv_table *t);
+
+/*
  * Starts a growth of the table named by even life word @life (§3), unless
  * one has started since. Return: 0 (a growth runs now, or ran: look
  * again), -ENOSPC (the table is as large as the segment allows, the
