@@ -156,6 +156,7 @@ static void stats_slot(const struct shmkv *kv, const struct shmkv_table *t,
 		st->longest_probe = bound;
 	switch (SLOT_STATE(w)) {
 	case SLOT_EMPTY:
+	case SLOT_MOVED: /* a growth's old table: its key is in the new one */
 		return;
 	case SLOT_BUSY:
 	case SLOT_INSERTING:

@@ -591,3 +591,31 @@ Test(scan, visits_every_key_while_the_table_grows_under_it)
 	for (unsigned i = 0; i < KEYS; i++)
 		cr_assert_geq(count[i], 1, "scan%u never visited", i);
 }
+
+/* A probe limit of 1 (every key at its home slot): each collision grows
+ * the table, every growth's copies must land (a key written during a
+ * growth moves its old window first), and every key fits in the end. */
+Test(table, a_probe_limit_of_one_grows_until_every_key_fits)
+{
+	struct shmkv_config cfg = tu_config(64, 16, 64, 0);
+	struct shmkv_stats st;
+	char k[32];
+
+	cfg.probe_limit = 1;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	for (unsigned i = 0; i < 300; i++) {
+		size_t kl = tu_fmt(k, sizeof(k), "key", i);
+
+		tu_assert_rc(shmkv_set(tu_kv, k, kl, LIT("v"), 0, 0, NULL), 1);
+	}
+	for (unsigned i = 0; i < 300; i++) {
+		size_t kl = tu_fmt(k, sizeof(k), "key", i);
+
+		tu_assert_get_(tu_kv, k, kl, "v", 1);
+	}
+	tu_assert_ok(shmkv_stats(tu_kv, &st));
+	cr_assert_eq(st.live_keys, 300);
+	cr_assert_geq(st.growths, 3, "%llu growths",
+		      (unsigned long long)st.growths);
+	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
+}
