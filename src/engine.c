@@ -411,7 +411,7 @@ static int grow(struct run *r, const struct shmkv_key *k)
 }
 
 /* An insert that landed this far from its key's home looks at the
- * table's load, and starts a growth at three quarters (migrate.c), so
+ * table's load, and starts a growth at seven eighths (migrate.c), so
  * that probe windows stay short and seldom fill. */
 #define SHMKV__GROW_DISTANCE 16u
 

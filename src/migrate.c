@@ -42,9 +42,11 @@ static struct shmkv_header_shm *header(const struct shmkv *kv)
 }
 
 /* Slots a look at the table's load samples, and the load (in 256ths) at
- * which a crowded insert starts a growth. */
+ * which a crowded insert starts a growth: seven eighths, so that a table
+ * sized for its keys at three quarters (64-byte slots: 85 bytes a key)
+ * does not grow, and a grown one is between 44% and 88% full. */
 #define LOAD_SAMPLES 128u
-#define LOAD_GROW    192u /* three quarters */
+#define LOAD_GROW    224u
 
 bool shmkv__table_crowded(const struct shmkv_table *t)
 {

@@ -15,7 +15,7 @@
  * frontier). */
 #define SHMKV__MIGRATE_CHUNK 64u
 
-/* Is table @t three quarters full (about: a sample of its slots)? Asked
+/* Is table @t seven eighths full (about: a sample of its slots)? Asked
  * after an insert that landed far from its key's home. */
 bool shmkv__table_crowded(const struct shmkv_table *t);
 

@@ -209,7 +209,8 @@ static uint64_t reclaim_member(const struct shmkv_table *t, uint32_t idx,
 /*
  * Tries to make slot @idx ours (BUSY with our pid). On the thorough pass it
  * also recycles claims of dead processes and decides stuck inserts.
- * Return: the BUSY word we installed, or 0.
+ * Return: the BUSY word we installed, 0, or NO_WORD (the table was given
+ * back by a growth: look again from the life word).
  */
 static uint64_t try_claim(struct shmkv *kv, const struct shmkv_table *t,
 			  uint32_t idx, uint32_t pid, bool thorough,
@@ -254,7 +255,7 @@ static uint64_t try_claim(struct shmkv *kv, const struct shmkv_table *t,
 	 * it): otherwise abandon it, writing nothing more
 	 * (tests/model/migration-design.md §7 rule 2). */
 	if (w == 0 && !shmkv__table_live(kv, t))
-		return 0;
+		return NO_WORD;
 	return busy;
 }
 
@@ -317,8 +318,9 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
  * the second also recycles slots of dead claimants and decides stuck
  * inserts, which costs a kill(2) per claimed slot met.
  * Return: 1 and a MEMBER @ref (ours or an equal key's, found by the
- * duplicate check: the caller must look up again on 0), 0 (lost a race:
- * look up again), -ENOSPC (no slot in the probe window), -EROFS.
+ * duplicate check: the caller must look up again on 0), 0 (lost a race,
+ * or the table was given back by a growth: look up again), -ENOSPC (no
+ * slot in the probe window), -EROFS.
  */
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref)
@@ -335,6 +337,8 @@ int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 			uint64_t busy = try_claim(kv, k->t, idx, pid,
 						  pass == 1, &helped);
 
+			if (busy == NO_WORD)
+				return 0; /* a table given back: look again */
 			int r = busy != 0 ? publish(kv, k, idx, d, busy,
 						    pass == 1, ref)
 					  : SKIPPED;
