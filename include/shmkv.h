@@ -727,7 +727,8 @@ SHMKV_API int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);
 
 /** Counts taken by one pass over the store (not a snapshot). */
 struct shmkv_stats {
-	uint64_t slots;	    /**< total slots */
+	uint64_t slots;	    /**< slots of the table commands write in
+				 (the new one while a growth runs) */
 	uint64_t live_keys; /**< keys with a value (expired ones excluded) */
 	uint64_t volatile_keys; /**< live keys with a TTL */
 	uint64_t tombstones;	/**< slots holding a deleted key, reusable */
@@ -763,8 +764,7 @@ struct shmkv_stats {
 	uint32_t evict_policy;	  /**< SHMKV_EVICT_* in force */
 	uint64_t evicted;	  /**< keys evicted since creation */
 	uint64_t growths;	  /**< times the table has doubled since
-				       creation (slots is the initial size
-				       times 2^growths) */
+				       creation (finished growths) */
 	uint64_t growing_from;	  /**< while the table grows: the slots of
 				       the table being moved (0: none) */
 	uint64_t growing_moved;	  /**< of those, how many the sweep has
