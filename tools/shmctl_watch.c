@@ -4,9 +4,9 @@
  * Every interval it takes the counts info shows and redraws them with the
  * change per second of live keys, keys with a TTL, tombstones, keys
  * evicted (a count only evictions bump) and, while the table doubles, old
- * slots moved. The store keeps no operation
- * counters (a shared counter would be the one cache line every command
- * writes), so rates are changes of counts, not ops/s.
+ * slots moved. The store keeps no operation counters (a shared counter
+ * would be the one cache line every command writes), so rates are changes
+ * of counts, not ops/s.
  *
  * On a terminal it draws on the alternate screen with the cursor hidden
  * and stdin in non-canonical, no-echo mode so that q quits without Enter;
@@ -140,12 +140,12 @@ static void frame_counts(const struct watch *w, const struct ctl_info *in,
 
 	if (!w->have_prev)
 		p = st;
+	frame_table(w, in, dt);
 	line(w,
 	     "keys     %" PRIu64 " live (%+.1f/s), %" PRIu64
 	     " with a TTL (%+.1f/s)",
 	     st->live_keys, rate(st->live_keys, p->live_keys, dt),
 	     st->volatile_keys, rate(st->volatile_keys, p->volatile_keys, dt));
-	frame_table(w, in, dt);
 	line(w,
 	     "slots    %" PRIu64 " tombstones (%+.1f/s), %" PRIu64
 	     " pending, %" PRIu64 " corrupt, load %.1f%%, longest probe "
