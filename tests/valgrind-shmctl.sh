@@ -93,6 +93,15 @@ vg 0 check "$store"
 vg 0 check "$store" --json
 vg 0 recover "$store"
 vg 0 sweep "$store" --json
+# The table (64 slots) doubles under these writes; maintain finishes a
+# growth left under way, or says there is none.
+for i in $(seq 1 120); do echo "set grow:$i $i"; done | vg 0 "$store"
+vg 0 maintain "$store"
+vg 0 maintain "$store" --json
+vg 0 "$store" maintain
+printf 'maintain\n' | vg 0 "$store"
+vg 2 maintain # usage error: no name
+vg 3 maintain "$store-bad" # no such store
 vg 0 config "$store" get
 vg 0 config "$store" set maxmemory 0
 vg 2 config "$store" set maxmemory 1k

@@ -20,8 +20,8 @@
 static const struct ctl_cmd *const commands[] = {
 	&ctl_cmd_ls,	&ctl_cmd_create,  &ctl_cmd_destroy, &ctl_cmd_info,
 	&ctl_cmd_keys,	&ctl_cmd_scan,	  &ctl_cmd_dump,    &ctl_cmd_restore,
-	&ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,   &ctl_cmd_watch,
-	&ctl_cmd_locks, &ctl_cmd_config,
+	&ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,   &ctl_cmd_maintain,
+	&ctl_cmd_watch, &ctl_cmd_locks,	  &ctl_cmd_config,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -147,6 +147,16 @@ static int finish(int rc)
 	return rc == CTL_OK || rc == 1 ? CTL_STORE : rc;
 }
 
+/* The tool command that @word names at a store's prompt, or NULL. */
+static const struct ctl_cmd *prompt_command(const char *word)
+{
+	if (strcasecmp(word, "config") == 0)
+		return &ctl_cmd_config;
+	if (strcasecmp(word, "maintain") == 0)
+		return &ctl_cmd_maintain;
+	return NULL;
+}
+
 static int dispatch(int argc, char **argv)
 {
 	const struct ctl_cmd *cmd;
@@ -156,14 +166,16 @@ static int dispatch(int argc, char **argv)
 	cmd = find_command(argv[0]);
 	if (cmd != NULL)
 		return run_command(cmd, argc, argv);
-	/* Redis's CONFIG in the data form, "shmctl NAME config get ...", is
-	 * "shmctl config NAME get ...". */
-	if (argc >= 2 && strcasecmp(argv[1], "config") == 0) {
+	/* The tool commands a store's prompt also takes, in the data form:
+	 * "shmctl NAME config get ..." (Redis's CONFIG) is "shmctl config
+	 * NAME get ...", and "shmctl NAME maintain" "shmctl maintain NAME". */
+	cmd = argc >= 2 ? prompt_command(argv[1]) : NULL;
+	if (cmd != NULL) {
 		char *name = argv[0];
 
 		argv[0] = argv[1];
 		argv[1] = name;
-		return run_command(&ctl_cmd_config, argc, argv);
+		return run_command(cmd, argc, argv);
 	}
 	return ctl_data_main(argc, argv);
 }

@@ -3,7 +3,8 @@
  *
  * Calls point one way (checked with nm on the objects; no file calls up):
  *   shmctl.c (entry: global options, dispatch, usage) calls
- *   the command files: ls admin info keys dump restore maint watch, and
+ *   the command files: ls admin info keys dump restore maint (check,
+ *     recover, sweep, maintain, locks) watch config, and
  *     data (Redis commands on NAME, which runs the prompt, repl), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
  *     args, json, users (who has a store open), util (names, opening,
@@ -65,7 +66,7 @@ extern struct ctl_options ctl_opt;
 extern const struct ctl_cmd ctl_cmd_ls, ctl_cmd_create, ctl_cmd_destroy,
 	ctl_cmd_info, ctl_cmd_keys, ctl_cmd_scan, ctl_cmd_dump, ctl_cmd_restore,
 	ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep, ctl_cmd_watch,
-	ctl_cmd_locks, ctl_cmd_config;
+	ctl_cmd_locks, ctl_cmd_config, ctl_cmd_maintain;
 
 /*
  * shmctl_cli.c: messages and command-line plumbing.
@@ -219,6 +220,16 @@ int ctl_info_huge(const char *name, struct ctl_info *in);
 void ctl_info_pages_line(const struct ctl_info *in, char *buf, size_t cap);
 /* Share of slots holding a live key or an insert in progress. */
 double ctl_info_load(const struct shmkv_stats *st);
+/* While the table grows (st->growing_from != 0): the old slots moved,
+ * at most growing_from, and that as a share (0 to 1; 0 when none runs). */
+uint64_t ctl_info_moved(const struct shmkv_stats *st);
+double ctl_info_progress(const struct shmkv_stats *st);
+/* "2048 slots (1024 at creation, doubled 1 time)" into @buf. */
+void ctl_info_table_line(const struct ctl_info *in, char *buf, size_t cap);
+/* While the table grows: "from 1024 to 2048 slots: 300 of 1024 old slots
+ * moved (29.3%)" into @buf. Return: false (and @buf untouched) when no
+ * growth is under way. */
+bool ctl_info_growth_line(const struct shmkv_stats *st, char *buf, size_t cap);
 /* Value storage in use, in bytes of blocks. */
 uint64_t ctl_info_used_bytes(const struct shmkv_stats *st);
 /* The warnings for @in, one line each. Return: how many (<= max). */
@@ -250,6 +261,9 @@ int ctl_data_main(int argc, char **argv);
 /* shmctl_config.c: "config get|set ..." typed at a store's prompt (or
  * "shmctl NAME config ..."): @argv[0] is "config". Return: a CTL_* code. */
 int ctl_config_prompt(shmkv_t *kv, const char *name, int argc, char **argv);
+/* shmctl_maint.c: "maintain" typed at a store's prompt (or "shmctl NAME
+ * maintain"): @argv[0] is "maintain". Return: a CTL_* code. */
+int ctl_maintain_prompt(shmkv_t *kv, const char *name, int argc, char **argv);
 int ctl_repl(shmkv_t *kv, const char *name);
 
 #endif /* SHMCTL_H */

@@ -44,6 +44,19 @@ static void print_warnings(const struct ctl_info *in)
 		       ctl_color(CTL_YELLOW), w[i], ctl_color(CTL_RESET));
 }
 
+/* The table's size now and, while it doubles, how far the move is. */
+static void print_table(const struct ctl_info *in)
+{
+	char line[160];
+
+	ctl_info_table_line(in, line, sizeof(line));
+	printf("  table     %s\n", line);
+	if (ctl_info_growth_line(&in->st, line, sizeof(line)))
+		printf("  growing   %s; writes move the rest, shmctl maintain "
+		       "finishes it\n",
+		       line);
+}
+
 static void print_human(const char *name, const struct ctl_info *in)
 {
 	const struct shmkv_config *cfg = &in->cfg;
@@ -69,9 +82,10 @@ static void print_human(const char *name, const struct ctl_info *in)
 		ctl_users_phrase(&in->users, users, sizeof(users));
 		printf("  users     %s\n", users);
 	}
-	printf("  geometry  %" PRIu32 " slots, key_max %" PRIu32
-	       ", value_max %" PRIu32 ", probe_limit %" PRIu32 "\n",
-	       cfg->slots, cfg->key_max, cfg->value_max, cfg->probe_limit);
+	print_table(in);
+	printf("  geometry  key_max %" PRIu32 ", value_max %" PRIu32
+	       ", probe_limit %" PRIu32 "\n",
+	       cfg->key_max, cfg->value_max, cfg->probe_limit);
 	printf("  keys      %" PRIu64 " live, %" PRIu64 " with a TTL\n",
 	       st->live_keys, st->volatile_keys);
 	printf("  values    %" PRIu64 " strings in their slots, %" PRIu64
@@ -117,6 +131,21 @@ static void json_classes(struct ctl_json *j, const struct shmkv_stats *st)
 	cj_end(j, ']');
 }
 
+/* "growing": null, or the growth under way and how far it is. */
+static void json_growth(struct ctl_json *j, const struct shmkv_stats *st)
+{
+	if (st->growing_from == 0) {
+		cj_null(j, "growing");
+		return;
+	}
+	cj_obj(j, "growing");
+	cj_u64(j, "from", st->growing_from);
+	cj_u64(j, "to", 2 * st->growing_from);
+	cj_u64(j, "moved", ctl_info_moved(st));
+	cj_num(j, "progress", ctl_info_progress(st));
+	cj_end(j, '}');
+}
+
 static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 {
 	const struct shmkv_stats *st = &in->st;
@@ -148,6 +177,9 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_u64(j, "corrupt", st->corrupt);
 	cj_u64(j, "longest_probe", st->longest_probe);
 	cj_num(j, "load_factor", ctl_info_load(st));
+	cj_u64(j, "initial", in->cfg.slots);
+	cj_u64(j, "growths", st->growths);
+	json_growth(j, st);
 	cj_end(j, '}');
 }
 
@@ -230,11 +262,15 @@ static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_info = {
 	.name = "info",
 	.synopsis = "NAME [--json]",
-	.summary = "geometry, keys, slots, memory per size class, eviction, "
-		   "warnings",
+	.summary = "table and its growth, keys, slots, memory per class, "
+		   "eviction, warnings",
 	.help = "Counts come from one pass over the store while it runs, not\n"
-		"an atomic snapshot. Value storage is a pool of pages, each\n"
-		"given to a size class when the class first needs room.\n"
+		"an atomic snapshot. The table doubles online when it fills\n"
+		"(within max_memory): its slots now and at creation, the\n"
+		"times it doubled and, while it grows, the old slots moved so\n"
+		"far (load is of the new table; shmctl maintain finishes the\n"
+		"move). Value storage is a pool of pages, each given to a\n"
+		"size class when the class first needs room.\n"
 		"Eviction: the maxmemory-policy and the keys it evicted\n"
 		"since the store was created.\n"
 		"Warnings: table over 75% full (live keys and pending slots),\n"

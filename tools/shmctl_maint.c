@@ -1,5 +1,6 @@
 /*
- * shmctl_maint.c - "shmctl check", "recover", "sweep" and "locks".
+ * shmctl_maint.c - "shmctl check", "recover", "sweep", "maintain" and
+ * "locks".
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -227,6 +228,152 @@ const struct ctl_cmd ctl_cmd_sweep = {
 		"Options:\n"
 		"  -j, --json   {\"name\":...,\"expired\":N}\n",
 	.run = run_sweep,
+};
+
+/* Why a growth could not be finished, for the errors shmkv_maintain()
+ * documents; NULL for the others (shmkv_strerror() says). */
+static const char *maintain_why(int err)
+{
+	switch (err) {
+	case -EROFS:
+		return "opened read-only: moving keys needs write permission";
+	case -ENOSPC:
+		return "a key found no room in the new table (its probe "
+		       "window there is full): the growth waits, every key "
+		       "stays readable; delete keys, then run maintain again";
+	case -ENOMEM:
+		return "no value memory left for a key being moved: the "
+		       "growth waits, every key stays readable; raise "
+		       "maxmemory (shmctl config NAME set maxmemory) or delete "
+		       "keys, then run maintain again";
+	default:
+		return NULL;
+	}
+}
+
+static int maintain_err(const char *name, int err)
+{
+	const char *why = maintain_why(err);
+
+	if (why == NULL)
+		return ctl_store_err(name, "maintain", err);
+	ctl_err(name, "maintain: %s", why);
+	return CTL_STORE;
+}
+
+/*
+ * What a maintain did, from the counts before and after it: the table it
+ * found growing (@from, 0: none), or one a writer started and someone
+ * finished meanwhile (then the table it saw doubled).
+ */
+static uint64_t maintain_grew_from(const struct shmkv_stats *before,
+				   const struct shmkv_stats *after)
+{
+	if (before->growing_from != 0)
+		return before->growing_from;
+	return after->growths > before->growths ? before->slots : 0;
+}
+
+static void maintain_print(const char *name, bool json,
+			   const struct shmkv_stats *before,
+			   const struct shmkv_stats *after)
+{
+	uint64_t from = maintain_grew_from(before, after);
+	struct ctl_json j;
+
+	if (!json) {
+		if (from != 0)
+			printf("%s: table grew from %" PRIu64 " to %" PRIu64
+			       " slots: moved\n",
+			       name, from, 2 * from);
+		else
+			printf("%s: no growth under way (%" PRIu64 " slots)\n",
+			       name, after->slots);
+		/* Writers may start the next one at once: say so. */
+		if (after->growing_from != 0)
+			printf("%s: another growth has started since, from "
+			       "%" PRIu64 " slots\n",
+			       name, after->growing_from);
+		return;
+	}
+	cj_open(&j, stdout);
+	cj_cstr(&j, "name", name);
+	cj_bool(&j, "grew", from != 0);
+	if (from != 0) {
+		cj_u64(&j, "from", from);
+		cj_u64(&j, "to", 2 * from);
+	} else {
+		cj_null(&j, "from");
+		cj_null(&j, "to");
+	}
+	cj_u64(&j, "slots", after->slots);
+	cj_u64(&j, "growths", after->growths);
+	cj_u64(&j, "growing_from", after->growing_from);
+	cj_close(&j);
+}
+
+/* Finishes @kv's growth, if one runs, and says what it did. */
+static int maintain_do(shmkv_t *kv, const char *name, bool json)
+{
+	struct shmkv_stats before, after;
+	int err = shmkv_stats(kv, &before);
+
+	if (!err)
+		err = shmkv_maintain(kv);
+	if (err)
+		return maintain_err(name, err);
+	err = shmkv_stats(kv, &after);
+	if (err)
+		return ctl_store_err(name, "maintain", err);
+	maintain_print(name, json, &before, &after);
+	return CTL_OK;
+}
+
+int ctl_maintain_prompt(shmkv_t *kv, const char *name, int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return ctl_usage(&ctl_cmd_maintain, "takes no operand at the "
+						    "prompt");
+	return maintain_do(kv, name, false);
+}
+
+static int run_maintain(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	char name[SHMKV_NAME_MAX + 1];
+	shmkv_t *kv;
+	bool json;
+	int rc = open_with_opts(cmd, argc, argv, 0, &json, &kv, name);
+
+	if (rc != CTL_CONTINUE)
+		return rc;
+	rc = maintain_do(kv, name, json);
+	shmkv_close(kv);
+	return rc;
+}
+
+const struct ctl_cmd ctl_cmd_maintain = {
+	.name = "maintain",
+	.synopsis = "NAME [--json]",
+	.summary = "finish a growth of the table under way (for idle stores)",
+	.help = "The table doubles online when it fills, within max_memory:\n"
+		"every write moves a bounded share of the keys to the new\n"
+		"table, so a store that gets few writes can stay half-moved\n"
+		"(shmctl info shows how far). maintain moves the rest and\n"
+		"says what it did: \"table grew from N to 2N slots: moved\",\n"
+		"or \"no growth under way\". Safe while other processes use\n"
+		"the store, and as often as one likes. Needs write\n"
+		"permission. Exit 3 when a key finds no room in the new table\n"
+		"or no value memory: the growth waits, every key stays\n"
+		"readable, and maintain may be run again once room is made.\n"
+		"At a store's prompt: maintain.\n\n"
+		"Options:\n"
+		"  -j, --json   {\"name\":...,\"grew\":B,\"from\":N,"
+		"\"to\":N,\"slots\":N,\n"
+		"               \"growths\":N,\"growing_from\":N} (from, "
+		"to: null if\n"
+		"               no growth was under way)\n",
+	.run = run_maintain,
 };
 
 struct lock_out {

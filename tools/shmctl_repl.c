@@ -7,8 +7,8 @@
  * it), and Tab completing the command names of the library's table. Lines
  * are split as redis-cli splits them ("a b", 'x', \x00) and run as data
  * commands; help lists them (help CMD: its syntax); config get|set is the
- * tool's config on this store (Redis's CONFIG); quit, exit or Ctrl-D
- * leave.
+ * tool's config on this store (Redis's CONFIG), maintain its maintain;
+ * quit, exit or Ctrl-D leave.
  *
  * Not on a terminal, commands are read one per line from stdin without a
  * prompt, so "shmctl NAME < script" replays a script; the exit code is
@@ -153,7 +153,9 @@ static void repl_help(const struct ctl_args *a)
 	     " literal.\nquit or exit (or Ctrl-D) leaves; clear clears the "
 	     "screen;\nhelp CMD shows the syntax of CMD; config get|set "
 	     "PARAMETER [VALUE]\nshows or changes maxmemory and "
-	     "maxmemory-policy (shmctl config --help). Commands:");
+	     "maxmemory-policy (shmctl config --help);\nmaintain finishes "
+	     "a growth of the table under way (shmctl maintain\n--help). "
+	     "Commands:");
 	ctl_print_data_commands(stdout);
 }
 
@@ -184,6 +186,8 @@ static int run_line(struct repl *r, const char *line, size_t len)
 		fputs(r->tty ? "\033[H\033[2J" : "", stdout);
 	else if (is_word(&a, "config"))
 		rc = ctl_config_prompt(r->kv, r->name, a.argc, a.argv);
+	else if (is_word(&a, "maintain"))
+		rc = ctl_maintain_prompt(r->kv, r->name, a.argc, a.argv);
 	else
 		rc = ctl_exec(r->kv, r->name, a.argc,
 			      (const char *const *)a.argv, a.len);

@@ -63,6 +63,44 @@ double ctl_info_load(const struct shmkv_stats *st)
 			 : 0;
 }
 
+uint64_t ctl_info_moved(const struct shmkv_stats *st)
+{
+	/* The library bounds it; bounded again, as anything of the
+	 * segment: a percent over 100 would only confuse. */
+	return st->growing_moved < st->growing_from ? st->growing_moved
+						    : st->growing_from;
+}
+
+double ctl_info_progress(const struct shmkv_stats *st)
+{
+	return st->growing_from
+		       ? (double)ctl_info_moved(st) / (double)st->growing_from
+		       : 0;
+}
+
+void ctl_info_table_line(const struct ctl_info *in, char *buf, size_t cap)
+{
+	const struct shmkv_stats *st = &in->st;
+
+	snprintf(buf, cap,
+		 "%" PRIu64 " slots (%" PRIu32 " at creation, doubled %" PRIu64
+		 " time%s)",
+		 st->slots, in->cfg.slots, st->growths,
+		 st->growths == 1 ? "" : "s");
+}
+
+bool ctl_info_growth_line(const struct shmkv_stats *st, char *buf, size_t cap)
+{
+	if (st->growing_from == 0)
+		return false;
+	snprintf(buf, cap,
+		 "from %" PRIu64 " to %" PRIu64 " slots: %" PRIu64
+		 " of %" PRIu64 " old slots moved (%.1f%%)",
+		 st->growing_from, 2 * st->growing_from, ctl_info_moved(st),
+		 st->growing_from, 100 * ctl_info_progress(st));
+	return true;
+}
+
 uint64_t ctl_info_used_bytes(const struct shmkv_stats *st)
 {
 	uint64_t n = 0;

@@ -2,10 +2,11 @@
  * shmctl_watch.c - "shmctl watch": a live view of a store, like top.
  *
  * Every interval it takes the counts info shows and redraws them with the
- * change per second of live keys, keys with a TTL, tombstones and keys
- * evicted (a count only evictions bump). The store keeps no operation
- * counters (a shared counter would be the one cache line every command
- * writes), so rates are changes of counts, not ops/s.
+ * change per second of live keys, keys with a TTL, tombstones, keys
+ * evicted (a count only evictions bump) and, while the table doubles, old
+ * slots moved. The store keeps no operation counters (a shared counter
+ * would be the one cache line every command writes), so rates are changes
+ * of counts, not ops/s.
  *
  * On a terminal it draws on the alternate screen with the cursor hidden
  * and stdin in non-canonical, no-echo mode so that q quits without Enter;
@@ -112,6 +113,25 @@ static double rate(uint64_t now, uint64_t before, double dt)
 	return dt > 0 ? ((double)now - (double)before) / dt : 0;
 }
 
+/* The table's size, and a progress line while it doubles: old slots
+ * moved per second when the last frame saw the same growth. */
+static void frame_table(const struct watch *w, const struct ctl_info *in,
+			double dt)
+{
+	const struct shmkv_stats *st = &in->st, *p = &w->prev.st;
+	char buf[160];
+	bool same = w->have_prev && p->growing_from == st->growing_from &&
+		    p->growths == st->growths;
+
+	ctl_info_table_line(in, buf, sizeof(buf));
+	line(w, "table    %s", buf);
+	if (ctl_info_growth_line(st, buf, sizeof(buf)))
+		line(w, "%sgrowing  %s, %+.1f/s%s", ctl_color(CTL_BOLD), buf,
+		     same ? rate(ctl_info_moved(st), ctl_info_moved(p), dt)
+			  : 0.0,
+		     ctl_color(CTL_RESET));
+}
+
 static void frame_counts(const struct watch *w, const struct ctl_info *in,
 			 double dt)
 {
@@ -120,6 +140,7 @@ static void frame_counts(const struct watch *w, const struct ctl_info *in,
 
 	if (!w->have_prev)
 		p = st;
+	frame_table(w, in, dt);
 	line(w,
 	     "keys     %" PRIu64 " live (%+.1f/s), %" PRIu64
 	     " with a TTL (%+.1f/s)",
@@ -273,11 +294,13 @@ static int run_watch(const struct ctl_cmd *cmd, int argc, char **argv)
 const struct ctl_cmd ctl_cmd_watch = {
 	.name = "watch",
 	.synopsis = "NAME [--interval SECONDS] [--count N]",
-	.summary = "live view of keys, slots, memory and evictions, like top "
-		   "(q quits)",
-	.help = "Redraws every interval: live keys, keys with a TTL and\n"
-		"tombstones with their change per second, pending and corrupt\n"
-		"slots, load, value storage per size class, keys evicted\n"
+	.summary = "live view of keys, table growth, memory and evictions, "
+		   "like top (q quits)",
+	.help = "Redraws every interval: the table's slots (and, while it\n"
+		"doubles, a \"growing\" line: old slots moved, their share\n"
+		"and per second), live keys, keys with a TTL and tombstones\n"
+		"with their change per second, pending and corrupt slots,\n"
+		"load, value storage per size class, keys evicted\n"
 		"(and per second) and the maxmemory-policy, warnings. The\n"
 		"store keeps no operation counters, so there are no ops/s.\n"
 		"q, Ctrl-C, SIGTERM or SIGHUP end it and restore the "

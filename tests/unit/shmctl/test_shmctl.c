@@ -4,7 +4,8 @@
  * and ls, and info on healthy, full, foreign and forbidden stores. Data
  * commands, keys and scan are in test_shmctl_data.c; dump and restore in
  * test_shmctl_dump.c; check, recover, sweep and locks in
- * test_shmctl_maint.c; the prompt and watch on a terminal in
+ * test_shmctl_maint.c; the table's growth (info, watch, maintain) in
+ * test_shmctl_grow.c; the prompt and watch on a terminal in
  * test_shmctl_tty.c.
  */
 #include "helpers/shmctl_run.h"
@@ -24,7 +25,7 @@ TestSuite(shmctl_info, .init = tu_setup, .fini = ctl_teardown);
 
 static const char *const commands[] = {
 	"ls",	   "create", "destroy", "info",	 "keys",  "scan",  "dump",
-	"restore", "check",  "recover", "sweep", "watch", "locks",
+	"restore", "check",  "recover", "sweep", "watch", "locks", "maintain",
 };
 #define NCMDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -480,7 +481,11 @@ Test(shmctl_info, shows_geometry_keys_tombstones_and_classes)
 	tu_assert_rc(shmkv_del(tu_kv, LIT("gone")), 1);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
-	assert_has(r.out, "1024 slots, key_max 64, value_max 1024");
+	assert_has(
+		r.out,
+		"table     1024 slots (1024 at creation, doubled 0 times)\n");
+	assert_has(r.out,
+		   "geometry  key_max 64, value_max 1024, probe_limit 1024");
 	assert_has(r.out, "3 live, 1 with a TTL");
 	/* "two" in its slot, "three" (a TTL) in a block, 1 in its word. */
 	assert_has(r.out, "1 strings in their slots, 1 in value blocks");
@@ -550,7 +555,7 @@ Test(shmctl_info, warns_about_a_full_size_class_with_no_page_left)
 	assert_has(r.out, "3 of 64.0 KiB: 1 given to 3 size classes, 2 free");
 	assert_has(r.out, "(128-byte blocks) 92% used (over 90%) and no free "
 			  "page left to it");
-	assert_lacks(r.out, "table ");
+	assert_lacks(r.out, "full (over 75%)");
 }
 
 Test(shmctl_info, names_a_foreign_file_as_not_a_store)
