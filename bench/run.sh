@@ -12,8 +12,8 @@
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
 #   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock misses memory grow evict
-#                           instr
+#                           core table scale lock misses memory grow
+#                           tablegrow evict instr
 #                           ("instr" is bench/instr.sh: instructions per
 #                           call counted by callgrind; not under SANITIZE)
 #
@@ -52,7 +52,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory grow evict instr}
+benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
