@@ -14,6 +14,13 @@ set -eu
 dir=${1:?usage: report.sh RESULTS_DIR}
 links=bench/results
 
+# "Measured on DATE (load average L)" from program $1's log, for a
+# section a later run of some programs (BENCHES) rewrote.
+measured() {
+	sed -n 's/^# date: \([^,]*\), load average \(.*\)/Measured on \1 (load average \2)./p' \
+		"$dir/$1.txt" 2>/dev/null | head -n 1
+}
+
 # The value of "# KEY: value" in the first log that has it.
 machine() {
 	sed -n "s/^# $1: //p" "$dir"/core.txt "$dir"/lock.txt \
@@ -29,8 +36,8 @@ header() {
 Measured by \`make bench\` on $(machine date | cut -d, -f1): CPU
 $(machine cpu), $(machine cores | cut -d' ' -f1) cores, $(machine kernel),
 memory $(machine memory | cut -d, -f1); $(machine compiler). The machine is
-a VM shared with other jobs: $(sed -n 's/^# bench\/run.sh .*, load average /load average at the start /p' "$dir/run.txt"),
-$(sed -n 's/^# finished after .* s, load average /at the end /p' "$dir/run.txt")
+a VM shared with other jobs: $(sed -n 's/^# bench\/run.sh .*, load average /load average at the start /p' "$dir/run.txt" | head -n 1),
+$(sed -n 's/^# finished after .* s, load average /at the end /p' "$dir/run.txt" | head -n 1)
 (1, 5, 15 minutes; the spreads below show the noise). Every figure is the median
 of repeated runs taken in interleaved rounds, and every ratio compares
 figures of the same run.
@@ -482,7 +489,7 @@ slots, the page-table words and the pages of its value storage; its file
 is a larger sparse reservation); *in use*: header, slots, page table and
 the value pages given to size classes (the segment of a store whose value
 storage is sized exactly).
-From [\`memory.csv\`]($links/memory.csv).
+From [\`memory.csv\`]($links/memory.csv). $(measured memory)
 
 $(memory_table)
 
@@ -537,6 +544,7 @@ timed alone and tagged *during* if a growth was under way before or after
 it (the table's generation odd), else *outside*. In brackets: that p50 or
 p99 over the presized store's, same processes, same run. From
 [\`tablegrow.csv\`]($links/tablegrow.csv) (\`build/bench/bench_tablegrow\`).
+$(measured tablegrow)
 
 $(awk -F, '
 	function r(a, b) { return b > 0 ? sprintf(" (%.2fx)", a / b) : "" }
