@@ -85,7 +85,7 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 	int err;
 
 	shmkv_config_init(&cfg);
-	cfg.slots = which == ST_FITTED_GROWN ? 1u << GROWN_LOG2
+	cfg.slots = which == ST_FITTED_GROWN	? 1u << GROWN_LOG2
 		    : which == ST_DEFAULT_GROWN ? SHMKV_SLOTS_DEFAULT
 						: 1u << log2;
 	if (which == ST_FITTED || which == ST_FITTED_GROWN) {
@@ -198,16 +198,16 @@ static int write_csv(const char *path, const struct figure *f, int nf)
 				 "slots_start,slots");
 
 	for (int i = 0; i < nf && !err; i++)
-		err = bench_csv_row(
-			&csv, "%s,%llu,%u,%u,%.0f,%.1f,%.1f,%llu,%llu",
-			f[i].what, (unsigned long long)f[i].keys, BENCH_KEY_LEN,
-			VALUE_LEN,
-			f[i].slots ? 100.0 * (double)f[i].keys /
-					     (double)f[i].slots
-				   : 0,
-			f[i].segment_per_key, f[i].in_use_per_key,
-			(unsigned long long)f[i].slots_start,
-			(unsigned long long)f[i].slots);
+		err = bench_csv_row(&csv,
+				    "%s,%llu,%u,%u,%.0f,%.1f,%.1f,%llu,%llu",
+				    f[i].what, (unsigned long long)f[i].keys,
+				    BENCH_KEY_LEN, VALUE_LEN,
+				    f[i].slots ? 100.0 * (double)f[i].keys /
+							 (double)f[i].slots
+					       : 0,
+				    f[i].segment_per_key, f[i].in_use_per_key,
+				    (unsigned long long)f[i].slots_start,
+				    (unsigned long long)f[i].slots);
 	return err ? err : bench_csv_close(&csv);
 }
 

@@ -34,31 +34,34 @@
  * store of the same run, not the absolute times.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 
-#define SLOTS0_LOG2	  10u
-#define LAT_LOG2	  20u
-#define LAT_LOG2_QUICK	  16u
-#define LAT_LOAD_PCT	  70u /* below the 3/4 at which a growth starts */
-#define DBL_LOG2	  24u
-#define DBL_LOG2_QUICK	  17u
-#define DBL_LOG2_MIN	  14u
-#define WRITERS		  2u
-#define WRITERS_MAX	  4u
-#define PROCS_MAX	  4u
-#define GENS		  64u /* generations a run can see: 2 a growth */
-#define VALUE_LEN	  8u
-#define SLOT_BYTES	  64u /* key_max 16: one-line slots */
-#define SPIN_MAX	  2000000000ul
-#define POLL_NS		  1000000l
-#define DBL_TIMEOUT_S	  1800u
-#define GROWTHS_MAX	  (DBL_LOG2 - SLOTS0_LOG2)
+#define SLOTS0_LOG2    10u
+#define LAT_LOG2       20u
+#define LAT_LOG2_QUICK 16u
+#define LAT_LOAD_PCT   50u /* a presized store grows from ~60% */
+#define DBL_LOG2       24u
+#define DBL_LOG2_QUICK 17u
+#define DBL_LOG2_MIN   14u
+#define WRITERS	       2u
+#define WRITERS_MAX    4u
+#define PROCS_MAX      4u
+#define GENS	       64u /* generations a run can see: 2 a growth */
+#define VALUE_LEN      8u
+#define SLOT_BYTES     64u /* key_max 16: one-line slots */
+#define SPIN_MAX       2000000000ul
+#define POLL_NS	       1000000l
+#define STOP_EVERY     1024u /* commands between looks at ctl->failed */
+#define DBL_TIMEOUT_S  1800u
+#define GROWTHS_MAX    (DBL_LOG2 - SLOTS0_LOG2)
 
 static const unsigned lat_procs[] = { 1, 2 };
 #define NLATPROCS (sizeof(lat_procs) / sizeof(lat_procs[0]))
@@ -80,17 +83,19 @@ struct control {
 	uint64_t first_ns[PROCS_MAX][GENS]; /* each worker's first sight */
 	uint64_t end_ns[PROCS_MAX];
 	uint64_t keys[PROCS_MAX]; /* doubling: keys each writer inserted */
+	/* Keys each worker had inserted when it first saw generation g. */
+	uint64_t keys_at[PROCS_MAX][GENS];
 	struct bench_hist hist[PROCS_MAX][OP_N][PH_N];
 };
 
 struct job {
 	const char *name; /* the store */
 	unsigned idx, procs;
-	uint64_t keys;	    /* keys to insert (doubling: at most) */
+	uint64_t keys;		   /* keys to insert (doubling: at most) */
 	const uint64_t *keys_each; /* if set: worker i inserts keys_each[i] */
-	uint64_t stop_gen;  /* doubling: stop once the table is this one */
-	int timed;	    /* latency: time each command */
-	uint64_t overhead;  /* bench_timer.overhead */
+	uint64_t stop_gen; /* doubling: stop once the table is this one */
+	int timed;	   /* latency: time each command */
+	uint64_t overhead; /* bench_timer.overhead */
 };
 
 static struct control *ctl;
@@ -149,28 +154,38 @@ static void fail(const struct job *j, const char *what, int err)
 	_exit(1);
 }
 
-/* The first time this worker saw generation @g. */
-static void saw(unsigned idx, uint64_t g, uint64_t *last)
+/* The first time this worker saw generation @g, after @keys inserts. */
+static void saw(unsigned idx, uint64_t g, uint64_t *last, uint64_t keys)
 {
 	if (g == *last)
 		return;
 	*last = g;
-	if (g < GENS && !ctl->first_ns[idx][g])
+	if (g < GENS && !ctl->first_ns[idx][g]) {
 		ctl->first_ns[idx][g] = bench_now_ns();
+		ctl->keys_at[idx][g] = keys;
+	}
+}
+
+/* Another worker failed: the run is void, stop (every STOP_EVERY). */
+static void stop_if_failed(const struct job *j, uint64_t i)
+{
+	if (i % STOP_EVERY == 0 &&
+	    atomic_load_explicit(&ctl->failed, memory_order_relaxed))
+		fail(j, "stopped", -ECANCELED);
 }
 
 /* One command timed into the histogram of its tag. */
-#define TIMED(j, kv, opi, last, call, rc)                                      \
+#define TIMED(j, kv, opi, last, keys, call, rc)                                \
 	do {                                                                   \
 		uint64_t g0_ = bench_store_generation(kv), a_, b_, g1_;        \
 		a_ = bench_tick_begin();                                       \
 		rc = (call);                                                   \
 		b_ = bench_tick_end();                                         \
 		g1_ = bench_store_generation(kv);                              \
-		saw((j)->idx, g0_, last);                                      \
-		saw((j)->idx, g1_, last);                                      \
+		saw((j)->idx, g0_, last, keys);                                \
+		saw((j)->idx, g1_, last, keys);                                \
 		bench_hist_add(&ctl->hist[(j)->idx][opi]                       \
-				       [((g0_ | g1_) & 1) || g0_ != g1_],      \
+					 [((g0_ | g1_) & 1) || g0_ != g1_],    \
 			       bench_sample(b_ - a_, (j)->overhead, 1), 1);    \
 	} while (0)
 
@@ -185,8 +200,9 @@ static void latency_worker(const struct job *j, shmkv_t *kv)
 	for (uint64_t i = 0; i < j->keys; i++) {
 		uint64_t pick;
 
+		stop_if_failed(j, i);
 		bench_key_format(key, (uint32_t)(j->idx + j->procs * i));
-		TIMED(j, kv, OP_SET, &last,
+		TIMED(j, kv, OP_SET, &last, i,
 		      shmkv_set(kv, key, BENCH_KEY_LEN, value_of(key),
 				VALUE_LEN, 0, 0, NULL),
 		      rc);
@@ -194,11 +210,12 @@ static void latency_worker(const struct job *j, shmkv_t *kv)
 			fail(j, "SET", rc < 0 ? rc : -EPROTO);
 		pick = bench_xorshift64(&rng) % (i + 1);
 		bench_key_format(gkey, (uint32_t)(j->idx + j->procs * pick));
-		TIMED(j, kv, OP_GET, &last,
+		TIMED(j, kv, OP_GET, &last, i + 1,
 		      shmkv_get(kv, gkey, BENCH_KEY_LEN, &out), rc);
 		if (rc != 1 || out.len != VALUE_LEN ||
 		    memcmp(buf, value_of(gkey), VALUE_LEN) != 0)
-			fail(j, "GET of a key set before", rc < 0 ? rc : -EPROTO);
+			fail(j, "GET of a key set before",
+			     rc < 0 ? rc : -EPROTO);
 	}
 	ctl->keys[j->idx] = j->keys;
 }
@@ -213,13 +230,14 @@ static void doubling_worker(const struct job *j, shmkv_t *kv)
 		uint64_t g;
 		int rc;
 
+		stop_if_failed(j, i);
 		bench_key_format(key, (uint32_t)(j->idx + j->procs * i));
-		rc = shmkv_set(kv, key, BENCH_KEY_LEN, value_of(key),
-			       VALUE_LEN, 0, 0, NULL);
+		rc = shmkv_set(kv, key, BENCH_KEY_LEN, value_of(key), VALUE_LEN,
+			       0, 0, NULL);
 		if (rc != 1)
 			fail(j, "SET", rc < 0 ? rc : -EPROTO);
 		g = bench_store_generation(kv);
-		saw(j->idx, g, &last);
+		saw(j->idx, g, &last, i + 1);
 		if (j->stop_gen && g >= j->stop_gen) {
 			i++;
 			break;
@@ -246,6 +264,21 @@ static void worker(const struct job *j)
 	shmkv_close(kv);
 	atomic_fetch_add(&ctl->done, 1);
 	_exit(0);
+}
+
+/* Has a worker died without saying so (a signal)? Peeks, reaps nothing. */
+static int worker_died(const pid_t *pid, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		siginfo_t si = { 0 };
+
+		if (waitid(P_PID, (id_t)pid[i], &si,
+			   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid[i] &&
+		    (si.si_code != CLD_EXITED || si.si_status != 0))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -278,12 +311,22 @@ static int run_workers(const struct job *proto, shmkv_t *kv, uint64_t *peak)
 			return err;
 		}
 	}
-	err = bench_spin_until(&ctl->ready, (int)proto->procs, SPIN_MAX);
+	/* Every worker ready, or one failed or died before it was. */
+	while (atomic_load(&ctl->ready) < (int)proto->procs &&
+	       !atomic_load(&ctl->failed) && !worker_died(pid, proto->procs))
+		sched_yield();
+	err = atomic_load(&ctl->ready) < (int)proto->procs ? -ECHILD : 0;
+	if (err)
+		atomic_store(&ctl->failed, 1);
 	ctl->go_ns = bench_now_ns();
 	atomic_store(&ctl->go, 1);
 	until = ctl->go_ns + DBL_TIMEOUT_S * 1000000000ull;
 	while (atomic_load(&ctl->done) < (int)proto->procs &&
 	       !atomic_load(&ctl->failed) && bench_now_ns() < until) {
+		if (worker_died(pid, proto->procs)) {
+			atomic_store(&ctl->failed, 1); /* the others stop */
+			break;
+		}
 		if (peak) {
 			uint64_t b = bench_store_allocated(kv);
 
@@ -291,6 +334,8 @@ static int run_workers(const struct job *proto, shmkv_t *kv, uint64_t *peak)
 		}
 		nanosleep(&nap, NULL);
 	}
+	if (atomic_load(&ctl->done) < (int)proto->procs)
+		atomic_store(&ctl->failed, 1); /* died or timed out: stop all */
 	if (bench_reap(pid, proto->procs) || atomic_load(&ctl->failed))
 		return -ECHILD;
 	return err;
@@ -314,10 +359,29 @@ static uint64_t first_seen(unsigned procs, unsigned g)
  * (it finished in shmkv_maintain, or never started). */
 static double growth_ms(unsigned procs, unsigned e)
 {
-	uint64_t a = first_seen(procs, 2 * e + 1), b = first_seen(procs,
-								  2 * e + 2);
+	uint64_t a = first_seen(procs, 2 * e + 1),
+		 b = first_seen(procs, 2 * e + 2);
 
 	return a && b && b > a ? (double)(b - a) / 1e6 : -1;
+}
+
+/* The keys in the store when growth @e began: what each worker had
+ * inserted when it first saw it, or the first generation after it that
+ * it saw (a worker may not look while a short growth runs); -1: none saw
+ * it. */
+static double start_keys(unsigned procs, unsigned e)
+{
+	uint64_t sum = 0;
+
+	if (!first_seen(procs, 2 * e + 1))
+		return -1;
+	for (unsigned i = 0; i < procs; i++)
+		for (unsigned g = 2 * e + 1; g < GENS; g++)
+			if (ctl->first_ns[i][g]) {
+				sum += ctl->keys_at[i][g];
+				break;
+			}
+	return (double)sum;
 }
 
 static uint64_t last_end(unsigned procs)
@@ -351,6 +415,7 @@ struct lat_cell {
 	struct bench_lat (*lat)[OP_N][PH_N];
 	double (*count)[OP_N][PH_N];
 	double *total_ms;
+	double *growths; /* the table's doublings in the run */
 	double (*grow_ms)[GROWTHS_MAX];
 };
 
@@ -378,6 +443,7 @@ static int lat_run(struct lat_cell *c, unsigned r, unsigned log2,
 		c->total_ms[r] = (double)(last_end(c->procs) - ctl->go_ns) /
 				 1e6;
 		err = settle(kv, c->procs, &late);
+		c->growths[r] = (double)(bench_store_generation(kv) / 2);
 	}
 	for (int o = 0; o < OP_N && !err; o++)
 		for (int p = 0; p < PH_N; p++) {
@@ -424,7 +490,11 @@ static int lat_report(struct lat_cell *cells, unsigned ncells, unsigned runs,
 			for (int o = 0; o < OP_N && !err; o++) {
 				double m[6];
 
-				if (c->s == ST_PRESIZED && p == PH_DURING)
+				double seen = 0;
+
+				for (unsigned r = 0; r < runs; r++)
+					seen += c->count[r][o][p];
+				if (!seen) /* the presized store never grew */
 					continue;
 				for (unsigned r = 0; r < runs; r++) {
 					const struct bench_lat *l =
@@ -437,23 +507,21 @@ static int lat_report(struct lat_cell *cells, unsigned ncells, unsigned runs,
 				}
 				for (int k = 0; k < 6; k++)
 					m[k] = bench_median(v[k], runs);
-				printf("  %-5u %-8s %-7s %-3s %9.0f %8.0f %8.0f "
+				printf("  %-5u %-8s %-7s %-3s %9.0f %8.0f "
+				       "%8.0f "
 				       "%8.0f %10.0f %8.0f\n",
 				       c->procs, store_name[c->s],
-				       c->s == ST_PRESIZED ? "-" : phase_name[p],
-				       op_name[o], m[0], m[1], m[2], m[3], m[4],
-				       m[5]);
+				       phase_name[p], op_name[o], m[0], m[1],
+				       m[2], m[3], m[4], m[5]);
 				if (csv->f)
 					err = bench_csv_row(
 						csv,
-						"latency,%u,%s,%s,%s,,%.0f,%.1f,"
-						"%.1f,%.1f,%.1f,%.1f,,,,,",
+						"latency,%u,%s,%s,%s,,%.0f,%."
+						"1f,"
+						"%.1f,%.1f,%.1f,%.1f,,,,,,",
 						c->procs, store_name[c->s],
-						c->s == ST_PRESIZED
-							? "-"
-							: phase_name[p],
-						op_name[o], m[0], m[1], m[2],
-						m[3], m[4], m[5]);
+						phase_name[p], op_name[o], m[0],
+						m[1], m[2], m[3], m[4], m[5]);
 			}
 	}
 	printf("\nlatency part: total ms of each run (SETs and GETs), and ms "
@@ -462,15 +530,16 @@ static int lat_report(struct lat_cell *cells, unsigned ncells, unsigned runs,
 	for (unsigned ci = 0; ci < ncells && !err; ci++) {
 		struct lat_cell *c = &cells[ci];
 		double tot = bench_median(c->total_ms, runs);
+		double grew = bench_median(c->growths, runs);
 
-		printf("  %u procs, %-8s total %8.1f ms\n", c->procs,
-		       store_name[c->s], tot);
+		printf("  %u procs, %-8s total %8.1f ms, %.0f growths\n",
+		       c->procs, store_name[c->s], tot, grew);
 		if (csv->f)
-			err = bench_csv_row(csv,
-					    "total,%u,%s,,,,,,,,,,%.2f,%.0f,,,",
-					    c->procs, store_name[c->s], tot,
-					    (double)((1ull << log2) *
-						     LAT_LOAD_PCT / 100));
+			err = bench_csv_row(
+				csv, "total,%u,%s,,,,,,,,,,%.2f,%.0f,,,,%.0f",
+				c->procs, store_name[c->s], tot,
+				(double)((1ull << log2) * LAT_LOAD_PCT / 100),
+				grew);
 		if (c->s != ST_GROWING)
 			continue;
 		printf("    growth into:");
@@ -483,9 +552,10 @@ static int lat_report(struct lat_cell *cells, unsigned ncells, unsigned runs,
 			printf(" 2^%u %.2f", SLOTS0_LOG2 + e + 1, m);
 			if (csv->f)
 				err = bench_csv_row(
-					csv, "growth,%u,growing,,,%llu,,,,,,,%.3f,,,,",
-					c->procs,
-					1ull << (SLOTS0_LOG2 + e), m);
+					csv,
+					"growth,%u,growing,,,%llu,,,,,,,%.3f,,,"
+					",,",
+					c->procs, 1ull << (SLOTS0_LOG2 + e), m);
 		}
 		printf(" ms\n");
 	}
@@ -509,8 +579,10 @@ static int latency_part(const struct bench_opts *o, struct bench_csv *csv)
 			c->lat = calloc(o->runs, sizeof(*c->lat));
 			c->count = calloc(o->runs, sizeof(*c->count));
 			c->total_ms = calloc(o->runs, sizeof(*c->total_ms));
+			c->growths = calloc(o->runs, sizeof(*c->growths));
 			c->grow_ms = calloc(o->runs, sizeof(*c->grow_ms));
-			if (!c->lat || !c->count || !c->total_ms || !c->grow_ms)
+			if (!c->lat || !c->count || !c->total_ms ||
+			    !c->growths || !c->grow_ms)
 				return -ENOMEM;
 		}
 	printf("# latency: %llu keys (%u%% of 2^%u slots) SET by 1 or 2 "
@@ -531,6 +603,7 @@ static int latency_part(const struct bench_opts *o, struct bench_csv *csv)
 		free(cells[i].lat);
 		free(cells[i].count);
 		free(cells[i].total_ms);
+		free(cells[i].growths);
 		free(cells[i].grow_ms);
 	}
 	return err;
@@ -540,8 +613,9 @@ static int latency_part(const struct bench_opts *o, struct bench_csv *csv)
  * Part 2: doubling from 2^10 to 2^DBL_LOG2 slots.
  */
 struct dbl_run {
-	double ms, keys, peak, memory;
+	double ms, keys, peak, memory, growths;
 	double grow_ms[GROWTHS_MAX];
+	double start_keys[GROWTHS_MAX]; /* keys when each growth began */
 };
 
 /* Bytes at the peak of a growth into 2^@log2 slots: both tables. */
@@ -601,6 +675,8 @@ static int dbl_run(enum store s, unsigned log2, unsigned writers, int check,
 			out->keys += (double)per[i];
 		for (unsigned e = 0; e < GROWTHS_MAX; e++)
 			out->grow_ms[e] = growth_ms(writers, e);
+		for (unsigned e = 0; e < GROWTHS_MAX; e++)
+			out->start_keys[e] = start_keys(writers, e);
 		if (s == ST_GROWING)
 			for (unsigned i = 0; i < writers; i++)
 				keys_each[i] = per[i];
@@ -631,27 +707,29 @@ static int dbl_run(enum store s, unsigned log2, unsigned writers, int check,
 
 		out->peak = (double)(peak > now ? peak : now);
 		out->memory = (double)st.memory_bytes;
+		out->growths = (double)(bench_store_generation(kv) / 2);
 	}
 	bench_store_destroy(kv, name);
 	return err;
 }
 
 static void dbl_csv_row(struct bench_csv *csv, int *err, unsigned writers,
-			const char *store, double ms, double keys, double peak,
-			double memory)
+			const char *store, const double *m)
 {
+	/* m: keys, ms, peak, memory, growths */
 	if (csv->f && !*err)
 		*err = bench_csv_row(csv,
 				     "doubling,%u,%s,,,,,,,,,,%.1f,%.0f,%.0f,"
-				     "%.0f,%.0f",
-				     writers, store, ms, keys,
-				     ms > 0 ? keys / ms * 1e3 : 0, peak, memory);
+				     "%.0f,%.0f,%.0f",
+				     writers, store, m[1], m[0],
+				     m[1] > 0 ? m[0] / m[1] * 1e3 : 0, m[2],
+				     m[3], m[4]);
 }
 
-static int dbl_report(struct dbl_run (*runs)[ST_N], unsigned n,
-		      unsigned log2, unsigned writers, struct bench_csv *csv)
+static int dbl_report(struct dbl_run (*runs)[ST_N], unsigned n, unsigned log2,
+		      unsigned writers, struct bench_csv *csv)
 {
-	double v[4][BENCH_RUNS_MAX], m[ST_N][4];
+	double v[5][BENCH_RUNS_MAX], m[ST_N][5];
 	int err = 0;
 
 	printf("\ndoubling: %u writers insert keys until the table has 2^%u "
@@ -663,8 +741,9 @@ static int dbl_report(struct dbl_run (*runs)[ST_N], unsigned n,
 		for (unsigned r = 0; r < n; r++) {
 			v[0][r] = runs[r][s].keys, v[1][r] = runs[r][s].ms;
 			v[2][r] = runs[r][s].peak, v[3][r] = runs[r][s].memory;
+			v[4][r] = runs[r][s].growths;
 		}
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 5; k++)
 			m[s][k] = bench_median(v[k], n);
 	}
 	for (int s = ST_N - 1; s >= 0; s--) {
@@ -673,27 +752,31 @@ static int dbl_report(struct dbl_run (*runs)[ST_N], unsigned n,
 		       m[s][1] > 0 ? m[s][0] / m[s][1] * 1e3 : 0,
 		       m[s][2] / (1 << 20), m[s][3] / (1 << 20),
 		       m[s][0] > 0 ? m[s][3] / m[s][0] : 0);
-		dbl_csv_row(csv, &err, writers, store_name[s], m[s][1], m[s][0],
-			    m[s][2], m[s][3]);
+		dbl_csv_row(csv, &err, writers, store_name[s], m[s]);
 	}
 	for (unsigned r = 0; r < n; r++)
 		v[0][r] = runs[r][ST_GROWING].ms / runs[r][ST_PRESIZED].ms;
 	printf("  growing / presized time, same round: %.2fx (median)\n",
 	       bench_median(v[0], n));
-	printf("  each doubling, ms from its start to its end (median):\n   ");
+	printf("  each doubling, ms from its start to its end, and the old "
+	       "table's load when it started (median):\n   ");
 	for (unsigned e = 0; e + SLOTS0_LOG2 < log2 && !err; e++) {
-		double g[BENCH_RUNS_MAX], ms;
+		double g[BENCH_RUNS_MAX], ms, at;
 
 		for (unsigned r = 0; r < n; r++)
 			g[r] = runs[r][ST_GROWING].grow_ms[e];
 		ms = median_known(g, n);
-		printf(" 2^%u %.1f", SLOTS0_LOG2 + e + 1, ms);
+		for (unsigned r = 0; r < n; r++)
+			g[r] = runs[r][ST_GROWING].start_keys[e];
+		at = median_known(g, n);
+		printf(" 2^%u %.1f (from %.0f%%)", SLOTS0_LOG2 + e + 1, ms,
+		       100.0 * at / (double)(1ull << (SLOTS0_LOG2 + e)));
 		if (csv->f)
-			err = bench_csv_row(csv,
-					    "doubling_step,%u,growing,,,%llu,,,,,,"
-					    ",%.3f,,,,",
-					    writers, 1ull << (SLOTS0_LOG2 + e),
-					    ms);
+			err = bench_csv_row(
+				csv,
+				"doubling_step,%u,growing,,,%llu,,,,,,"
+				",%.3f,%.0f,,,,",
+				writers, 1ull << (SLOTS0_LOG2 + e), ms, at);
 	}
 	printf("\n");
 	return err;
@@ -702,7 +785,7 @@ static int dbl_report(struct dbl_run (*runs)[ST_N], unsigned n,
 static int doubling_part(const struct bench_opts *o, unsigned writers,
 			 unsigned want, struct bench_csv *csv)
 {
-	struct dbl_run (*runs)[ST_N] = calloc(o->runs, sizeof(*runs));
+	struct dbl_run(*runs)[ST_N] = calloc(o->runs, sizeof(*runs));
 	uint64_t keys_each[PROCS_MAX], room;
 	unsigned log2 = dbl_target(want, &room);
 	int err = runs ? 0 : -ENOMEM;
@@ -712,7 +795,8 @@ static int doubling_part(const struct bench_opts *o, unsigned writers,
 	       "%u runs, interleaved\n",
 	       SLOTS0_LOG2, log2, writers, VALUE_LEN, log2, o->runs);
 	if (log2 < want)
-		printf("# SCALED DOWN from 2^%u slots: %.0f MiB free in /dev/shm "
+		printf("# SCALED DOWN from 2^%u slots: %.0f MiB free in "
+		       "/dev/shm "
 		       "and memory, a peak of ~%.0f MiB wanted with half again "
 		       "to spare\n",
 		       want, (double)room / (1 << 20),
@@ -738,11 +822,12 @@ int main(int argc, char **argv)
 	const struct bench_extra_opt extra[] = {
 		{ "writers", "doubling: writer processes (default 2)", 1,
 		  WRITERS_MAX, &writers },
-		{ "target", "doubling: log2 of the slots to grow to "
-			    "(default 24; --quick 17)",
+		{ "target",
+		  "doubling: log2 of the slots to grow to "
+		  "(default 24; --quick 17)",
 		  SLOTS0_LOG2 + 1, DBL_LOG2, &target },
-		{ "part", "1: latency only; 2: doubling only (default both)",
-		  1, 2, &part },
+		{ "part", "1: latency only; 2: doubling only (default both)", 1,
+		  2, &part },
 	};
 	struct bench_csv csv = { 0 };
 	struct bench_opts o;
@@ -765,7 +850,7 @@ int main(int argc, char **argv)
 				     "kind,procs,store,phase,op,from_slots,"
 				     "count,p50_ns,p99_ns,p999_ns,max_ns,"
 				     "mean_ns,ms,keys,keys_per_s,peak_bytes,"
-				     "memory_bytes");
+				     "memory_bytes,growths");
 		bench_cleanup_csv(&csv);
 	}
 	if (!err && part != 2)
@@ -776,7 +861,7 @@ int main(int argc, char **argv)
 		/* Each doubling run takes seconds: fewer rounds. */
 		d.runs = o.runs < 3 ? o.runs : 3;
 		err = doubling_part(&d, writers ? writers : WRITERS,
-				    target	? target
+				    target    ? target
 				    : o.quick ? DBL_LOG2_QUICK
 					      : DBL_LOG2,
 				    &csv);

@@ -567,14 +567,14 @@ $(awk -F, '
 	}' "$dir/tablegrow.csv")
 
 $(awk -F, '
-	NR > 1 && $1 == "total" { t[$2, $3] = $13; procs[$2] = 1 }
+	NR > 1 && $1 == "total" { t[$2, $3] = $13; g[$2, $3] = $18; procs[$2] = 1 }
 	END {
 		printf("Whole runs, SETs and GETs, median ms:")
 		for (q = 1; q <= 4; q++)
 			if (q in procs)
-				printf(" %d process%s, growing %.1f against presized %.1f (%.2fx).",
-				       q, q > 1 ? "es" : "", t[q, "growing"],
-				       t[q, "presized"],
+				printf(" %d process%s, growing %.1f (%d growths) against presized %.1f (%d) (%.2fx).",
+				       q, q > 1 ? "es" : "", t[q, "growing"], g[q, "growing"],
+				       t[q, "presized"], g[q, "presized"],
 				       t[q, "presized"] > 0 ? t[q, "growing"] / t[q, "presized"] : 0)
 		printf("\n")
 	}' "$dir/tablegrow.csv")
@@ -618,7 +618,7 @@ $(awk -F, '
 		w = $2; ms[$3] = $13; keys[$3] = $14; kps[$3] = $15
 		peak[$3] = $16; mem[$3] = $17
 	}
-	NR > 1 && $1 == "doubling_step" { n++; into[n] = $6 * 2; step[n] = $13 }
+	NR > 1 && $1 == "doubling_step" { n++; into[n] = $6 * 2; step[n] = $13; load[n] = $14 / $6 }
 	END {
 		e = 0; for (v = into[n]; v > 1; v /= 2) e++
 		print "| store | writers | keys | seconds | keys/s | peak MiB | memory MiB |"
@@ -629,11 +629,12 @@ $(awk -F, '
 			       s[i] == "growing" ? "growing from 2^10" : "presized", e, w,
 			       keys[s[i]], ms[s[i]] / 1000, kps[s[i]],
 			       peak[s[i]] / 1048576, mem[s[i]] / 1048576)
-		printf("\nGrowing took %.2fx the presized store'"'"'s time. Each doubling (ms, into):",
+		printf("\nGrowing took %.2fx the presized store'"'"'s time. Each doubling, ms, and in brackets the old table'"'"'s load when it began:",
 		       ms["presized"] > 0 ? ms["growing"] / ms["presized"] : 0)
 		for (i = 1; i <= n; i++) {
 			e = 0; for (v = into[i]; v > 1; v /= 2) e++
-			printf(" 2^%d %s%s", e, step[i] < 0 ? "-" : sprintf("%.1f", step[i]), i < n ? "," : ".")
+			printf(" into 2^%d %s (%.0f%%)%s", e, step[i] < 0 ? "-" : sprintf("%.1f", step[i]),
+			       100 * load[i], i < n ? "," : ".")
 		}
 		printf("\n")
 	}' "$dir/tablegrow.csv")

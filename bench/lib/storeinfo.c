@@ -13,8 +13,8 @@
 
 uint64_t bench_store_generation(shmkv_t *kv)
 {
-	const struct shmkv_header_shm *h =
-		(const struct shmkv_header_shm *)kv->base;
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
 
 	/* Relaxed: the word only tags a sample (growing or not); nothing is
 	 * read through it, so no ordering with the store's other words is
