@@ -96,6 +96,7 @@ struct job {
 	uint64_t stop_gen; /* doubling: stop once the table is this one */
 	int timed;	   /* latency: time each command */
 	uint64_t overhead; /* bench_timer.overhead */
+	shmkv_t *kv;	   /* the worker's handle, once open */
 };
 
 static struct control *ctl;
@@ -147,8 +148,17 @@ static int verify_keys(shmkv_t *kv, unsigned idx, unsigned procs, uint64_t n)
  */
 static void fail(const struct job *j, const char *what, int err)
 {
+	uint64_t g = j->kv ? bench_store_generation(j->kv) : 0;
+
 	fprintf(stderr, "bench_tablegrow[%u]: %s: %s\n", j->idx, what,
 		shmkv_strerror(err));
+	if (j->kv) /* where it happened: the table then */
+		fprintf(stderr,
+			"bench_tablegrow[%u]: table generation %llu (2^%llu "
+			"slots%s)\n",
+			j->idx, (unsigned long long)g,
+			(unsigned long long)(SLOTS0_LOG2 + (g + 1) / 2),
+			g & 1 ? ", growing into it" : "");
 	atomic_store(&ctl->failed, 1);
 	atomic_fetch_add(&ctl->done, 1);
 	_exit(1);
@@ -246,13 +256,14 @@ static void doubling_worker(const struct job *j, shmkv_t *kv)
 	ctl->keys[j->idx] = i;
 }
 
-static void worker(const struct job *j)
+static void worker(struct job *j)
 {
 	shmkv_t *kv = NULL;
 	int err = shmkv_open(j->name, 0, &kv);
 
 	if (err)
 		fail(j, "open", err);
+	j->kv = kv;
 	atomic_fetch_add(&ctl->ready, 1);
 	if (bench_spin_until(&ctl->go, 1, SPIN_MAX))
 		fail(j, "start", -ETIMEDOUT);
