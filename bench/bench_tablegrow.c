@@ -5,8 +5,9 @@
  * latency   P processes (1, then 2) each SET new keys and GET keys they
  *           SET before, in turn (12-byte keys, 8-byte values, kept in the
  *           slot), into a store that starts at 2^10 slots and doubles as
- *           they fill it ("growing"), until it holds 70% of 2^LAT_LOG2
- *           keys; each command is timed alone and tagged "during" when a
+ *           they fill it ("growing"), until it holds 50% of 2^LAT_LOG2
+ *           keys (a store of that size doubles from ~60%, and the
+ *           baseline below must not); each command is timed alone and tagged "during" when a
  *           growth was under way before or after it (the table's
  *           generation odd: lib/storeinfo.c, one load), else "outside".
  *           Beside it, in the same rounds, the same commands into a store
@@ -17,14 +18,14 @@
  *
  * doubling  W writer processes (2) insert keys (as above) into a store of
  *           2^10 slots until its growth into 2^24 slots has finished:
- *           the total time, keys a second, the time of each doubling, the
- *           peak of the segment's allocated bytes (fstat, polled every
+ *           the total time, keys a second, the time of each doubling
+ *           and the old table's load when it began, the peak of the segment's allocated bytes (fstat, polled every
  *           millisecond: while a table grows, both it and the next one are
  *           allocated) and memory_bytes at the end; beside the same keys
  *           inserted by the same writers into a store created with 2^24
  *           slots. Needs ~1.6 GiB of /dev/shm at its peak: with less free
  *           (or less memory available) the target is scaled down, and the
- *           output says so.
+ *           output says so. At most 3 rounds (each takes seconds).
  *
  * A figure is the median over --runs runs, taken in interleaved rounds.
  * Every run checks what it stored (each GET's value; afterwards every key
