@@ -101,6 +101,8 @@ struct job {
 };
 
 static struct control *ctl;
+/* --check: verify every round's stores, not only the first's. */
+static int verify_every;
 
 /*
  * Keys and values.
@@ -815,11 +817,12 @@ static int doubling_part(const struct bench_opts *o, unsigned writers,
 		       (double)peak_estimate(want) / (1 << 20));
 	fflush(stdout);
 	for (unsigned r = 0; r < o->runs && !err; r++) {
-		err = dbl_run(ST_GROWING, log2, writers, r == 0, keys_each,
-			      &runs[r][ST_GROWING]);
+		err = dbl_run(ST_GROWING, log2, writers, r == 0 || verify_every,
+			      keys_each, &runs[r][ST_GROWING]);
 		if (!err)
-			err = dbl_run(ST_PRESIZED, log2, writers, r == 0,
-				      keys_each, &runs[r][ST_PRESIZED]);
+			err = dbl_run(ST_PRESIZED, log2, writers,
+				      r == 0 || verify_every, keys_each,
+				      &runs[r][ST_PRESIZED]);
 		bench_progress(r + 1, o->runs);
 	}
 	if (!err)
@@ -830,7 +833,7 @@ static int doubling_part(const struct bench_opts *o, unsigned writers,
 
 int main(int argc, char **argv)
 {
-	unsigned writers = 0, target = 0, part = 0;
+	unsigned writers = 0, target = 0, part = 0, check = 0;
 	const struct bench_extra_opt extra[] = {
 		{ "writers", "doubling: writer processes (default 2)", 1,
 		  WRITERS_MAX, &writers },
@@ -840,6 +843,11 @@ int main(int argc, char **argv)
 		  SLOTS0_LOG2 + 1, DBL_LOG2, &target },
 		{ "part", "1: latency only; 2: doubling only (default both)", 1,
 		  2, &part },
+		{ "check",
+		  "test mode: this many rounds of the doubling part (to "
+		  "2^17 slots unless --target), every store checked; exit 1 "
+		  "on any failed command or wrong key; times are not judged",
+		  1, BENCH_RUNS_MAX, &check },
 	};
 	struct bench_csv csv = { 0 };
 	struct bench_opts o;
@@ -850,6 +858,12 @@ int main(int argc, char **argv)
 			 "presized store; the time to grow from 2^10 to 2^24 "
 			 "slots under load.",
 			 extra, sizeof(extra) / sizeof(extra[0]), &o);
+	if (check) {
+		o.runs = check;
+		part = part ? part : 2;
+		verify_every = 1;
+		o.quick = 1; /* smaller sizes, marked as not figures */
+	}
 	bench_begin(&o, 1, 5);
 	bench_title("tablegrow: online growth of the hash table", o.quick);
 	ctl = bench_shm_alloc(sizeof(*ctl));
@@ -871,7 +885,7 @@ int main(int argc, char **argv)
 		struct bench_opts d = o;
 
 		/* Each doubling run takes seconds: fewer rounds. */
-		d.runs = o.runs < 3 ? o.runs : 3;
+		d.runs = check ? check : o.runs < 3 ? o.runs : 3;
 		err = doubling_part(&d, writers ? writers : WRITERS,
 				    target    ? target
 				    : o.quick ? DBL_LOG2_QUICK
@@ -883,8 +897,17 @@ int main(int argc, char **argv)
 		err = bench_csv_close(&csv);
 	if (err) {
 		bench_csv_abort(&csv);
-		fprintf(stderr, "bench_tablegrow: %s\n", shmkv_strerror(err));
+		/* -ECHILD: a worker failed, and said why above. */
+		fprintf(stderr, "bench_tablegrow: %s\n",
+			err == -ECHILD ? "a worker failed: no figures"
+				       : shmkv_strerror(err));
+		if (check)
+			printf("# check: FAIL\n");
 		return 1;
 	}
+	if (check)
+		printf("# check: PASS (%u rounds, every key read back, "
+		       "shmkv_check clean)\n",
+		       check);
 	return 0;
 }

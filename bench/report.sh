@@ -747,7 +747,10 @@ runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
 which needs valgrind) rewrites \`$links/instr.csv\` and
 \`$links/instr.txt\`, names the commit it measured, and regenerates this
-section.
+section. \`make bench-check\` is a test, not timed: 20 growths of a store
+from 2^10 to 2^17 slots under two writers (\`bench_tablegrow --check 20\`),
+every key read back and \`shmkv_check\` run after each; it fails on any
+failed command.
 EOF
 }
 
