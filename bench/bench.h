@@ -16,6 +16,7 @@
 #define SHMKV_BENCH_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -333,6 +334,27 @@ int bench_store_create(const char *tag, const struct shmkv_config *cfg,
 		       shmkv_t **kv, char *name);
 /* Closes and unlinks a store made by bench_store_create(). */
 void bench_store_destroy(shmkv_t *kv, const char *name);
+
+/*
+ * A store's state without a walk of it (lib/storeinfo.c). The table's
+ * generation (the life word's bits 1-63): odd while the table grows
+ * (migrates into one of twice the slots), even otherwise; one relaxed load
+ * of the header. The bytes the segment's file has allocated (fstat's
+ * blocks: header, the live tables, value pages); 0 if unknown.
+ */
+uint64_t bench_store_generation(shmkv_t *kv);
+uint64_t bench_store_allocated(shmkv_t *kv);
+
+/*
+ * Forked workers (lib/procs.c). bench_spin_until: yields until *@v >=
+ * @want; -ETIMEDOUT after @bound rounds (only ends a hang). bench_reap:
+ * waits for @n children; -ECHILD if any did not exit 0.
+ */
+int bench_spin_until(atomic_int *v, int want, unsigned long bound);
+int bench_reap(const pid_t *pid, unsigned n);
+
+/* Adds @src's samples to @dst (lib/hist.c). */
+void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src);
 
 /*
  * Keys and key streams. Key @id is the 12 bytes "k:%010u" (no NUL in the

@@ -7,7 +7,11 @@
  * Two shmkv geometries: "fitted" (key_max 16: one-line slots of 64 bytes,
  * each holding its 16-byte value; value_max 16 and the least value
  * storage a store may have) and "default" (shmkv_config_init's, with the
- * same slot count: 128-byte slots, values in them too). For each, two figures per key:
+ * same slot count: 128-byte slots, values in them too), and each again
+ * "grown": created small (fitted: 2^10 slots; default: the default count)
+ * and doubled online by the same keys' SETs (the memory of the tables
+ * it outgrew given back), for the memory of a store that was not sized
+ * for its keys. For each, two figures per key:
  *   segment  the memory the store has allocated (header, slots, the
  *            page-table words and pages of its value storage: its file is
  *            a larger sparse reservation);
@@ -34,13 +38,19 @@
  * only the minimum, a page for each of its two size classes, and room. */
 #define MEMORY_FITTED (256u << 10)
 
-enum store { ST_FITTED, ST_DEFAULT, ST_N };
-static const char *const store_name[ST_N] = { "shmkv_fitted", "shmkv_default" };
+/* Grown: the same geometry created small (fitted: 2^10 slots; default:
+ * the default slot count), the table doubling online as the keys come. */
+enum store { ST_FITTED, ST_DEFAULT, ST_FITTED_GROWN, ST_DEFAULT_GROWN, ST_N };
+static const char *const store_name[ST_N] = { "shmkv_fitted", "shmkv_default",
+					      "shmkv_fitted_grown",
+					      "shmkv_default_grown" };
+#define GROWN_LOG2 10u
 
 struct figure {
 	const char *what;
 	double segment_per_key, in_use_per_key; /* shmkv; -1 for redis */
 	uint64_t keys;
+	uint64_t slots_start, slots; /* shmkv: at creation, at the end */
 };
 
 static void value_of(char *out, uint32_t id)
@@ -75,8 +85,10 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 	int err;
 
 	shmkv_config_init(&cfg);
-	cfg.slots = 1u << log2;
-	if (which == ST_FITTED) {
+	cfg.slots = which == ST_FITTED_GROWN	? 1u << GROWN_LOG2
+		    : which == ST_DEFAULT_GROWN ? SHMKV_SLOTS_DEFAULT
+						: 1u << log2;
+	if (which == ST_FITTED || which == ST_FITTED_GROWN) {
 		cfg.key_max = 16;
 		cfg.value_max = VALUE_LEN;
 		cfg.value_memory = MEMORY_FITTED;
@@ -85,6 +97,8 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 	if (err)
 		return err;
 	err = fill_store(kv, n);
+	if (!err) /* a growth the last keys started: moved by now */
+		err = shmkv_maintain(kv);
 	if (!err)
 		err = shmkv_stats(kv, &st);
 	if (!err) {
@@ -92,6 +106,8 @@ static int measure_store(enum store which, unsigned log2, uint32_t n,
 
 		f->what = store_name[which];
 		f->keys = n;
+		f->slots_start = cfg.slots;
+		f->slots = st.slots;
 		f->segment_per_key = (double)st.memory_bytes / n;
 		f->in_use_per_key = (double)(st.memory_bytes - free_bytes) / n;
 	}
@@ -164,6 +180,7 @@ static int measure_redis(uint32_t n, struct figure *f)
 	if (!err) {
 		f->what = "redis";
 		f->keys = n;
+		f->slots_start = f->slots = 0;
 		f->segment_per_key = (double)(after - before) / n;
 		f->in_use_per_key = f->segment_per_key;
 	}
@@ -177,14 +194,20 @@ static int write_csv(const char *path, const struct figure *f, int nf)
 	struct bench_csv csv;
 	int err = bench_csv_open(&csv, path,
 				 "store,keys,key_bytes,value_bytes,load_pct,"
-				 "segment_bytes_per_key,in_use_bytes_per_key");
+				 "segment_bytes_per_key,in_use_bytes_per_key,"
+				 "slots_start,slots");
 
 	for (int i = 0; i < nf && !err; i++)
-		err = bench_csv_row(&csv, "%s,%llu,%u,%u,%u,%.1f,%.1f",
+		err = bench_csv_row(&csv,
+				    "%s,%llu,%u,%u,%.0f,%.1f,%.1f,%llu,%llu",
 				    f[i].what, (unsigned long long)f[i].keys,
 				    BENCH_KEY_LEN, VALUE_LEN,
-				    strcmp(f[i].what, "redis") ? LOAD_PCT : 0,
-				    f[i].segment_per_key, f[i].in_use_per_key);
+				    f[i].slots ? 100.0 * (double)f[i].keys /
+							 (double)f[i].slots
+					       : 0,
+				    f[i].segment_per_key, f[i].in_use_per_key,
+				    (unsigned long long)f[i].slots_start,
+				    (unsigned long long)f[i].slots);
 	return err ? err : bench_csv_close(&csv);
 }
 
@@ -208,12 +231,16 @@ int main(int argc, char **argv)
 	printf("# %u keys of %u bytes with %u-byte values; shmkv stores of "
 	       "2^%u slots (%u%% load)\n",
 	       n, BENCH_KEY_LEN, VALUE_LEN, log2, LOAD_PCT);
-	printf("  %-14s %14s %14s\n", "store", "segment B/key", "in use B/key");
+	printf("  %-20s %14s %14s %18s\n", "store", "segment B/key",
+	       "in use B/key", "slots");
 	for (int s = 0; s < ST_N && !err; s++) {
 		err = measure_store(s, log2, n, &f[nf]);
 		if (!err) {
-			printf("  %-14s %14.1f %14.1f\n", f[nf].what,
-			       f[nf].segment_per_key, f[nf].in_use_per_key);
+			printf("  %-20s %14.1f %14.1f %8llu->%-9llu\n",
+			       f[nf].what, f[nf].segment_per_key,
+			       f[nf].in_use_per_key,
+			       (unsigned long long)f[nf].slots_start,
+			       (unsigned long long)f[nf].slots);
 			nf++;
 		}
 	}
@@ -223,7 +250,7 @@ int main(int argc, char **argv)
 			printf("# redis: skipped (redis-server could not be "
 			       "started)\n");
 		else if (!err)
-			printf("  %-14s %14.1f %14s  (used_memory grew by "
+			printf("  %-20s %14.1f %14s  (used_memory grew by "
 			       "that much per key)\n",
 			       "redis", f[nf].segment_per_key, "=");
 		nf += err == 0;

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,12 +87,9 @@ static unsigned ncells;
 
 static void spin_until(atomic_int *v, int want)
 {
-	for (unsigned long i = 0; atomic_load(v) < want; i++) {
-		if (i > SPIN_MAX) {
-			fprintf(stderr, "bench_scale: a process never came\n");
-			_exit(1);
-		}
-		sched_yield();
+	if (bench_spin_until(v, want, SPIN_MAX)) {
+		fprintf(stderr, "bench_scale: a process never came\n");
+		_exit(1);
 	}
 }
 
@@ -168,20 +164,6 @@ static void child(const struct cell *c, unsigned idx)
 	_exit(0);
 }
 
-static int reap(const pid_t *pid, unsigned n)
-{
-	int bad = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		int st;
-
-		if (waitpid(pid[i], &st, 0) != pid[i] || !WIFEXITED(st) ||
-		    WEXITSTATUS(st) != 0)
-			bad = 1;
-	}
-	return bad ? -ECHILD : 0;
-}
-
 /* One run of @c for @ms milliseconds: fills mops/fair of run @r. */
 static int run_cell(struct cell *c, unsigned r, unsigned ms)
 {
@@ -199,7 +181,7 @@ static int run_cell(struct cell *c, unsigned r, unsigned ms)
 		if (pid[i] < 0) {
 			atomic_store(&S.ctl->failed, 1);
 			atomic_store(&S.ctl->stop, 1);
-			reap(pid, i);
+			bench_reap(pid, i);
 			return -errno;
 		}
 	}
@@ -216,7 +198,7 @@ static int run_cell(struct cell *c, unsigned r, unsigned ms)
 	atomic_store(&S.ctl->go, 1);
 	nanosleep(&d, NULL);
 	atomic_store(&S.ctl->stop, 1);
-	err = reap(pid, c->procs);
+	err = bench_reap(pid, c->procs);
 	if (err || atomic_load(&S.ctl->failed))
 		return err ? err : -EPROTO;
 	for (unsigned i = 0; i < c->procs; i++) {

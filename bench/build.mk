@@ -16,3 +16,10 @@ bench-build: $(BENCHES)
 $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_LIB_OBJS) \
 		$(LIB_A) $(BUILD)/.sources
 	$(call link-prog,$^,$(BENCH_LIBS))
+
+# The table-growth test (not timed): 20 growths from 2^10 to 2^17 slots
+# under 2 writers, every key read back and shmkv_check run after each;
+# exit 1 on a failed command. Not part of `make test` yet.
+.PHONY: bench-check
+bench-check: $(BUILD)/bench/bench_tablegrow
+	$(Q)$(RUN_ENV) $(BUILD)/bench/bench_tablegrow --check 20

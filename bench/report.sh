@@ -5,7 +5,7 @@
 #   sh bench/report.sh DIR > bench/README.md
 #
 # DIR holds core.csv, table.csv, scale.csv, lock.csv, misses.csv,
-# memory.csv, grow.csv, evict.csv, instr.csv (a missing one drops its
+# memory.csv, grow.csv, tablegrow.csv, evict.csv, instr.csv (a missing one drops its
 # part), the programs' logs (*.txt: the machine is read from their
 # headers) and run.txt (load averages). Links point at bench/results/,
 # relative to the repository root, where the section is meant to live.
@@ -13,6 +13,13 @@ set -eu
 
 dir=${1:?usage: report.sh RESULTS_DIR}
 links=bench/results
+
+# "Measured on DATE (load average L)" from program $1's log, for a
+# section a later run of some programs (BENCHES) rewrote.
+measured() {
+	sed -n 's/^# date: \([^,]*\), load average \(.*\)/Measured on \1 (load average \2)./p' \
+		"$dir/$1.txt" 2>/dev/null | head -n 1
+}
 
 # The value of "# KEY: value" in the first log that has it.
 machine() {
@@ -29,8 +36,8 @@ header() {
 Measured by \`make bench\` on $(machine date | cut -d, -f1): CPU
 $(machine cpu), $(machine cores | cut -d' ' -f1) cores, $(machine kernel),
 memory $(machine memory | cut -d, -f1); $(machine compiler). The machine is
-a VM shared with other jobs: $(sed -n 's/^# bench\/run.sh .*, load average /load average at the start /p' "$dir/run.txt"),
-$(sed -n 's/^# finished after .* s, load average /at the end /p' "$dir/run.txt")
+a VM shared with other jobs: $(sed -n 's/^# bench\/run.sh .*, load average /load average at the start /p' "$dir/run.txt" | head -n 1),
+$(sed -n 's/^# finished after .* s, load average /at the end /p' "$dir/run.txt" | head -n 1)
 (1, 5, 15 minutes; the spreads below show the noise). Every figure is the median
 of repeated runs taken in interleaved rounds, and every ratio compares
 figures of the same run.
@@ -444,19 +451,22 @@ memory_table() {
 	awk -F, '
 	NR > 1 {
 		name[NR] = $1; seg[NR] = $6; use[NR] = $7; keys[NR] = $2
+		# slots at creation -> at the end (older CSVs: none)
+		sl[NR] = $9 > 0 ? sprintf("2^%d -> 2^%d", log2($8), log2($9)) : "-"
 		if ($1 == "redis") redis = $6
 	}
+	function log2(v,   e) { for (e = 0; v > 1; v /= 2) e++; return e }
 	END {
-		print "| store | keys | segment B/key | in use B/key | in use / Redis |"
-		print "| --- | ---: | ---: | ---: | ---: |"
+		print "| store | keys | slots | segment B/key | in use B/key | in use / Redis |"
+		print "| --- | ---: | --- | ---: | ---: | ---: |"
 		for (i = 2; i <= NR; i++) {
 			r = redis > 0 ? sprintf("%.2fx", use[i] / redis) : "-"
 			if (name[i] == "redis")
-				printf("| Redis (used_memory) | %d | %.1f | %.1f | 1 |\n",
+				printf("| Redis (used_memory) | %d | - | %.1f | %.1f | 1 |\n",
 				       keys[i], seg[i], use[i])
 			else
-				printf("| %s | %d | %.1f | %.1f | %s |\n", name[i],
-				       keys[i], seg[i], use[i], r)
+				printf("| %s | %d | %s | %.1f | %.1f | %s |\n", name[i],
+				       keys[i], sl[i], seg[i], use[i], r)
 		}
 	}' "$dir/memory.csv"
 }
@@ -468,14 +478,18 @@ memory_part() {
 
 Bytes of memory per key for 12-byte keys with 16-byte values: shmkv stores
 at 75% load (the most \`shmctl info\` takes without a warning), "fitted"
-(key_max 16, value_max 16) and with the default geometry, beside
-redis-server's \`used_memory\` growth for the same keys and values (goal:
-<= 90 B a key). *Segment*: the memory the store has allocated (header,
+(key_max 16, value_max 16) and with the default geometry, and each again
+*grown*: created small (fitted: 2^10 slots; default: the default 65536)
+and doubled online by the same SETs, beside redis-server's
+\`used_memory\` growth for the same keys and values (goal: <= 90 B a
+key). *Slots*: at creation -> at the end; a table doubles when an insert
+finds it about three quarters full (\`src/engine.c\`, grow_if_crowded),
+so a store filled to 75% of its slots may end with twice as many. *Segment*: the memory the store has allocated (header,
 slots, the page-table words and the pages of its value storage; its file
 is a larger sparse reservation); *in use*: header, slots, page table and
 the value pages given to size classes (the segment of a store whose value
 storage is sized exactly).
-From [\`memory.csv\`]($links/memory.csv).
+From [\`memory.csv\`]($links/memory.csv). $(measured memory)
 
 $(memory_table)
 
@@ -508,6 +522,123 @@ $(awk -F, '
 		printf("| %s | %d | %d | %d | %d | %d | %d | %d | %.1f |\n",
 		       $1, $2, $4, $5, $6, $7, $8, $9, $10)
 	}' "$dir/grow.csv")
+
+EOF
+}
+
+# tablegrow.csv: latency while the table grows, and 2^10 -> 2^24.
+tablegrow_part() {
+	[ -s "$dir/tablegrow.csv" ] || return 0
+	cat <<EOF
+### Growth of the table
+
+The hash table doubles online when it fills (\`src/migrate.c\`): while
+it grows, every write first moves its key's old window and one bounded
+step of the rest (128 old slots), and reads answer from either table.
+*Latency*: 1 or 2 processes each SET new keys (12-byte keys, 8-byte values
+kept in the slot) and GET a key they set before, in turn, into a store
+created with 2^10 slots that doubles as they fill it ("growing"), beside
+the same commands into a store created with the final slots ("presized",
+which never grows: the baseline), in interleaved rounds. Each command is
+timed alone and tagged *during* if a growth was under way before or after
+it (the table's generation odd), else *outside*. In brackets: that p50 or
+p99 over the presized store's, same processes, same run. From
+[\`tablegrow.csv\`]($links/tablegrow.csv) (\`build/bench/bench_tablegrow\`).
+$(measured tablegrow)
+
+$(awk -F, '
+	function r(a, b) { return b > 0 ? sprintf(" (%.2fx)", a / b) : "" }
+	NR > 1 && $1 == "latency" {
+		n++; p[n] = $2; st[n] = $3; ph[n] = $4; op[n] = $5
+		cnt[n] = $7; p50[n] = $8; p99[n] = $9; p999[n] = $10
+		mx[n] = $11; mean[n] = $12
+		if ($3 == "presized") { b50[$2, $5] = $8; b99[$2, $5] = $9 }
+	}
+	END {
+		print "| procs | store | growth | op | commands | p50 ns | p99 ns | p99.9 ns | max ns | mean ns |"
+		print "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+		for (i = 1; i <= n; i++) {
+			x50 = st[i] == "presized" ? "" : r(p50[i], b50[p[i], op[i]])
+			x99 = st[i] == "presized" ? "" : r(p99[i], b99[p[i], op[i]])
+			printf("| %d | %s | %s | %s | %d | %.0f%s | %.0f%s | %.0f | %.0f | %.0f |\n",
+			       p[i], st[i], ph[i], op[i], cnt[i], p50[i], x50,
+			       p99[i], x99, p999[i], mx[i], mean[i])
+		}
+	}' "$dir/tablegrow.csv")
+
+$(awk -F, '
+	NR > 1 && $1 == "total" { t[$2, $3] = $13; g[$2, $3] = $18; procs[$2] = 1 }
+	END {
+		printf("Whole runs, SETs and GETs, median ms:")
+		for (q = 1; q <= 4; q++)
+			if (q in procs)
+				printf(" %d process%s, growing %.1f (%d growths) against presized %.1f (%d) (%.2fx).",
+				       q, q > 1 ? "es" : "", t[q, "growing"], g[q, "growing"],
+				       t[q, "presized"], g[q, "presized"],
+				       t[q, "presized"] > 0 ? t[q, "growing"] / t[q, "presized"] : 0)
+		printf("\n")
+	}' "$dir/tablegrow.csv")
+
+Each growth's time, from the first command that saw it start to the
+first that saw it end (median ms):
+
+$(awk -F, '
+	NR > 1 && $1 == "growth" {
+		k = $6 * 2; if (!(k in seen)) { seen[k] = 1; ks[++nk] = k }
+		ms[$2, k] = $13; procs[$2] = 1
+	}
+	END {
+		line = "| growth into |"; sep = "| --- |"
+		for (q = 1; q <= 4; q++)
+			if (q in procs) {
+				line = line sprintf(" %d process%s |", q, q > 1 ? "es" : "")
+				sep = sep " ---: |"
+			}
+		print line; print sep
+		for (i = 1; i <= nk; i++) {
+			e = 0; for (v = ks[i]; v > 1; v /= 2) e++
+			line = sprintf("| 2^%d |", e)
+			for (q = 1; q <= 4; q++)
+				if (q in procs)
+					line = line sprintf(" %s |", ms[q, ks[i]] < 0 ? "-" : sprintf("%.2f", ms[q, ks[i]]))
+			print line
+		}
+	}' "$dir/tablegrow.csv")
+
+*From 2^10 to the largest table*: writer processes insert keys (as
+above) into a store of 2^10 slots until its growth into the target has
+finished, beside the same keys inserted by the same writers into a store
+created with the target's slots, in the same rounds. *Peak*: the most
+the segment's file had allocated (fstat, polled every millisecond: while
+a table grows, it and the next are both allocated); *memory*:
+\`memory_bytes\` at the end.
+
+$(awk -F, '
+	NR > 1 && $1 == "doubling" {
+		w = $2; ms[$3] = $13; keys[$3] = $14; kps[$3] = $15
+		peak[$3] = $16; mem[$3] = $17
+	}
+	NR > 1 && $1 == "doubling_step" { n++; into[n] = $6 * 2; step[n] = $13; load[n] = $14 / $6 }
+	END {
+		e = 0; for (v = into[n]; v > 1; v /= 2) e++
+		print "| store | writers | keys | seconds | keys/s | peak MiB | memory MiB |"
+		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+		split("growing presized", s, " ")
+		for (i = 1; i <= 2; i++)
+			printf("| %s (2^%d slots) | %d | %d | %.2f | %.0f | %.1f | %.1f |\n",
+			       s[i] == "growing" ? "growing from 2^10" : "presized", e, w,
+			       keys[s[i]], ms[s[i]] / 1000, kps[s[i]],
+			       peak[s[i]] / 1048576, mem[s[i]] / 1048576)
+		printf("\nGrowing took %.2fx the presized store'"'"'s time. Each doubling, ms, and in brackets the old table'"'"'s load when it began:",
+		       ms["presized"] > 0 ? ms["growing"] / ms["presized"] : 0)
+		for (i = 1; i <= n; i++) {
+			e = 0; for (v = into[i]; v > 1; v /= 2) e++
+			printf(" into 2^%d %s (%.0f%%)%s", e, step[i] < 0 ? "-" : sprintf("%.1f", step[i]),
+			       100 * load[i], i < n ? "," : ".")
+		}
+		printf("\n")
+	}' "$dir/tablegrow.csv")
+$(sed -n 's/^# SCALED DOWN/Scaled down/p' "$dir/tablegrow.txt" 2>/dev/null)
 
 EOF
 }
@@ -612,11 +743,14 @@ runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
 \`bench_lock\`, \`bench_misses\`, \`bench_memory\`, \`bench_grow\`,
-\`bench_evict\`). The instruction
+\`bench_tablegrow\`, \`bench_evict\`). The instruction
 counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
 which needs valgrind) rewrites \`$links/instr.csv\` and
 \`$links/instr.txt\`, names the commit it measured, and regenerates this
-section.
+section. \`make bench-check\` is a test, not timed: 20 growths of a store
+from 2^10 to 2^17 slots under two writers (\`bench_tablegrow --check 20\`),
+every key read back and \`shmkv_check\` run after each; it fails on any
+failed command.
 EOF
 }
 
@@ -657,5 +791,6 @@ lock_part
 misses_part
 memory_part
 grow_part
+tablegrow_part
 evict_part
 footer

@@ -11,9 +11,11 @@
 #   BUILD=dir               where the Makefile put bench/<program> (build)
 #   SANITIZE=...            (set by make) a sanitized build's results go to
 #                           $BUILD/bench/results/, never to bench/results/
-#   BENCHES="core ..."      which programs (bench_<name>) to run; default:
-#                           core table scale lock misses memory grow evict
-#                           instr
+#   BENCHES="core ..."      which programs (bench_<name>) to run (their
+#                           lines are added to run.txt: the record of the
+#                           last full run stays at its head); default:
+#                           core table scale lock misses memory grow
+#                           tablegrow evict instr
 #                           ("instr" is bench/instr.sh: instructions per
 #                           call counted by callgrind; not under SANITIZE)
 #
@@ -52,12 +54,20 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory grow evict instr}
+benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict instr}
 
 mkdir -p "$outdir"
 started=$(date +%s)
+# A run of some programs (BENCHES) adds to the record of the last full
+# run, whose results the other programs' sections still show.
+if [ -n "${BENCHES:-}" ] && [ -s "$outdir/run.txt" ]; then
+	record="tee -a"
+else
+	record=tee
+fi
 echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)," \
-	"load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$outdir/run.txt"
+	"load average $(cut -d' ' -f1-3 /proc/loadavg)" |
+	$record "$outdir/run.txt"
 status=0
 for name in $benches; do
 	if [ "$name" = instr ]; then

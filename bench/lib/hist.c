@@ -177,3 +177,15 @@ void bench_hist_summary(const struct bench_hist *h, const struct bench_timer *t,
 	out->p999 = bench_hist_quantile(h, 0.999, step) * ns;
 	out->max = h->count ? (double)h->max * ns : 0;
 }
+
+void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src)
+{
+	if (!src->count)
+		return;
+	for (unsigned b = 0; b < BENCH_HIST_BUCKETS; b++)
+		dst->bucket[b] += src->bucket[b];
+	dst->count += src->count;
+	dst->sum += src->sum;
+	dst->min = src->min < dst->min ? src->min : dst->min;
+	dst->max = src->max > dst->max ? src->max : dst->max;
+}
