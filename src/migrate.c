@@ -46,13 +46,15 @@ static struct shmkv_header_shm *header(const struct shmkv *kv)
  * sized for its keys at three quarters (64-byte slots: 85 bytes a key)
  * does not grow, and a grown one is between 44% and 88% full. */
 #define LOAD_SAMPLES 128u
+#define LOAD_CONFIRM 2048u
 #define LOAD_GROW    224u
 
-bool shmkv__table_crowded(const struct shmkv_table *t)
+/* Does a sample of @n random slots of @t say it is LOAD_GROW full? */
+static bool sample_full(const struct shmkv_table *t, uint32_t n)
 {
 	uint32_t taken = 0;
 
-	for (uint32_t n = 0; n < LOAD_SAMPLES; n++) {
+	for (uint32_t i = 0; i < n; i++) {
 		/* Relaxed: an estimate; nothing is read through it. */
 		uint64_t w = shmkv__load_relaxed(
 			&shmkv__slot(t, shmkv__rng())->state);
@@ -60,7 +62,17 @@ bool shmkv__table_crowded(const struct shmkv_table *t)
 		taken += SLOT_STATE(w) != SLOT_EMPTY &&
 			 SLOT_STATE(w) != SLOT_COLLIDED;
 	}
-	return taken * 256u >= LOAD_GROW * LOAD_SAMPLES;
+	return taken * 256u >= LOAD_GROW * n;
+}
+
+bool shmkv__table_crowded(const struct shmkv_table *t)
+{
+	/* A small sample, then a large one to confirm it: every crowded
+	 * insert of a table three quarters full asks, and one small sample
+	 * in thousands overshoots by 3 standard deviations (a table sized
+	 * for its keys would double for nothing). The large one (its
+	 * deviation 0.7%) runs only after a small one said yes. */
+	return sample_full(t, LOAD_SAMPLES) && sample_full(t, LOAD_CONFIRM);
 }
 
 int shmkv__grow_start(struct shmkv *kv, uint64_t life)
