@@ -274,6 +274,7 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 			err = 0;
 			break;
 		}
+		SHMKV_PAUSE_POINT("copy_checked");
 		r = copy_target(kv, &k, &ref, &mine);
 		if (r == 0)
 			continue;
@@ -510,6 +511,7 @@ int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 			ref->state = w;
 			return 1;
 		}
+		SHMKV_PAUSE_POINT("lookup_probed");
 	}
 	return 0;
 }
