@@ -134,10 +134,25 @@ static uint64_t copy_int(struct shmkv *kv, uint64_t v, uint32_t from_back,
 	return VAL_INT_WORD(SLOT_VERSION(sn), i);
 }
 
+/* A read of the value of old slot @s (MEMBER word @w) that failed: 1 if
+ * the slot has moved on (its MOVED winner frees the block, its table is
+ * given back at the growth's end: a copier that stalled finds its source
+ * gone, and has nothing to copy), else -EBADMSG (a frozen value and its
+ * bytes never change while the state is @w). */
+static int read_failed(const struct shmkv_slot_shm *s, uint64_t w)
+{
+	/* Acquire fence, then relaxed: the failed read is done before this
+	 * load, so the MOVED (or the punch) that came before the free it
+	 * saw is seen here. */
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&s->state) != w ? 1 : -EBADMSG;
+}
+
 /* Value @v (a string: a block or inline bytes of old slot @s, which state
  * word @w validates) re-encoded for new slot @n (state @sn) as a new
  * block or inline bytes, in *@nv, with the area claim in *@held.
- * Return: 0, 1 (@v has expired: copy nothing), -ENOMEM, -EBADMSG. */
+ * Return: 0, 1 (@v has expired, or @s moved on: copy nothing), -ENOMEM,
+ * -EBADMSG. */
 static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		      uint64_t v, struct shmkv_slot_shm *n, uint64_t sn,
 		      uint32_t n_back, uint32_t klen, uint64_t *nv,
@@ -156,7 +171,7 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		 * still @w after the copy proves the memory was not. */
 		if (shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
 				       sizeof(bytes), NULL, 0, NULL) != 0)
-			return -EBADMSG;
+			return read_failed(s, w);
 		shmkv__fence_acquire();
 		if (shmkv__load_relaxed(&s->state) != w)
 			return 1; /* moved by someone: nothing to copy */
@@ -171,7 +186,7 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		 * slot's MOVED: its bytes are stable while we copy. */
 		err = shmkv__block_read(kv, v, NULL, 0, &view);
 		if (err)
-			return err == SHMKV__STALE ? -EBADMSG : err;
+			return err == SHMKV__STALE ? read_failed(s, w) : err;
 		if (view.deadline_ms != 0 &&
 		    shmkv__expired(view.deadline_ms, shmkv__now_ms()))
 			return 1;
@@ -182,7 +197,7 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 	if (VAL_KIND(v) == VAL_INLINE)
 		memcpy(b->data, bytes, view.len);
 	else if (shmkv__block_read(kv, v, b->data, view.len, &view) != 0)
-		err = -EBADMSG;
+		err = read_failed(s, w);
 	if (err) {
 		shmkv__value_free(kv, *nv);
 		return err;
