@@ -400,6 +400,7 @@ static int attempt(struct run *r)
 		return 1;
 	if (err)
 		return err;
+	SHMKV_PAUSE_POINT("engine_built");
 	return commit(r, old, nv) ? 0 : 1;
 }
 

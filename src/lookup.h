@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "fault.h"
 #include "hash.h"
 #include "internal.h"
 
@@ -198,6 +199,7 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 			*slot = s;
 			return 1;
 		}
+		SHMKV_PAUSE_POINT("lookup_probed");
 	}
 	return 0;
 }

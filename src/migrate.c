@@ -152,10 +152,25 @@ static void move_pin(struct shmkv *kv, uint64_t v, uint32_t from_back,
 		(void)shmkv__cas32_full(&b->slot, from_back, to_back);
 }
 
+/* A read of the value of old slot @s (MEMBER word @w) that failed: 1 if
+ * the slot has moved on (its MOVED winner frees the block, its table is
+ * given back at the growth's end: a copier that stalled finds its source
+ * gone, and has nothing to copy), else -EBADMSG (a frozen value and its
+ * bytes never change while the state is @w). */
+static int read_failed(const struct shmkv_slot_shm *s, uint64_t w)
+{
+	/* Acquire fence, then relaxed: the failed read is done before this
+	 * load, so the MOVED (or the punch) that came before the free it
+	 * saw is seen here. */
+	shmkv__fence_acquire();
+	return shmkv__load_relaxed(&s->state) != w ? 1 : -EBADMSG;
+}
+
 /* Value @v (a string: a block or inline bytes of old slot @s, which state
  * word @w validates) re-encoded for new slot @n (state @sn) as a new
  * block or inline bytes, in *@nv, with the area claim in *@held.
- * Return: 0, 1 (@v has expired: copy nothing), -ENOMEM, -EBADMSG. */
+ * Return: 0, 1 (@v has expired, or @s moved on: copy nothing), -ENOMEM,
+ * -EBADMSG. */
 static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		      uint64_t v, struct shmkv_slot_shm *n, uint64_t sn,
 		      uint32_t n_back, uint32_t klen, uint64_t *nv,
@@ -172,13 +187,12 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 		/* Frozen, the word names its bytes until the old table is
 		 * given back: no writer touches a named region, and a state
 		 * still @w after the copy proves the memory was not. */
-		err = shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
-					 sizeof(bytes), NULL, 0, NULL);
+		if (shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
+				       sizeof(bytes), NULL, 0, NULL) != 0)
+			return read_failed(s, w);
 		shmkv__fence_acquire();
 		if (shmkv__load_relaxed(&s->state) != w)
 			return 1; /* moved by someone: nothing to copy */
-		if (err)
-			return -EBADMSG;
 		*nv = shmkv__area_stage(kv, n, sn, klen, x, bytes,
 					VAL_INLINE_LEN(v), held);
 		if (*nv != 0)
@@ -188,13 +202,8 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 	} else {
 		/* A frozen word's block is freed only by the winner of the
 		 * slot's MOVED: its bytes are stable while we copy. */
-		err = shmkv__block_read(kv, v, NULL, 0, &view);
-		/* Acquire: a block freed under us was freed by whoever won
-		 * the slot's MOVED, which the state then shows. */
-		if (err && shmkv__load_acquire(&s->state) != w)
-			return 1;
-		if (err)
-			return err == SHMKV__STALE ? -EBADMSG : err;
+		if (shmkv__block_read(kv, v, NULL, 0, &view) != 0)
+			return read_failed(s, w);
 		if (view.deadline_ms != 0 &&
 		    shmkv__expired(view.deadline_ms, shmkv__now_ms()))
 			return 1;
@@ -205,8 +214,7 @@ static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
 	if (VAL_KIND(v) == VAL_INLINE)
 		memcpy(b->data, bytes, view.len);
 	else if (shmkv__block_read(kv, v, b->data, view.len, &view) != 0)
-		/* Acquire: as above. */
-		err = shmkv__load_acquire(&s->state) != w ? 1 : -EBADMSG;
+		err = read_failed(s, w);
 	if (err) {
 		shmkv__value_free(kv, *nv);
 		return err;
@@ -298,6 +306,7 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 			err = 0;
 			break;
 		}
+		SHMKV_PAUSE_POINT("copy_checked");
 		r = copy_target(kv, &k, &ref, &mine);
 		if (r == 0)
 			continue;
@@ -541,6 +550,7 @@ int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 			ref->state = w;
 			return 1;
 		}
+		SHMKV_PAUSE_POINT("lookup_probed");
 	}
 	return 0;
 }

@@ -275,6 +275,7 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
 	uint64_t w, held;
 
 	SHMKV_CRASH_POINT("slot_claimed");
+	SHMKV_PAUSE_POINT("slot_claimed");
 	/* The key bytes are the area's too (area.h): a writer that matched
 	 * the slot's last key may still be writing a value over them. Its
 	 * claim makes the slot taken, as a live process's BUSY one is. */

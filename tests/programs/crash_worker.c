@@ -18,12 +18,18 @@
  * SIGKILL on the way. Exit status otherwise: 0 every command done (the
  * crash point was never reached), 2 usage, 3 open failed, 4 a command
  * returned something else than it must (the cause goes to stderr).
+ *
+ * With CRASH_WORKER_ACKS=<fd> (an open file it inherits) the SET modes
+ * record how many SETs were acknowledged (returned 1) so far, as a
+ * uint32_t at offset 0 of that file, after each one: what the test may
+ * expect to read back after the worker died.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/args.h"
 #include "helpers/crash_value.h"
@@ -31,11 +37,22 @@
 #include "segment.h"
 #include "shmkv.h"
 
+/* The file CRASH_WORKER_ACKS names, or -1. */
+static int acks_fd(void)
+{
+	const char *s = getenv("CRASH_WORKER_ACKS");
+	uint64_t fd;
+
+	return s != NULL && arg_u64(s, INT_MAX, &fd) == 0 ? (int)fd : -1;
+}
+
 static int run_sets(shmkv_t *kv, const char *mode, const char *prefix,
 		    unsigned long start, unsigned long count)
 {
 	char key[64], val[CRASH_VALUE_CAP];
 	enum crash_kind kind = crash_kind_of(mode);
+	int acks = acks_fd();
+	uint32_t acked = 0;
 
 	for (unsigned long i = start; i < start + count; i++) {
 		size_t kl = (size_t)snprintf(key, sizeof(key), "%s%lu", prefix,
@@ -47,6 +64,13 @@ static int run_sets(shmkv_t *kv, const char *mode, const char *prefix,
 			fprintf(stderr, "crash_worker: SET %s: %s\n", key,
 				shmkv_strerror(rc));
 			return WORKER_REPLY;
+		}
+		acked++;
+		if (acks >= 0 &&
+		    pwrite(acks, &acked, sizeof(acked), 0) != sizeof(acked)) {
+			fprintf(stderr, "crash_worker: acks: %s\n",
+				strerror(errno));
+			return WORKER_OWN;
 		}
 	}
 	return WORKER_DONE;
