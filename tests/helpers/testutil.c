@@ -226,6 +226,14 @@ unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,
 		       pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
 		       void *ctx)
 {
+	return tu_kill_lanes_when(lanes, kills_max, pause_us, spawn, NULL, ctx);
+}
+
+unsigned
+tu_kill_lanes_when(unsigned lanes, unsigned kills_max, unsigned pause_us,
+		   pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
+		   bool (*when)(void *ctx), void *ctx)
+{
 	pid_t pid[64];
 	unsigned done = 0, kills = 0, deaths = 0, restarts = 0;
 	uint64_t rng = 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
@@ -240,8 +248,10 @@ unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,
 
 		if (kills < kills_max && pid[l] > 0) {
 			usleep((useconds_t)(rng_next(&rng) % pause_us));
-			kill(pid[l], SIGKILL);
-			kills++;
+			if (when == NULL || when(ctx)) {
+				kill(pid[l], SIGKILL);
+				kills++;
+			}
 		}
 		got = waitpid(-1, &status, kills < kills_max ? WNOHANG : 0);
 		if (got <= 0)

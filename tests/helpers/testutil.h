@@ -13,6 +13,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -83,6 +84,14 @@ int tu_in_private_shm(const char *options, int (*child)(const char *name),
 unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,
 		       pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
 		       void *ctx);
+/* As tu_kill_lanes, but each kill is sent only if @when(ctx) says so
+ * after its pause (a lane is then left alone until the next try): kills
+ * that land in a phase the test aims at (a growth of the table under
+ * way). Return: the writers that died. */
+unsigned
+tu_kill_lanes_when(unsigned lanes, unsigned kills_max, unsigned pause_us,
+		   pid_t (*spawn)(unsigned lane, unsigned n, void *ctx),
+		   bool (*when)(void *ctx), void *ctx);
 
 /* The shared memory a store made from @cfg uses at creation, and with
  * @pages value pages ready. */
