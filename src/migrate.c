@@ -308,6 +308,13 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 		}
 		SHMKV_PAUSE_POINT("copy_checked");
 		r = copy_target(kv, &k, &ref, &mine);
+		/* No room in a new table that this growth no longer writes
+		 * in: a copier stalled past the growth's end (every old slot
+		 * MOVED since) met slots the next growth sealed, or zeros of
+		 * a table given back, whose claims it abandons (§7 rule 2).
+		 * The state check above ends the copy. */
+		if (r == -ENOSPC && !shmkv__life_same(kv, tabs->life))
+			r = 0;
 		if (r == 0)
 			continue;
 		if (r < 0) {
