@@ -599,14 +599,11 @@ int shmkv__grow_for(struct shmkv *kv, const struct shmkv_table *t)
 int shmkv_maintain(shmkv_t *kv)
 {
 	struct shmkv_tables tabs;
+	/* As a store-wide setting's checks: a writable handle of a live
+	 * shared-memory store. */
+	int err = shmkv__settable(kv);
 
-	if (kv == NULL)
-		return -EINVAL;
-	if (kv->backend != NULL)
-		return -ENOTSUP;
-	if (kv->readonly)
-		return -EROFS;
-	return finish_growth(kv, &tabs);
+	return err ? err : finish_growth(kv, &tabs);
 }
 
 void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)
