@@ -296,7 +296,7 @@ Test(migrate, four_writers_put_a_million_keys_into_a_1024_slot_store,
  * first key it had not been told was stored.
  */
 #define KILL_LANES 4u
-#define KILL_EACH  100000u /* 400,000 keys: nine growths from 1024 */
+#define KILL_EACH  250000u /* 1,000,000 keys: ten growths from 1024 */
 #define KILL_MAX   80u
 
 struct kill_ctx {
