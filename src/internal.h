@@ -193,12 +193,6 @@ static inline const struct shmkv_table *shmkv__table_now(const struct shmkv *kv)
 							  (life << 2));
 }
 
-/* Is @kv's store usable by the straight-line paths (shmkv__table_now)? */
-static inline bool shmkv__life_ok(const struct shmkv *kv)
-{
-	return shmkv__table_now(kv) != NULL;
-}
-
 /*
  * The slow path of shmkv__table_now: what the life word says now. 0 (the
  * table this handle resolved is current again, or was resolved now: try
