@@ -84,7 +84,8 @@ SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
 
 /** Name of the store used by the demo and by shmctl when none is given. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
-/** Longest store name, leading slash included (a /dev/shm file name). */
+/** Longest store name, leading slash included (a /dev/shm file name); a
+ * name given without its slash gets one added, and counted, first. */
 #define SHMKV_NAME_MAX 200
 /** Where Linux keeps POSIX shared-memory objects: store "/x" is the file
  * SHMKV_SHM_DIR "/x" (glibc's shm_open), which shmctl ls lists. */
@@ -227,7 +228,10 @@ enum shmkv_open_flags {
 
 /**
  * shmkv_create - create a new store, exclusively.
- * @name: "/name": one leading slash, no other slash, at most SHMKV_NAME_MAX.
+ * @name: "/name": one leading slash, no other slash, at most SHMKV_NAME_MAX
+ *        bytes with the slash; "name" without it is the same store
+ *        ("orders" is "/orders", as for shmctl), in every call that takes
+ *        a store name. Not "." or "..".
  *        A name of the form "scheme://..." (a URI) names a store that
  *        lives elsewhere, served by the backend registered for the scheme
  *        (Redis is planned); this build has none yet: -EAFNOSUPPORT.
@@ -314,6 +318,7 @@ SHMKV_API void shmkv_close(shmkv_t *kv);
  * So a store is not made private by unlinking it right after creating it,
  * as a plain shm segment can be: its creator's handle is told too. Keep
  * the name until the last user has closed it.
+ * @name: as for shmkv_create() ("orders" is "/orders").
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES (no write permission: the
  * store cannot be marked, and is not removed), -EPROTO (the name exists
  * but is not a shmkv store: it is left alone), -EPROTONOSUPPORT (a store

@@ -21,19 +21,25 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 	return (v + to - 1) / to * to;
 }
 
-int shmkv__name_validate(const char *name)
+int shmkv__name_canon(const char *name, char out[SHMKV_NAME_MAX + 1])
 {
+	const char *base;
 	size_t len;
 
-	if (name == NULL || name[0] != '/')
+	if (name == NULL)
 		return -EINVAL;
-	len = strlen(name);
-	if (len < 2 || len > SHMKV_NAME_MAX)
+	/* "orders" is "/orders", as shmctl has always taken it: the slash
+	 * is POSIX's spelling, not part of what the user chose. */
+	base = name[0] == '/' ? name + 1 : name;
+	len = strlen(base);
+	if (len == 0 || len + 1 > SHMKV_NAME_MAX)
 		return -EINVAL;
-	if (strchr(name + 1, '/') != NULL)
+	if (strchr(base, '/') != NULL)
 		return -EINVAL;
-	if (strcmp(name, "/.") == 0 || strcmp(name, "/..") == 0)
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return -EINVAL;
+	out[0] = '/';
+	memcpy(out + 1, base, len + 1);
 	return 0;
 }
 

@@ -302,7 +302,13 @@ void shmkv__geometry_to_header(const struct shmkv_geometry *g,
  */
 int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 			   struct shmkv_geometry *g);
-int shmkv__name_validate(const char *name);
+/*
+ * The shm name a store name stands for, in @out: "/name" as it is, "name"
+ * with the slash added (both name the store "/name"). Return: 0, or
+ * -EINVAL (NULL, empty, another slash, "." or "..", or longer than
+ * SHMKV_NAME_MAX with its slash).
+ */
+int shmkv__name_canon(const char *name, char out[SHMKV_NAME_MAX + 1]);
 
 /* proc.c: who we are, whether another process is alive, what time it is */
 extern uint32_t shmkv__pid_cache; /* 0 until the first call below */

@@ -200,14 +200,11 @@ static uint64_t system_memory(void)
 	return (uint64_t)sv.f_blocks * sv.f_frsize;
 }
 
-static int check_create_args(const char *name, const struct shmkv_config *cfg,
-			     shmkv_t **out, struct shmkv_geometry *g)
+static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
+			     struct shmkv_geometry *g)
 {
 	struct shmkv_config defaults;
-	int err = shmkv__name_validate(name);
 
-	if (err)
-		return err;
 	if (out == NULL)
 		return -EINVAL;
 	if (cfg == NULL) {
@@ -334,7 +331,7 @@ static int create_shm(const char *name, const struct shmkv_config *cfg,
 	uint64_t seed = 0;
 	int err;
 
-	err = check_create_args(name, cfg, out, &g);
+	err = check_create_args(cfg, out, &g);
 	if (err)
 		return err;
 	kv = malloc(sizeof(*kv));
@@ -457,10 +454,8 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 	struct shmkv *kv;
 	uint64_t seed = 0;
 	void *base;
-	int fd, err = shmkv__name_validate(name);
+	int fd, err;
 
-	if (err)
-		return err;
 	if (out == NULL ||
 	    (flags & ~(unsigned)(SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE)))
 		return -EINVAL;
@@ -519,10 +514,12 @@ static int open_or_create_shm(const char *name, const struct shmkv_config *cfg,
 }
 
 /* Routes @name: to its backend (a URI), or to the shared-memory store
- * (open_shm, create_shm). Return: as shmkv_open, shmkv_create. */
+ * (open_shm, create_shm) under its shm name, the slash added if missing.
+ * Return: as shmkv_open, shmkv_create. */
 static int route(const char *name, enum shmkv_backend_open_how how,
 		 unsigned flags, const struct shmkv_config *cfg, shmkv_t **out)
 {
+	char shm_name[SHMKV_NAME_MAX + 1];
 	const struct shmkv_backend *be;
 	int err = shmkv__backend_route(name, &be);
 
@@ -530,6 +527,10 @@ static int route(const char *name, enum shmkv_backend_open_how how,
 		return err;
 	if (be != NULL)
 		return be->open(name, how, flags, cfg, out);
+	err = shmkv__name_canon(name, shm_name);
+	if (err)
+		return err;
+	name = shm_name;
 	switch (how) {
 	case SHMKV_BACKEND_OPEN:
 		return open_shm(name, flags, out);
@@ -575,6 +576,7 @@ void shmkv_close(shmkv_t *kv)
 int shmkv_unlink(const char *name)
 {
 	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
+	char shm_name[SHMKV_NAME_MAX + 1];
 	const struct shmkv_backend *be;
 	int err = shmkv__backend_route(name, &be);
 
@@ -582,10 +584,10 @@ int shmkv_unlink(const char *name)
 		return err;
 	if (be != NULL)
 		return be->unlink(name);
-	err = shmkv__name_validate(name);
+	err = shmkv__name_canon(name, shm_name);
 	if (err)
 		return err;
-	shm_path(path, sizeof(path), name);
+	shm_path(path, sizeof(path), shm_name);
 	return shmkv__store_remove(path);
 }
 

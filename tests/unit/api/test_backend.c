@@ -5,12 +5,14 @@
  * names that only look like URIs stay shm names, judged as before.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/testutil.h"
 #include "shmkv.h"
 
-TestSuite(backend);
+TestSuite(backend, .fini = tu_teardown);
 
 static void assert_no_backend(const char *uri)
 {
@@ -43,11 +45,12 @@ Test(backend, the_error_names_the_scheme_as_the_cause)
 }
 
 /* Not URIs (RFC 3986: a scheme starts with a letter and holds letters,
- * digits, + - .; then "://"): judged as shm names, so -EINVAL. */
+ * digits, + - .; then "://"): judged as shm names, so -EINVAL, since each
+ * has a slash past the leading one. */
 Test(backend, what_only_looks_like_a_uri_is_a_bad_shm_name)
 {
 	static const char *const names[] = {
-		"1redis://x", "redis:/x", "redis:x",  "://x",
+		"1redis://x", "redis:/x",   "://x",
 		"re dis://x", "redis_://x", "redis//x",
 	};
 	shmkv_t *kv = NULL;
@@ -58,4 +61,22 @@ Test(backend, what_only_looks_like_a_uri_is_a_bad_shm_name)
 		cr_assert_eq(shmkv_unlink(names[i]), -EINVAL, "%s", names[i]);
 	}
 	cr_assert_null(kv);
+}
+
+/* A name without a slash or "://" is a shm name, the slash added: "redis:x"
+ * is the store "/redis:x" (none here), not a URI. */
+Test(backend, a_colon_without_slashes_is_part_of_a_shm_name)
+{
+	char name[TU_NAME_CAP], bare[64];
+	shmkv_t *kv = NULL;
+
+	snprintf(bare, sizeof(bare), "redis:shmkv-test-%ld", (long)getpid());
+	snprintf(name, sizeof(name), "/%s", bare);
+	tu_track(name);
+	cr_assert_eq(shmkv_open(bare, 0, &kv), -ENOENT, "%s", bare);
+	tu_assert_ok(shmkv_create(bare, NULL, &kv));
+	shmkv_close(kv);
+	kv = tu_open(name, 0);
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(bare));
 }

@@ -369,12 +369,65 @@ static void assert_name_refused(const char *name, int want)
 
 Test(names, malformed_names_are_einval_everywhere)
 {
-	static const char *const bad[] = { "",	   "/",	  "noslash",
-					   "/a/b", "//x", "/x/",
-					   "/.",   "/..", NULL };
+	static const char *const bad[] = { "",	 "/",	 "/a/b", "//x",
+					   "/x/", "x/",	 "a/b",	 "/.",
+					   "/..", ".",	 "..",	 NULL };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_name_refused(bad[i], -EINVAL);
+}
+
+/* shmctl takes "orders" for "/orders": so does the library, in every
+ * call that takes a store name. */
+Test(names, a_name_without_its_slash_is_the_same_store)
+{
+	char name[TU_NAME_CAP];
+	const char *bare;
+	shmkv_t *kv = NULL, *again = NULL;
+
+	tu_make_name(name, "bare");
+	bare = name + 1;
+	tu_assert_ok(shmkv_create(bare, NULL, &kv));
+	tu_assert_rc(shmkv_create(name, NULL, &again), -EEXIST);
+	tu_assert_rc(shmkv_set(kv, LIT("k"), LIT("v"), 0, 0, NULL), 1);
+	again = tu_open(name, 0);
+	tu_assert_get_str(again, "k", "v");
+	shmkv_close(again);
+	tu_assert_ok(shmkv_open(bare, SHMKV_OPEN_READONLY, &again));
+	tu_assert_get_str(again, "k", "v");
+	shmkv_close(again);
+	tu_assert_ok(shmkv_open_or_create(bare, NULL, &again));
+	tu_assert_get_str(again, "k", "v");
+	shmkv_close(again);
+	tu_assert_ok(shmkv_unlink(bare));
+	tu_assert_rc(shmkv_set(kv, LIT("k"), LIT("w"), 0, 0, NULL), -ESTALE);
+	tu_assert_rc(shmkv_open(name, 0, &again), -ENOENT);
+	tu_assert_rc(shmkv_unlink(bare), -ENOENT);
+	shmkv_close(kv);
+	/* open_or_create of a missing bare name creates "/name". */
+	tu_assert_ok(shmkv_open_or_create(bare, NULL, &kv));
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(name));
+}
+
+/* SHMKV_NAME_MAX counts the slash, added or not. */
+Test(names, a_bare_name_gets_the_limit_of_its_slashed_form)
+{
+	char name[TU_NAME_CAP + 1];
+	shmkv_t *kv = NULL;
+	int n;
+
+	tu_make_name(name, NULL);
+	n = (int)strlen(name);
+	memset(name + n, 'n', SHMKV_NAME_MAX - n);
+	name[SHMKV_NAME_MAX] = '\0';
+	tu_track(name);
+	tu_assert_ok(shmkv_create(name + 1, NULL, &kv)); /* 199 bytes bare */
+	shmkv_close(kv);
+	tu_assert_ok(shmkv_unlink(name + 1));
+	name[SHMKV_NAME_MAX] = 'n'; /* 200 bytes bare: 201 with its slash */
+	name[SHMKV_NAME_MAX + 1] = '\0';
+	assert_name_refused(name + 1, -EINVAL);
 }
 
 /* shmkv.h: create, open and unlink give -EINVAL for a bad name, and a
