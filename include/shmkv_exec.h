@@ -50,7 +50,10 @@ struct shmkv_reply {
  * or a negative errno when the reply could not be built (-ENOMEM), the
  * arguments are not a command (-EINVAL: @argc < 1, NULL vectors), or the
  * store failed in a way Redis has no reply for (-EROFS, -ENOSPC, -EBADMSG
- * ...; then @reply is an error reply too, carrying shmkv_strerror's text).
+ * ...; then @reply is an error reply too, carrying shmkv_strerror's text,
+ * except for a length: -ENAMETOOLONG and -E2BIG reply with the argument's
+ * length and the store's limit, "ERR key is 70 bytes, this store's key_max
+ * is 64", "ERR value is 2000 bytes, this store's value_max is 1024").
  * Thread and process safety: as the C command it runs (shmkv.h).
  */
 SHMKV_API int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,

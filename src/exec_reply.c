@@ -10,7 +10,9 @@
 #include "shmkv_exec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +121,45 @@ static const struct {
 	{ EXEC_EGTLT, "GT and LT options at the same time are not compatible" },
 };
 
+/* Whether argument @i is a key, by the command table's key positions. */
+static bool arg_is_key(const struct exec_ctx *c, int i)
+{
+	const struct shmkv_command *cmd = &c->cmd->pub;
+	int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+
+	return cmd->first_key > 0 && i >= cmd->first_key && i <= last &&
+	       (i - cmd->first_key) % cmd->key_step == 0;
+}
+
+/*
+ * For a length error (-ENAMETOOLONG, -E2BIG), the text that names the
+ * argument and the store's limit: "key is 70 bytes, this store's key_max
+ * is 64". The key is the first one past key_max; the value the first
+ * argument past value_max that is no key (every command's value comes
+ * before its options). Return: 1 with the reply built (or its -ENOMEM),
+ * 0 if no argument is too long (the caller says shmkv_strerror's text).
+ */
+static int reply_length(struct exec_ctx *c, int code, int *rc)
+{
+	bool key = code == -ENAMETOOLONG;
+	struct shmkv_config cfg;
+	uint32_t limit;
+
+	if (c->cmd == NULL || shmkv_get_config(c->kv, &cfg) < 0)
+		return 0;
+	limit = key ? cfg.key_max : cfg.value_max;
+	for (int i = 1; i < c->argc; i++) {
+		if (arg_is_key(c, i) != key || c->argvlen[i] <= limit)
+			continue;
+		*rc = shmkv__reply_errorf(
+			c, "%s is %zu bytes, this store's %s is %" PRIu32,
+			key ? "key" : "value", c->argvlen[i],
+			key ? "key_max" : "value_max", limit);
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Replies with the error for @code. A Redis error is a reply like any
  * other (returns 0); a store failure Redis has no reply for also returns
@@ -137,6 +178,9 @@ int shmkv__reply_fail(struct exec_ctx *c, int code)
 		if (redis_errors[i].code == code)
 			return shmkv__reply_errorf(c, "%s",
 						   redis_errors[i].text);
+	if ((code == -ENAMETOOLONG || code == -E2BIG) &&
+	    reply_length(c, code, &rc))
+		return rc < 0 ? rc : code;
 	rc = shmkv__reply_errorf(c, "%s", shmkv_strerror(code));
 	return rc < 0 ? rc : code;
 }

@@ -76,8 +76,15 @@ int ctl_exec(shmkv_t *kv, const char *name, int argc, const char *const *argv,
 
 	memset(&reply, 0, sizeof(reply));
 	err = shmkv_exec(kv, argc, argv, len, &reply);
-	if (err) {
-		/* The store failed (full, corrupted...): not a Redis reply. */
+	if (err && reply.type == SHMKV_REPLY_ERROR && reply.str != NULL) {
+		/* The store failed (full, too long...): not a Redis reply,
+		 * but its text may say more than the errno (a length error
+		 * names the store's limit). */
+		ctl_err(name, "%s",
+			strncmp(reply.str, "ERR ", 4) == 0 ? reply.str + 4
+							   : reply.str);
+		rc = CTL_STORE;
+	} else if (err) {
 		rc = ctl_store_err(name, NULL, err);
 	} else {
 		print_reply(&reply);

@@ -295,7 +295,8 @@ static void fuzz_size(const uint8_t *p, size_t n)
  * make the same shm name of them. */
 static void fuzz_store_name(const uint8_t *p, size_t n)
 {
-	char *s = cstr(p, n), out[SHMKV_NAME_MAX + 1], lib_out[SHMKV_NAME_MAX + 1];
+	char *s = cstr(p, n), out[SHMKV_NAME_MAX + 1],
+	     lib_out[SHMKV_NAME_MAX + 1];
 	int rc = ctl_store_name(s, out), lib = shmkv__name_canon(s, lib_out);
 
 	FZ_ASSERT((rc == 0) == (lib == 0),

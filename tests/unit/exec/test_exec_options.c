@@ -316,37 +316,80 @@ Test(exec, decrby_int64_min_has_its_own_error)
  * Store errors Redis has no reply for.
  */
 
-Test(exec, a_key_longer_than_key_max_gets_the_library_error)
+/* A length error names the length and the store's limit; the C return
+ * stays the errno (shmkv_exec.h). */
+static void assert_length_error(int want_rc, const char *what, size_t len,
+				unsigned limit)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want),
+		 "ERR %s is %zu bytes, this store's %s_max is %u", what, len,
+		 what, limit);
+	assert_str(&ex_reply, SHMKV_REPLY_ERROR, want, strlen(want));
+	tu_assert_rc(ex_rc, want_rc);
+}
+
+Test(exec, a_key_longer_than_key_max_gets_its_length_and_the_limit)
 {
 	char key[TU_KEY_MAX + 2];
-	char want[256];
 
 	memset(key, 'k', sizeof(key) - 1);
 	key[sizeof(key) - 1] = '\0';
-	snprintf(want, sizeof(want), "ERR %s", shmkv_strerror(-ENAMETOOLONG));
-	assert_str(RUN("SET", key, "v"), SHMKV_REPLY_ERROR, want, strlen(want));
-	tu_assert_rc(ex_rc, -ENAMETOOLONG);
+	RUN("SET", key, "v");
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
 	assert_status(RUN("SET", "a", "1"), "OK");
-	/* DEL checks every key first: "a" survives a bad key after it. */
+	/* DEL checks every key first: "a" survives a bad key after it, and
+	 * the error names the bad one. */
 	RUN("DEL", "a", key);
-	tu_assert_rc(ex_rc, -ENAMETOOLONG);
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
 	assert_bulk(RUN("GET", "a"), "1");
+	RUN("EXISTS", "a", "b", key);
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
+	RUN("INCR", key);
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
+	RUN("GET", key);
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
+	RUN("EXPIRE", key, "10");
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
+	/* A key of exactly key_max is fine. */
+	key[TU_KEY_MAX] = '\0';
+	assert_status(RUN("SET", key, "v"), "OK");
 }
 
-Test(exec, a_value_longer_than_value_max_gets_the_library_error)
+Test(exec, a_value_longer_than_value_max_gets_its_length_and_the_limit)
 {
 	char *val = tu_fill(TU_VALUE_MAX + 1, 'v');
-	char want[256];
+	size_t n = (size_t)TU_VALUE_MAX + 1;
 
-	snprintf(want, sizeof(want), "ERR %s", shmkv_strerror(-E2BIG));
-	assert_str(RUNB(LIT("SET"), LIT("k"), val, (size_t)TU_VALUE_MAX + 1),
-		   SHMKV_REPLY_ERROR, want, strlen(want));
-	tu_assert_rc(ex_rc, -E2BIG);
+	RUNB(LIT("SET"), LIT("k"), val, n);
+	assert_length_error(-E2BIG, "value", n, TU_VALUE_MAX);
+	RUNB(LIT("SET"), LIT("k"), val, n, LIT("EX"), LIT("10"));
+	assert_length_error(-E2BIG, "value", n, TU_VALUE_MAX);
+	RUNB(LIT("SETNX"), LIT("k"), val, n);
+	assert_length_error(-E2BIG, "value", n, TU_VALUE_MAX);
+	RUNB(LIT("GETSET"), LIT("k"), val, n);
+	assert_length_error(-E2BIG, "value", n, TU_VALUE_MAX);
+	RUNB(LIT("DELIFEQ"), LIT("k"), val, n);
+	assert_length_error(-E2BIG, "value", n, TU_VALUE_MAX);
+	assert_nil(RUN("GET", "k"));
 	assert_status(RUNB(LIT("SET"), LIT("k"), val, (size_t)TU_VALUE_MAX),
 		      "OK");
 	RUN("GET", "k");
 	assert_type(&ex_reply, SHMKV_REPLY_BULK);
 	cr_assert_eq(ex_reply.len, TU_VALUE_MAX);
+}
+
+/* The key is checked first: a command with both too long names the key. */
+Test(exec, a_too_long_key_and_value_name_the_key)
+{
+	char key[TU_KEY_MAX + 2];
+	char *val = tu_fill(TU_VALUE_MAX + 1, 'v');
+
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	RUNB(LIT("SET"), key, strlen(key), val, (size_t)TU_VALUE_MAX + 1);
+	assert_length_error(-ENAMETOOLONG, "key", TU_KEY_MAX + 1, TU_KEY_MAX);
 }
 
 Test(exec, reply_free_leaves_an_empty_reply)

@@ -117,7 +117,9 @@ Test(shmctl_data, reports_a_store_failure_as_a_store_error)
 	r = RUN(tu_name, "set", "k", big);
 	assert_code(r, 3);
 	snprintf(want, sizeof(want),
-		 "shmctl: %s: value too long for this store\n", tu_name);
+		 "shmctl: %s: value is %d bytes, this store's value_max is "
+		 "%d\n",
+		 tu_name, TU_VALUE_MAX + 1, TU_VALUE_MAX);
 	cr_assert_str_eq(r.err, want);
 }
 

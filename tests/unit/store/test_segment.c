@@ -369,9 +369,9 @@ static void assert_name_refused(const char *name, int want)
 
 Test(names, malformed_names_are_einval_everywhere)
 {
-	static const char *const bad[] = { "",	 "/",	 "/a/b", "//x",
-					   "/x/", "x/",	 "a/b",	 "/.",
-					   "/..", ".",	 "..",	 NULL };
+	static const char *const bad[] = { "",	  "/",	"/a/b", "//x",
+					   "/x/", "x/", "a/b",	"/.",
+					   "/..", ".",	"..",	NULL };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_name_refused(bad[i], -EINVAL);
