@@ -20,6 +20,7 @@ libdir ?= $(exec_prefix)/lib
 includedir ?= $(PREFIX)/include
 datadir ?= $(PREFIX)/share
 mandir ?= $(datadir)/man
+docdir ?= $(datadir)/doc/$(NAME)
 pkgconfigdir ?= $(libdir)/pkgconfig
 
 CC ?= cc

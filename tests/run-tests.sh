@@ -19,6 +19,16 @@ step() {
 step "ABI: exports, version script and headers agree (scripts/check-abi.sh)"
 bash scripts/check-abi.sh "$BUILD"
 
+# make install into a temporary PREFIX and DESTDIR; a program built with
+# pkg-config against it runs (tests/install.sh). A sanitized library needs
+# its runtime in every program: only in the plain run (shown as skipped).
+if [ -z "${SANITIZE:-}" ]; then
+	step "make install / uninstall: PREFIX, DESTDIR, a program built with pkg-config runs (tests/install.sh)"
+	bash tests/install.sh "$BUILD"
+else
+	printf '\n== install test: SKIPPED under SANITIZE=%s\n' "$SANITIZE"
+fi
+
 step "unit and multi-process tests (Criterion)"
 "$BUILD"/tests/unit --jobs 2
 
