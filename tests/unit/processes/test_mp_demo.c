@@ -4,6 +4,7 @@
  * remove their store at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "helpers/mp.h"
+#include "helpers/redis_server.h"
 #include "helpers/testutil.h"
 
 #define DEMO_WORKERS 4
@@ -38,8 +40,9 @@ static void build_path(char *buf, size_t cap, const char *prog)
 		     strerror(errno));
 }
 
-/* Runs @argv to completion; returns its wait status. */
-static int run_prog(char *const argv[])
+/* Runs @argv to completion, its stdout into @out if not NULL; returns
+ * its wait status. */
+static int run_prog_to(char *const argv[], const char *out)
 {
 	int st = 0;
 	pid_t pid;
@@ -47,6 +50,11 @@ static int run_prog(char *const argv[])
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
+		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
+			     : -1;
+
+		if (fd >= 0)
+			dup2(fd, 1);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -54,6 +62,32 @@ static int run_prog(char *const argv[])
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return st;
+}
+
+static int run_prog(char *const argv[])
+{
+	return run_prog_to(argv, NULL);
+}
+
+/* The whole of file @path (up to 64 KiB), NUL-terminated; freed when
+ * the test ends. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = tu_fill(1 << 16, 0);
+	size_t n;
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	n = fread(buf, 1, (1 << 16) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void assert_says(const char *out, const char *what)
+{
+	cr_assert(strstr(out, what) != NULL, "the demo did not say \"%s\":\n%s",
+		  what, out);
 }
 
 TestSuite(mp_demo, .fini = tu_teardown);
@@ -73,6 +107,34 @@ Test(mp_demo, keeps_every_update_and_removes_its_store)
 	st = run_prog(argv);
 	cr_assert(mp_status_ok(st), "shmkv-demo: wait status %#x", st);
 	tu_assert_rc(shmkv_open(name, 0, &kv), -ENOENT);
+}
+
+/* Each claim is a sentence of its own, and the demo's exit status says
+ * whether each held (the times in them are not judged). */
+Test(mp_demo, says_each_claim_in_a_sentence)
+{
+	char path[PATH_MAX], name[TU_NAME_CAP], out[64];
+	char *argv[] = { path, "--name", name, "--cycles", "200", NULL };
+	char *text;
+	int st;
+
+	build_path(path, sizeof(path), "shmkv-demo");
+	tu_make_name(name, NULL);
+	snprintf(out, sizeof(out), "/tmp/shmkv-test-demo-%ld.out",
+		 (long)getpid());
+	st = run_prog_to(argv, out);
+	text = slurp(out);
+	unlink(out);
+	cr_assert(mp_status_ok(st), "shmkv-demo: wait status %#x:\n%s", st,
+		  text);
+	assert_says(text, "counter = 800, expected 800, so no update was lost");
+	assert_says(text, "was SIGKILLed inside its critical section");
+	assert_says(text, "told that the owner died, with token 2.");
+	assert_says(text, "found 0 problems in");
+	assert_says(text, "4. One lock cycle");
+	assert_says(text, redis_server_find() ? "Redis " : "Redis skipped: ");
+	assert_says(text, "shmkv demo: every claim above held.");
+	cr_assert(strstr(text, "FAILED") == NULL, "%s", text);
 }
 
 /* The demo's store name could be a user's store: it must stop rather
