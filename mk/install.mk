@@ -23,12 +23,12 @@ $(PC): src/$(NAME).pc.in
 # do; uninstall too, so the cache forgets it. A DESTDIR install is staged
 # for a package, whose own scripts run it; a PREFIX elsewhere (a home
 # directory, /opt/...) is not the loader's: link with -Wl,-rpath (README,
-# Installing). ldconfig -v -N lists the loader's directories, changing
+# Installing). ldconfig -v -N -X lists the loader's directories, changing
 # nothing.
 LDCONFIG ?= ldconfig
 define ldconfig-if-system
 	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
-	    $(LDCONFIG) -v -N 2>/dev/null | grep -q '^$(libdir):'; then \
+	    $(LDCONFIG) -v -N -X 2>/dev/null | grep -q '^$(libdir):'; then \
 		echo '$(LDCONFIG)   (a system library directory)'; \
 		$(LDCONFIG); \
 	fi

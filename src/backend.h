@@ -2,8 +2,9 @@
  * backend.h - where a handle dispatches by backend.
  *
  * A store name is a POSIX shm name ("/orders", or "orders" for short:
- * this library's own shared-memory store) or a URI, "scheme://...", naming a store that lives
- * elsewhere (Redis and Redis Cluster are the planned ones). shmkv_open,
+ * this library's own shared-memory store) or a URI, "scheme://...",
+ * naming a store that lives elsewhere (Redis and Redis Cluster are the
+ * planned ones). shmkv_open,
  * shmkv_create, shmkv_open_or_create and shmkv_unlink route a URI to the
  * backend registered for its scheme (backend.c's table); the handle it
  * returns carries ->backend, and shmkv_close and shmkv_exec dispatch on

@@ -127,8 +127,8 @@ static bool arg_is_key(const struct exec_ctx *c, int i)
 	const struct shmkv_command *cmd = &c->cmd->pub;
 	int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
 
-	return cmd->first_key > 0 && i >= cmd->first_key && i <= last &&
-	       (i - cmd->first_key) % cmd->key_step == 0;
+	return cmd->first_key > 0 && cmd->key_step > 0 && i >= cmd->first_key &&
+	       i <= last && (i - cmd->first_key) % cmd->key_step == 0;
 }
 
 /*
