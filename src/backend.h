@@ -4,14 +4,14 @@
  * A store name is a POSIX shm name ("/orders", or "orders" for short:
  * this library's own shared-memory store) or a URI, "scheme://...",
  * naming a store that lives elsewhere (Redis and Redis Cluster are the
- * planned ones). shmkv_open,
- * shmkv_create, shmkv_open_or_create and shmkv_unlink route a URI to the
- * backend registered for its scheme (backend.c's table); the handle it
- * returns carries ->backend, and shmkv_close and shmkv_exec dispatch on
- * it. A handle of the shared-memory store has backend NULL: its paths pay
- * at most one predictable branch, and the typed commands none today (a
- * backend that lands adds its dispatch to their entry, strings.c's
- * WITH_REF and its peers, in the same way).
+ * planned ones). shmkv_open, shmkv_create, shmkv_open_or_create and
+ * shmkv_unlink route a URI to the backend registered for its scheme
+ * (backend.c's table); the handle it returns carries ->backend, and
+ * shmkv_close and shmkv_exec dispatch on it. A handle of the
+ * shared-memory store has backend NULL: its paths pay at most one
+ * predictable branch, and the typed commands none today (a backend that
+ * lands adds its dispatch to their entry, strings.c's WITH_REF and its
+ * peers, in the same way).
  *
  * A backend's handle is a struct shmkv with ->backend set; the backend
  * may embed it at the start of a larger struct of its own.
