@@ -279,6 +279,14 @@ uint64_t ctl_info_used_bytes(const struct shmkv_stats *st);
 #define CTL_WARN_MAX (SHMKV_STATS_CLASSES + 4)
 int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 		      int max);
+/* Free pages kept for the size classes that have none yet (one each). */
+uint32_t ctl_info_pages_kept(const struct shmkv_stats *st);
+/* Pages class @c may still take: free ones and those growth within
+ * max_memory may add, less one kept for each other class without one. */
+uint64_t ctl_info_class_pages_left(const struct shmkv_stats *st, uint32_t c);
+/* Blocks class @c can still hand out: its free blocks and those of the
+ * pages it may still take. */
+uint64_t ctl_info_class_room(const struct shmkv_stats *st, uint32_t c);
 /* The per-class table, each line between @indent and @eol. */
 void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 		      const char *eol);
