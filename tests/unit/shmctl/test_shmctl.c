@@ -427,6 +427,7 @@ Test(shmctl_admin, ls_lists_a_store_with_its_size_mode_and_keys)
 		 "{\"name\":\"%s\",\"size\":%" PRId64 ",\"reserved\":%" PRId64
 		 ",\"owner\":\"%s\","
 		 "\"uid\":%u,\"mode\":\"0640\",\"keys\":3,\"slots\":1024,"
+		 "\"readable\":true,"
 		 "\"status\":\"ok\"}",
 		 tu_name, (int64_t)tu_shm_allocated(tu_name),
 		 (int64_t)tu_shm_size(tu_name), user_name(),
@@ -457,8 +458,13 @@ Test(shmctl_admin, ls_shows_foreign_and_temporary_files_only_with_all)
 	assert_row(r.out, tmp, "creation abandoned by dead process");
 }
 
-Test(shmctl_admin, ls_shows_a_store_it_may_not_read_only_with_all)
+/* Issue 14: a user who may read no store was told "no shmkv stores".
+ * A file it may not open may be a store: listed with the stores, as
+ * unreadable, with its owner and mode. */
+Test(shmctl_admin, ls_lists_a_store_it_may_not_read_as_unreadable)
 {
+	char want[TU_NAME_CAP + 64];
+	const char *row;
 	struct run r;
 
 	if (!ctl_is_root())
@@ -466,10 +472,24 @@ Test(shmctl_admin, ls_shows_a_store_it_may_not_read_only_with_all)
 	tu_setup(); /* mode 0600, owned by root */
 	r = RUN_AS(NOBODY, "ls");
 	assert_code(r, 0);
-	cr_assert_null(ls_line(r.out, tu_name), "%s", r.out);
-	r = RUN_AS(NOBODY, "ls", "--all");
+	assert_row(r.out, tu_name,
+		   "unreadable (permission denied): maybe a store\n");
+	row = ls_line(r.out, tu_name);
+	cr_assert(strncmp(strstr(row, "  root ") ? strstr(row, "  root ") : "",
+			  "  root       0600  ", 19) == 0,
+		  "owner and mode in: %s", row);
+	assert_lacks(r.out, "no shmkv stores");
+	assert_has(r.out, "you may not read: run as ");
+	r = RUN_AS(NOBODY, "ls", "--json");
 	assert_code(r, 0);
-	assert_row(r.out, tu_name, "permission denied\n");
+	snprintf(want, sizeof(want), "{\"name\":\"%s\",", tu_name);
+	assert_has(r.out, want);
+	assert_has(strstr(r.out, want),
+		   "\"owner\":\"root\",\"uid\":0,\"mode\":\"0600\","
+		   "\"keys\":null,\"slots\":0,\"readable\":false,");
+	/* Its owner sees it as a store. */
+	r = RUN("ls");
+	assert_row(r.out, tu_name, "ok\n");
 }
 
 /* From a checkout only its owner may enter (root's, in /root, mode 0700):
