@@ -82,7 +82,9 @@ extern "C" {
  */
 SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
 
-/** Name of the store used by the demo and by shmctl when none is given. */
+/** Name of the store used by the demo, and by shmctl for a data command
+ * given without a store name ("shmctl get k", as redis-cli's default
+ * server) unless $SHMKV_STORE names another. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name). */
 #define SHMKV_NAME_MAX 200

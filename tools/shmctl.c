@@ -1,9 +1,11 @@
 /*
  * shmctl.c - inspect and administer shmkv stores: the entry point.
  *
- *   shmctl [--raw] COMMAND [ARGS]...       a tool command (ls, info, ...)
- *   shmctl [--raw] NAME [CMD [ARGS]...]    a Redis command on store NAME,
- *                                          or the prompt when CMD is absent
+ *   shmctl [--raw|--no-raw] COMMAND [ARGS]...   a tool command (ls, ...)
+ *   shmctl [--raw|--no-raw] NAME [CMD [ARGS]...] a Redis command on store
+ *                                          NAME, or the prompt without CMD
+ *   shmctl [--raw|--no-raw] NAME VERB [ARGS]... a tool command on NAME
+ *   shmctl [--raw|--no-raw] CMD [ARGS]...  on the default store
  *
  * The global options are parsed up to the first operand; each command then
  * parses its own with getopt_long (ctl_getopt), so every command has its
@@ -20,8 +22,10 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: shmctl [--raw] COMMAND [ARGS]...\n"
-	      "       shmctl [--raw] NAME [REDIS-COMMAND [ARGS]...]\n"
+	fputs("Usage: shmctl [--raw|--no-raw] COMMAND [ARGS]...\n"
+	      "       shmctl [--raw|--no-raw] NAME [REDIS-COMMAND [ARGS]...]\n"
+	      "       shmctl [--raw|--no-raw] NAME VERB [ARGS]...\n"
+	      "       shmctl [--raw|--no-raw] REDIS-COMMAND [ARGS]...\n"
 	      "Inspect and administer shmkv stores (POSIX shared memory "
 	      "in " SHMKV_SHM_DIR ").\n\nCommands:\n",
 	      f);
@@ -33,11 +37,31 @@ static void usage(FILE *f)
 	      f);
 	ctl_print_data_commands(f);
 	fputs("  e.g. shmctl orders set k v NX PX 500.\n"
-	      "  shmctl NAME alone opens an interactive prompt.\n\n"
+	      "  shmctl NAME alone opens an interactive prompt.\n"
+	      "  Without NAME they run on the default store, $SHMKV_STORE or\n"
+	      "  " SHMKV_DEFAULT_NAME " (shmctl get k, as redis-cli).\n\n"
+	      "VERB: the commands that also run with the store's name "
+	      "first\n(shmctl orders keys 'user:*' is shmctl keys orders "
+	      "'user:*'):\n  ",
+	      f);
+	for (size_t i = 0, col = 2; ctl_verb_at(i) != NULL; i++) {
+		if (col + strlen(ctl_verb_at(i)->name) > 66) {
+			fputs(",\n  ", f);
+			col = 2;
+		} else if (i > 0) {
+			col += (size_t)fprintf(f, ", ");
+		}
+		col += (size_t)fprintf(f, "%s", ctl_verb_at(i)->name);
+	}
+	fputs(".\n\n"
 	      "NAME is a store name with or without its slash (orders or\n"
 	      "/orders); a store named like a command needs the slash.\n\n"
 	      "Options:\n"
-	      "      --raw      print data replies as raw bytes, one per line\n"
+	      "      --raw      data replies as raw bytes, one per line (the\n"
+	      "                 default when stdout is not a terminal)\n"
+	      "      --no-raw   data replies quoted as redis-cli on a "
+	      "terminal\n"
+	      "                 (the default on one, or with FAKETTY set)\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n\n",
 	      f);
