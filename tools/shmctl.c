@@ -99,9 +99,8 @@ static int help_command(int argc, char **argv)
 	if (data == NULL) {
 		char near[CTL_SUGGEST_CAP];
 
-		if (ctl_suggest(argv[1],
-				CTL_SUGGEST_TOOL | CTL_SUGGEST_DATA, near,
-				sizeof(near)))
+		if (ctl_suggest(argv[1], CTL_SUGGEST_TOOL | CTL_SUGGEST_DATA,
+				near, sizeof(near)))
 			return ctl_usage(NULL,
 					 "no such command: '%s'; did you "
 					 "mean %s?",

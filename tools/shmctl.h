@@ -67,9 +67,8 @@ extern struct ctl_options ctl_opt;
 /* The commands, each defined in its group's file. */
 extern const struct ctl_cmd ctl_cmd_ls, ctl_cmd_create, ctl_cmd_destroy,
 	ctl_cmd_info, ctl_cmd_keys, ctl_cmd_scan, ctl_cmd_dbsize, ctl_cmd_dump,
-	ctl_cmd_restore,
-	ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep, ctl_cmd_watch,
-	ctl_cmd_locks, ctl_cmd_config, ctl_cmd_maintain;
+	ctl_cmd_restore, ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep,
+	ctl_cmd_watch, ctl_cmd_locks, ctl_cmd_config, ctl_cmd_maintain;
 
 /*
  * shmctl_cmds.c: the table of commands, the per-store verbs, the default

@@ -197,19 +197,20 @@ static int explain_memory(const struct ctl_cmd *cmd, const char *name,
 			cfg->value_max ? cfg->value_max
 				       : SHMKV_VALUE_MAX_DEFAULT);
 	if (p.value_memory > p.value_memory_max)
-		return ctl_usage(cmd,
-				 "%s: --memory %s is above this geometry's "
-				 "maximum of %s (what its value blocks can be "
-				 "numbered in)",
-				 name, exact_bytes(p.value_memory, a, sizeof(a)),
-				 ctl_human_bytes(p.value_memory_max, b,
-						 sizeof(b)));
+		return ctl_usage(
+			cmd,
+			"%s: --memory %s is above this geometry's "
+			"maximum of %s (what its value blocks can be "
+			"numbered in)",
+			name, exact_bytes(p.value_memory, a, sizeof(a)),
+			ctl_human_bytes(p.value_memory_max, b, sizeof(b)));
 	if (cfg->max_memory != 0 && cfg->max_memory < p.memory_bytes)
 		return ctl_usage(cmd,
 				 "%s: --max-memory %s is below the %s this "
 				 "store uses at creation (header, table and "
 				 "%s of value storage)",
-				 name, exact_bytes(cfg->max_memory, a, sizeof(a)),
+				 name,
+				 exact_bytes(cfg->max_memory, a, sizeof(a)),
 				 exact_bytes(p.memory_bytes, b, sizeof(b)),
 				 exact_bytes(p.value_memory, c, sizeof(c)));
 	return ctl_usage(cmd,

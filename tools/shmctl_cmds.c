@@ -17,10 +17,10 @@
 #include "shmctl.h"
 
 static const struct ctl_cmd *const commands[] = {
-	&ctl_cmd_ls,	  &ctl_cmd_create, &ctl_cmd_destroy,  &ctl_cmd_info,
-	&ctl_cmd_keys,	  &ctl_cmd_scan,   &ctl_cmd_dbsize,   &ctl_cmd_dump,
-	&ctl_cmd_restore, &ctl_cmd_check,  &ctl_cmd_recover,  &ctl_cmd_sweep,
-	&ctl_cmd_maintain, &ctl_cmd_watch, &ctl_cmd_locks,    &ctl_cmd_config,
+	&ctl_cmd_ls,	   &ctl_cmd_create, &ctl_cmd_destroy, &ctl_cmd_info,
+	&ctl_cmd_keys,	   &ctl_cmd_scan,   &ctl_cmd_dbsize,  &ctl_cmd_dump,
+	&ctl_cmd_restore,  &ctl_cmd_check,  &ctl_cmd_recover, &ctl_cmd_sweep,
+	&ctl_cmd_maintain, &ctl_cmd_watch,  &ctl_cmd_locks,   &ctl_cmd_config,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -31,9 +31,9 @@ static const struct ctl_cmd *const commands[] = {
  * or list them all, and read better with the verb first.
  */
 static const struct ctl_cmd *const verbs[] = {
-	&ctl_cmd_info,	  &ctl_cmd_keys,  &ctl_cmd_scan,  &ctl_cmd_dbsize,
-	&ctl_cmd_dump,	  &ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,
-	&ctl_cmd_maintain, &ctl_cmd_watch, &ctl_cmd_locks, &ctl_cmd_config,
+	&ctl_cmd_info,	   &ctl_cmd_keys,  &ctl_cmd_scan,    &ctl_cmd_dbsize,
+	&ctl_cmd_dump,	   &ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,
+	&ctl_cmd_maintain, &ctl_cmd_watch, &ctl_cmd_locks,   &ctl_cmd_config,
 };
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -129,7 +129,8 @@ static unsigned distance(const char *a, const char *b)
 				best = d[i - 1][j] + 1;
 			if (d[i][j - 1] + 1 < best)
 				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && (a[i - 1] | 0x20) == (b[j - 2] | 0x20) &&
+			if (i > 1 && j > 1 &&
+			    (a[i - 1] | 0x20) == (b[j - 2] | 0x20) &&
 			    (a[i - 2] | 0x20) == (b[j - 1] | 0x20) &&
 			    d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
@@ -189,7 +190,7 @@ bool ctl_suggest(const char *word, unsigned what, char *buf, size_t cap)
 		consider(&s, c->name);
 	for (size_t i = 0; i < s.n && at < cap; i++)
 		at += (size_t)snprintf(buf + at, cap - at, "%s'%s'",
-				       i == 0		? ""
+				       i == 0	      ? ""
 				       : i + 1 == s.n ? " or "
 						      : ", ",
 				       s.names[i]);

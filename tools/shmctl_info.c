@@ -133,8 +133,8 @@ static void json_classes(struct ctl_json *j, const struct shmkv_stats *st)
 		cj_u64(j, "free", st->cls[c].blocks - st->cls[c].used);
 		cj_u64(j, "pages_left", ctl_info_class_pages_left(st, c));
 		cj_u64(j, "room", ctl_info_class_room(st, c));
-		cj_u64(j, "usable_bytes", ctl_info_class_room(st, c) *
-						  st->cls[c].block_size);
+		cj_u64(j, "usable_bytes",
+		       ctl_info_class_room(st, c) * st->cls[c].block_size);
 		cj_end(j, '}');
 	}
 	cj_end(j, ']');

@@ -337,7 +337,8 @@ static int run_dbsize(const struct ctl_cmd *cmd, int argc, char **argv)
 		cj_u64(&j, "keys", st.live_keys);
 		cj_close(&j);
 	} else {
-		printf(ctl_opt.raw ? "%" PRIu64 "\n" : "(integer) %" PRIu64 "\n",
+		printf(ctl_opt.raw ? "%" PRIu64 "\n"
+				   : "(integer) %" PRIu64 "\n",
 		       st.live_keys);
 	}
 	return CTL_OK;

@@ -25,10 +25,10 @@
 struct row {
 	char name[SHMKV_NAME_MAX + 1];
 	struct stat st;
-	bool store;	/* magic matched */
+	bool store;	 /* magic matched */
 	bool unreadable; /* we may not open it: maybe a store */
-	int64_t keys;	/* -1: unknown */
-	uint64_t slots; /* 0: unknown */
+	int64_t keys;	 /* -1: unknown */
+	uint64_t slots;	 /* 0: unknown */
 	char status[96];
 };
 
@@ -69,11 +69,11 @@ static void probe_store(struct row *r)
 	r->store = err == 0 || err == -EPROTONOSUPPORT || err == -EBADMSG;
 	r->unreadable = err == -EACCES || err == -EPERM;
 	snprintf(r->status, sizeof(r->status), "%s",
-		 err == 0	    ? "ok"
-		 : err == -EPROTO   ? "not a shmkv store"
-		 : r->unreadable ? "unreadable (permission denied): maybe a "
-				   "store"
-				 : shmkv_strerror(err));
+		 err == 0	  ? "ok"
+		 : err == -EPROTO ? "not a shmkv store"
+		 : r->unreadable  ? "unreadable (permission denied): maybe a "
+				    "store"
+				  : shmkv_strerror(err));
 }
 
 /* A creation's temporary file: whose is it, and is that process alive? */

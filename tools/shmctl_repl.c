@@ -160,8 +160,8 @@ static char *read_line(struct repl *r, size_t *len)
 static void repl_help(const struct ctl_args *a)
 {
 	if (a->argc > 1) {
-		const struct shmkv_command *c =
-			shmkv_command_find(a->argv[1], a->len[1]);
+		const struct shmkv_command *c = shmkv_command_find(a->argv[1],
+								   a->len[1]);
 		const struct ctl_cmd *verb = strlen(a->argv[1]) == a->len[1]
 						     ? ctl_verb_find(a->argv[1])
 						     : NULL;
@@ -172,8 +172,8 @@ static void repl_help(const struct ctl_args *a)
 		else if (verb != NULL)
 			ctl_help(verb);
 		else if (ctl_suggest(a->argv[1],
-				     CTL_SUGGEST_VERBS | CTL_SUGGEST_DATA,
-				     near, sizeof(near)))
+				     CTL_SUGGEST_VERBS | CTL_SUGGEST_DATA, near,
+				     sizeof(near)))
 			printf("no such command: '%s'; did you mean %s?\n",
 			       a->argv[1], near);
 		else
@@ -211,8 +211,8 @@ static const struct ctl_cmd *prompt_verb(const struct ctl_args *a)
 
 static int run_data(struct repl *r, const struct ctl_args *a)
 {
-	int rc = ctl_exec(r->kv, r->name, a->argc,
-			  (const char *const *)a->argv, a->len);
+	int rc = ctl_exec(r->kv, r->name, a->argc, (const char *const *)a->argv,
+			  a->len);
 
 	if (rc == CTL_REPLY)
 		ctl_hint_unknown(a->argv[0], a->len[0]);

@@ -209,8 +209,8 @@ static int put_back(shmkv_t *kv, const struct dump_record *e,
 
 /* Undoes the first @n writes, last first. Return: the keys that could
  * not be put back. */
-static size_t undo(const struct restore *r, shmkv_t *kv,
-		   const struct before *b, size_t n)
+static size_t undo(const struct restore *r, shmkv_t *kv, const struct before *b,
+		   size_t n)
 {
 	size_t failed = 0;
 
@@ -247,14 +247,13 @@ static int load(const struct restore *r, shmkv_t *kv, const char *name,
 				"%s:%zu: %s: nothing restored (the dump does "
 				"not fit; the %zu keys written before are as "
 				"they were)",
-				r->file, r->d.e[i].line, shmkv_strerror(rc),
-				i);
+				r->file, r->d.e[i].line, shmkv_strerror(rc), i);
 		else
 			ctl_err(name,
 				"%s:%zu: %s; of the %zu keys written before, "
 				"%zu could not be put back as they were",
-				r->file, r->d.e[i].line, shmkv_strerror(rc),
-				i, failed);
+				r->file, r->d.e[i].line, shmkv_strerror(rc), i,
+				failed);
 		return CTL_STORE;
 	}
 	return CTL_OK;

@@ -158,8 +158,8 @@ uint64_t ctl_info_class_room(const struct shmkv_stats *st, uint32_t c)
 
 	if (size == 0)
 		return free_blocks;
-	return free_blocks + ctl_info_class_pages_left(st, c) *
-				     (st->page_size / size);
+	return free_blocks +
+	       ctl_info_class_pages_left(st, c) * (st->page_size / size);
 }
 
 /* What a new key does in a full probe window, by the policy. */
@@ -238,9 +238,9 @@ void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 {
 	char usable[32];
 
-	printf("%s%5s %7s %6s %10s %10s %10s %6s %10s %10s%s", indent,
-	       "CLASS", "BLOCK", "PAGES", "BLOCKS", "USED", "FREE", "USED%",
-	       "ROOM", "USABLE", eol);
+	printf("%s%5s %7s %6s %10s %10s %10s %6s %10s %10s%s", indent, "CLASS",
+	       "BLOCK", "PAGES", "BLOCKS", "USED", "FREE", "USED%", "ROOM",
+	       "USABLE", eol);
 	for (uint32_t c = 0; c < ctl_classes(st); c++) {
 		uint64_t room = ctl_info_class_room(st, c);
 

@@ -620,22 +620,23 @@ Test(shmctl_info, shows_the_room_each_size_class_has_left)
 	int rc;
 
 	ctl_recreate(&cfg);
-	while ((rc = shmkv_set(tu_kv, k, tu_fmt(k, sizeof(k), "k", n), big,
-			       100, 0, 0, NULL)) == 1)
+	while ((rc = shmkv_set(tu_kv, k, tu_fmt(k, sizeof(k), "k", n), big, 100,
+			       0, 0, NULL)) == 1)
 		cr_assert_lt(++n, 1000, "never full");
 	tu_assert_rc(rc, -ENOMEM);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
 	assert_has(r.out, "3 of 64.0 KiB: 1 given to 3 size classes, 2 free "
 			  "(2 kept for the classes that have none, one each)");
-	assert_has(r.out, "  CLASS   BLOCK  PAGES     BLOCKS       USED       "
-			  "FREE  USED%       ROOM     USABLE\n"
-			  "      0      32      0          0          0          "
-			  "0   0.0%       2048   64.0 KiB\n"
-			  "      1      64      0          0          0          "
-			  "0   0.0%       1024   64.0 KiB\n"
-			  "      2     128      1        512        512          "
-			  "0 100.0%          0        0 B\n");
+	assert_has(r.out,
+		   "  CLASS   BLOCK  PAGES     BLOCKS       USED       "
+		   "FREE  USED%       ROOM     USABLE\n"
+		   "      0      32      0          0          0          "
+		   "0   0.0%       2048   64.0 KiB\n"
+		   "      1      64      0          0          0          "
+		   "0   0.0%       1024   64.0 KiB\n"
+		   "      2     128      1        512        512          "
+		   "0 100.0%          0        0 B\n");
 	r = RUN("info", "--json", tu_name);
 	assert_has(r.out, "\"block_size\":128,\"pages\":1,\"blocks\":512,"
 			  "\"used\":512,\"free\":0,\"pages_left\":0,"
