@@ -3,9 +3,12 @@
  *
  * Calls point one way (checked with nm on the objects; no file calls up):
  *   shmctl.c (entry: global options, dispatch, usage) calls
- *   the command files: ls admin info keys dump restore maint (check,
- *     recover, sweep, maintain, locks) watch config, and
- *     data (Redis commands on NAME, which runs the prompt, repl), calling
+ *   cmds (the table of commands, the per-store verbs, the default store,
+ *     suggestions), which runs the command files through their struct
+ *     ctl_cmd: ls admin info keys dump restore maint (check, recover,
+ *     sweep, maintain, locks) watch config, and
+ *   data (Redis commands on NAME, which runs the prompt, repl; both reach
+ *     the verbs through cmds), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
  *     args, json, users (who has a store open), util (names, opening,
  *     numbers, escaping, eviction policies' names), and under them

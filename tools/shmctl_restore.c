@@ -145,27 +145,24 @@ static void befores_free(struct before *b, size_t n)
 	free(b);
 }
 
-/* Reads the key of @e into @b. Return: 0 or a negative errno. */
+/* Reads the key of @e into @b, through @scratch (value_max bytes); keeps
+ * a copy of the value's own length. Return: 0 or a negative errno. */
 static int read_before(shmkv_t *kv, const struct dump_record *e,
-		       uint32_t value_max, struct before *b)
+		       struct shmkv_value *scratch, struct before *b)
 {
-	struct shmkv_value v = { .cap = value_max ? value_max : 1 };
-	int rc;
+	int rc = shmkv_pttl(kv, e->key, e->klen, &b->pttl);
 
-	v.buf = malloc(v.cap);
-	if (v.buf == NULL)
-		return -ENOMEM;
-	rc = shmkv_pttl(kv, e->key, e->klen, &b->pttl);
 	if (rc == 0)
-		rc = shmkv_get(kv, e->key, e->klen, &v);
-	if (rc == 1) {
-		b->existed = true;
-		b->val = v.buf;
-		b->vlen = v.len;
-		return 0;
-	}
-	free(v.buf);
-	return rc < 0 ? rc : 0;
+		rc = shmkv_get(kv, e->key, e->klen, scratch);
+	if (rc != 1)
+		return rc < 0 ? rc : 0;
+	b->val = malloc(scratch->len ? scratch->len : 1);
+	if (b->val == NULL)
+		return -ENOMEM;
+	memcpy(b->val, scratch->buf, scratch->len);
+	b->vlen = scratch->len;
+	b->existed = true;
+	return 0;
 }
 
 /* Every key of the dump as the store holds it now (an existing store's).
@@ -174,14 +171,20 @@ static int read_befores(const struct restore *r, shmkv_t *kv,
 			struct before **out)
 {
 	struct shmkv_config cfg;
+	struct shmkv_value scratch = { 0 };
 	struct before *b = calloc(r->d.n ? r->d.n : 1, sizeof(*b));
 	int err = shmkv_get_config(kv, &cfg);
 
 	*out = NULL;
-	if (b == NULL)
-		return -ENOMEM;
+	if (err == 0) {
+		scratch.cap = cfg.value_max ? cfg.value_max : 1;
+		scratch.buf = malloc(scratch.cap);
+	}
+	if (b == NULL || (err == 0 && scratch.buf == NULL))
+		err = -ENOMEM;
 	for (size_t i = 0; err == 0 && i < r->d.n; i++)
-		err = read_before(kv, &r->d.e[i].rec, cfg.value_max, &b[i]);
+		err = read_before(kv, &r->d.e[i].rec, &scratch, &b[i]);
+	free(scratch.buf);
 	if (err) {
 		befores_free(b, r->d.n);
 		return err;
