@@ -82,7 +82,9 @@ extern "C" {
  */
 SHMKV_API const char *shmkv_version(int *major, int *minor, int *patch);
 
-/** Name of the store used by the demo and by shmctl when none is given. */
+/** Name of the store used by the demo, and by shmctl for a data command
+ * given without a store name ("shmctl get k", as redis-cli's default
+ * server) unless $SHMKV_STORE names another. */
 #define SHMKV_DEFAULT_NAME "/shmkv"
 /** Longest store name, leading slash included (a /dev/shm file name); a
  * name given without its slash gets one added, and counted, first. */
@@ -214,6 +216,48 @@ enum shmkv_config_flags {
 /** Fills @cfg with the defaults (every field 0 means "default"), reserved
  * words included: start every config with it, then set what you need. */
 SHMKV_API void shmkv_config_init(struct shmkv_config *cfg);
+
+/**
+ * What a config comes to before any store exists: the numbers a creator
+ * needs to choose value_memory and max_memory, by the rules
+ * shmkv_create() applies (shmctl create says them when it refuses one).
+ */
+struct shmkv_plan {
+	uint64_t value_memory;	   /**< value storage at creation: the
+					config's, or the default it gets */
+	uint64_t value_memory_min; /**< the least value_memory: one page per
+					size class (a class that cannot get
+					a page would make value_max a lie) */
+	uint64_t value_memory_max; /**< the most value_memory: what the
+					store's block numbers can address */
+	uint64_t memory_bytes;	   /**< shared memory a store of this
+					config uses at creation (header,
+					table, value_memory's pages): the
+					least max_memory. 0 when
+					value_memory is outside its range */
+	uint32_t page_size;	   /**< value storage comes in pages this
+					big (64 KiB, or more for a
+					value_max near a page) */
+	uint32_t classes;	   /**< size classes of this value_max */
+	uint64_t reserved[4];	   /**< zeroed */
+};
+
+/**
+ * shmkv_config_plan - what @cfg comes to (struct shmkv_plan), without
+ * creating anything. Its value_memory and max_memory are not judged:
+ * @plan says what they must be (value_memory within [value_memory_min,
+ * value_memory_max]; max_memory 0, or at least memory_bytes).
+ * @cfg:  a config as for shmkv_create() (every 0 a default).
+ * @plan: receives the numbers; zeroed first.
+ * Return: 0, or -EINVAL (@cfg or @plan NULL, or a field shmkv_create()
+ * refuses whatever the memory: slots not a power of two in range, key_max,
+ * value_max or probe_limit out of range).
+ * Thread safety: safe; reads only @cfg and, for memory_bytes with a
+ * max_memory of 0, the size of the file system at SHMKV_SHM_DIR, as
+ * shmkv_create() does.
+ */
+SHMKV_API int shmkv_config_plan(const struct shmkv_config *cfg,
+				struct shmkv_plan *plan);
 
 /* Flags for shmkv_open(). */
 enum shmkv_open_flags {

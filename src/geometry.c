@@ -74,15 +74,23 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-/* 256 bytes a slot, but at least one page for every size class. */
-static uint64_t default_value_memory(const struct shmkv_geometry *g)
+/* The size classes of @value_max: 32, 64, ... below the top one, and it
+ * (layout_values() lays them out). */
+static uint32_t class_count_for(uint32_t value_max)
 {
-	uint32_t top = top_class_size(g->value_max);
-	uint64_t classes = 1, floor;
+	uint32_t top = top_class_size(value_max), classes = 1;
 
 	for (uint64_t size = SHMKV_BLOCK_MIN; size < top; size *= 2)
 		classes++;
-	floor = classes * page_size_for(g->value_max);
+	return classes;
+}
+
+/* 256 bytes a slot, but at least one page for every size class. */
+static uint64_t default_value_memory(const struct shmkv_geometry *g)
+{
+	uint64_t floor = (uint64_t)class_count_for(g->value_max) *
+			 page_size_for(g->value_max);
+
 	return (uint64_t)g->slot_count * 256 > floor
 		       ? (uint64_t)g->slot_count * 256
 		       : floor;
@@ -255,6 +263,36 @@ static int layout_values(struct shmkv_geometry *g, uint64_t offset)
 				   alloc_unit(g));
 	g->segment_size = g->pages_offset +
 			  (uint64_t)g->page_count * g->page_size;
+	return 0;
+}
+
+int shmkv__geometry_plan(const struct shmkv_config *cfg,
+			 struct shmkv_plan *plan)
+{
+	struct shmkv_config c = *cfg;
+	struct shmkv_geometry g;
+	uint64_t pages_max;
+	uint32_t units;
+	int err;
+
+	/* The memory is what the plan is for: judged by the caller. */
+	c.value_memory = 0;
+	memset(&g, 0, sizeof(g));
+	err = resolve_defaults(&c, &g);
+	if (err)
+		return err;
+	plan->page_size = page_size_for(g.value_max);
+	plan->classes = class_count_for(g.value_max);
+	plan->value_memory = cfg->value_memory ? cfg->value_memory
+					       : g.value_memory;
+	plan->value_memory_min = (uint64_t)plan->classes * plan->page_size;
+	/* layout_values(): value_memory / page_size pages of
+	 * units_per_page units each, at most SHMKV_UNITS_MAX units. */
+	units = pow2_at_least(plan->page_size / SHMKV_BLOCK_MIN);
+	pages_max = SHMKV_UNITS_MAX / units;
+	plan->value_memory_max = (pages_max + 1) * plan->page_size - 1;
+	if (plan->value_memory_max > SEGMENT_SIZE_MAX)
+		plan->value_memory_max = SEGMENT_SIZE_MAX;
 	return 0;
 }
 

@@ -255,6 +255,10 @@ static inline int shmkv__errno(void)
 	return e < 0 ? e : -EIO;
 }
 
+/* geometry.c: @plan for @cfg, all but memory_bytes (shmkv_config_plan()).
+ * Return: 0 or -EINVAL (a geometry field out of range). */
+int shmkv__geometry_plan(const struct shmkv_config *cfg,
+			 struct shmkv_plan *plan);
 /* geometry.c: from a config to a geometry; between a geometry and the
  * header's fields. @reserve: the bytes to reserve for growth when
  * cfg->max_memory is 0 (the creator's look at the system; the header's

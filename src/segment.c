@@ -216,6 +216,32 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 	return shmkv__geometry_from_config(cfg, system_memory(), g);
 }
 
+int shmkv_config_plan(const struct shmkv_config *cfg, struct shmkv_plan *plan)
+{
+	struct shmkv_geometry g;
+	struct shmkv_config c;
+	int err;
+
+	if (cfg == NULL || plan == NULL)
+		return -EINVAL;
+	memset(plan, 0, sizeof(*plan));
+	err = shmkv__geometry_plan(cfg, plan);
+	if (err || plan->value_memory < plan->value_memory_min ||
+	    plan->value_memory > plan->value_memory_max)
+		return err;
+	/* The geometry shmkv_create() computes (its reservation: the
+	 * config's max_memory, or the system's), without the check of
+	 * max_memory against the result, which is what this is for. */
+	c = *cfg;
+	c.value_memory = plan->value_memory;
+	c.max_memory = 0;
+	err = shmkv__geometry_from_config(
+		&c, cfg->max_memory ? cfg->max_memory : system_memory(), &g);
+	if (err == 0)
+		plan->memory_bytes = shmkv__footprint(&g, g.pages_initial);
+	return 0;
+}
+
 bool shmkv__tmpfile_off;
 
 /* Creation's working file: unnamed, or named @tmp. */

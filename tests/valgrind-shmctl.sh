@@ -22,6 +22,7 @@ cleanup() {
 	"$SHMCTL" destroy "$store" --force >/dev/null 2>&1 || true
 	"$SHMCTL" destroy "$store-huge" --force >/dev/null 2>&1 || true
 	"$SHMCTL" destroy "$store-bad" --force >/dev/null 2>&1 || true
+	"$SHMCTL" destroy "$store-small" --force >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,6 +82,16 @@ vg 0 "$store" delifeq lease abc
 vg 5 "$store" incr greeting # ERR value is not an integer
 vg 0 "$store" ping
 vg 0 --raw "$store" get n
+vg 0 --no-raw "$store" get n
+FAKETTY=1 vg 0 "$store" get n
+vg 0 "$store" dbsize
+vg 0 "$store" keys 'g*'
+vg 5 "$store" kyes # unknown: Redis's reply, then "did you mean 'keys'?"
+vg 3 inof "$store" # no such store /inof: "did you mean 'info'?"
+vg 2 help dbsiez
+SHMKV_STORE=$store vg 0 get greeting # the default store
+printf 'dbsize\nkeys *\nhelp keys\nkyes\n' | vg 0 "$store"
+vg 2 create "$store-small" --slots 1024 --memory 384k # below 448 KiB
 printf 'set typed 1\nget typed\nincrby typed 5\n' | vg 0 "$store"
 vg 0 keys "$store"
 vg 0 keys "$store" 'g*' --json
@@ -121,5 +132,30 @@ vg 0 "$store" get greeting
 vg 0 check "$store"
 printf 'not a dump\n' >"$work/bad"
 vg 6 restore "$store" "$work/bad"
+# All or nothing: 24 keys do not fit a table of 16 slots that may not
+# grow; in a store restore creates (removed) and in an existing one (the
+# keys it wrote put back). The limit that keeps it from growing is its
+# initial size, which create's refusal of a smaller one says.
+small_max=$({ "$SHMCTL" create "$store-small" --slots 16 --key-max 16 \
+	--value-max 64 --memory 192k --max-memory 1 2>&1 || true; } |
+	sed -n 's/.* below the \([0-9]*\) KiB this store uses.*/\1/p')
+[ -n "$small_max" ] || {
+	echo "valgrind-shmctl: create did not say the store's initial size" >&2
+	exit 1
+}
+small_max=$((small_max * 1024))
+{
+	echo "SHMKV-DUMP 1 slots=16 key_max=16 value_max=64 probe_limit=16" \
+		"value_memory=196608 max_memory=$small_max mode=0600"
+	for i in $(seq 0 23); do echo "\"k$i\" \"v\" -1"; done
+	echo "END 24"
+} >"$work/big"
+vg 3 restore "$store-small" "$work/big"
+vg 0 create "$store-small" --slots 16 --key-max 16 --value-max 64 \
+	--memory 192k --max-memory "$small_max"
+vg 0 "$store-small" set k3 old
+vg 3 restore "$store-small" "$work/big"
+vg 0 "$store-small" get k3
+vg 0 destroy "$store-small" --force </dev/null
 vg 0 destroy "$store" --force </dev/null
 echo "valgrind-shmctl: $runs runs of shmctl under memcheck, all clean"

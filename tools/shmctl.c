@@ -1,9 +1,11 @@
 /*
  * shmctl.c - inspect and administer shmkv stores: the entry point.
  *
- *   shmctl [--raw] COMMAND [ARGS]...       a tool command (ls, info, ...)
- *   shmctl [--raw] NAME [CMD [ARGS]...]    a Redis command on store NAME,
- *                                          or the prompt when CMD is absent
+ *   shmctl [--raw|--no-raw] COMMAND [ARGS]...   a tool command (ls, ...)
+ *   shmctl [--raw|--no-raw] NAME [CMD [ARGS]...] a Redis command on store
+ *                                          NAME, or the prompt without CMD
+ *   shmctl [--raw|--no-raw] NAME VERB [ARGS]... a tool command on NAME
+ *   shmctl [--raw|--no-raw] CMD [ARGS]...  on the default store
  *
  * The global options are parsed up to the first operand; each command then
  * parses its own with getopt_long (ctl_getopt), so every command has its
@@ -14,37 +16,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shmctl.h"
 
-static const struct ctl_cmd *const commands[] = {
-	&ctl_cmd_ls,	&ctl_cmd_create,  &ctl_cmd_destroy, &ctl_cmd_info,
-	&ctl_cmd_keys,	&ctl_cmd_scan,	  &ctl_cmd_dump,    &ctl_cmd_restore,
-	&ctl_cmd_check, &ctl_cmd_recover, &ctl_cmd_sweep,   &ctl_cmd_maintain,
-	&ctl_cmd_watch, &ctl_cmd_locks,	  &ctl_cmd_config,
-};
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
 static void usage(FILE *f)
 {
-	fputs("Usage: shmctl [--raw] COMMAND [ARGS]...\n"
-	      "       shmctl [--raw] NAME [REDIS-COMMAND [ARGS]...]\n"
+	fputs("Usage: shmctl [--raw|--no-raw] COMMAND [ARGS]...\n"
+	      "       shmctl [--raw|--no-raw] NAME [REDIS-COMMAND [ARGS]...]\n"
+	      "       shmctl [--raw|--no-raw] NAME VERB [ARGS]...\n"
+	      "       shmctl [--raw|--no-raw] REDIS-COMMAND [ARGS]...\n"
 	      "Inspect and administer shmkv stores (POSIX shared memory "
 	      "in " SHMKV_SHM_DIR ").\n\nCommands:\n",
 	      f);
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i]->name,
-			commands[i]->summary);
+	for (size_t i = 0; ctl_command_at(i) != NULL; i++)
+		fprintf(f, "  %-8s %s\n", ctl_command_at(i)->name,
+			ctl_command_at(i)->summary);
 	fputs("  help     help on a command: shmctl help COMMAND\n\n"
 	      "Data commands run on store NAME with redis-cli's replies:\n",
 	      f);
 	ctl_print_data_commands(f);
 	fputs("  e.g. shmctl orders set k v NX PX 500.\n"
-	      "  shmctl NAME alone opens an interactive prompt.\n\n"
+	      "  shmctl NAME alone opens an interactive prompt.\n"
+	      "  Without NAME they run on the default store, $SHMKV_STORE or\n"
+	      "  " SHMKV_DEFAULT_NAME " (shmctl get k, as redis-cli).\n\n"
+	      "VERB: the commands that also run with the store's name "
+	      "first\n(shmctl orders keys 'user:*' is shmctl keys orders "
+	      "'user:*'):\n  ",
+	      f);
+	for (size_t i = 0, col = 2; ctl_verb_at(i) != NULL; i++) {
+		if (col + strlen(ctl_verb_at(i)->name) > 66) {
+			fputs(",\n  ", f);
+			col = 2;
+		} else if (i > 0) {
+			col += (size_t)fprintf(f, ", ");
+		}
+		col += (size_t)fprintf(f, "%s", ctl_verb_at(i)->name);
+	}
+	fputs(".\n\n"
 	      "NAME is a store name with or without its slash (orders or\n"
 	      "/orders); a store named like a command needs the slash.\n\n"
 	      "Options:\n"
-	      "      --raw      print data replies as raw bytes, one per line\n"
+	      "      --raw      data replies as raw bytes, one per line (the\n"
+	      "                 default when stdout is not a terminal)\n"
+	      "      --no-raw   data replies quoted as redis-cli on a "
+	      "terminal\n"
+	      "                 (the default on one, or with FAKETTY set)\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n\n",
 	      f);
@@ -64,14 +81,6 @@ static int version(void)
 	return CTL_OK;
 }
 
-static const struct ctl_cmd *find_command(const char *name)
-{
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(commands[i]->name, name) == 0)
-			return commands[i];
-	return NULL;
-}
-
 static int help_command(int argc, char **argv)
 {
 	const struct shmkv_command *data;
@@ -81,44 +90,59 @@ static int help_command(int argc, char **argv)
 		usage(stdout);
 		return CTL_OK;
 	}
-	cmd = find_command(argv[1]);
+	cmd = ctl_command_find(argv[1]);
+	if (cmd == NULL)
+		cmd = ctl_verb_find(argv[1]);
 	if (cmd != NULL)
 		return ctl_help(cmd);
 	data = shmkv_command_find(argv[1], strlen(argv[1]));
-	if (data == NULL)
+	if (data == NULL) {
+		char near[CTL_SUGGEST_CAP];
+
+		if (ctl_suggest(argv[1], CTL_SUGGEST_TOOL | CTL_SUGGEST_DATA,
+				near, sizeof(near)))
+			return ctl_usage(NULL,
+					 "no such command: '%s'; did you "
+					 "mean %s?",
+					 argv[1], near);
 		return ctl_usage(NULL, "no such command: '%s'", argv[1]);
+	}
 	printf("Usage: shmctl NAME ");
 	ctl_print_syntax(stdout, data);
 	return CTL_OK;
 }
 
-/* Runs @cmd on its own argument vector: getopt restarts from it. */
-static int run_command(const struct ctl_cmd *cmd, int argc, char **argv)
+/*
+ * redis-cli's rule for data replies: raw bytes when stdout is not a
+ * terminal (a pipe, a file: what a script reads), the quoted form on one;
+ * FAKETTY in the environment counts as a terminal (redis-cli's name, for
+ * tests). --raw and --no-raw override it, the last one given winning.
+ */
+static bool raw_by_default(void)
 {
-	char prog[64];
-
-	/* getopt_long names argv[0] in its messages. */
-	snprintf(prog, sizeof(prog), "shmctl %s", cmd->name);
-	argv[0] = prog;
-	optind = 0; /* GNU: re-initialise for the new vector */
-	return cmd->run(cmd, argc, argv);
+	return !isatty(STDOUT_FILENO) && getenv("FAKETTY") == NULL;
 }
 
 static int parse_global(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "raw", no_argument, NULL, 'r' },
+		{ "no-raw", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	ctl_opt.raw = raw_by_default();
 	/* '+': stop at the first operand; the rest is the command's. */
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			ctl_opt.raw = true;
+			break;
+		case 'R':
+			ctl_opt.raw = false;
 			break;
 		case 'h':
 			usage(stdout);
@@ -147,36 +171,28 @@ static int finish(int rc)
 	return rc == CTL_OK || rc == 1 ? CTL_STORE : rc;
 }
 
-/* The tool command that @word names at a store's prompt, or NULL. */
-static const struct ctl_cmd *prompt_command(const char *word)
-{
-	if (strcasecmp(word, "config") == 0)
-		return &ctl_cmd_config;
-	if (strcasecmp(word, "maintain") == 0)
-		return &ctl_cmd_maintain;
-	return NULL;
-}
-
+/*
+ * The first word is a tool command ("shmctl info orders"), else a data
+ * command for the default store ("shmctl get k", as redis-cli's), else a
+ * store name: its verb ("shmctl orders info") or data command ("shmctl
+ * orders get k"), or its prompt. A store named like a command is reached
+ * with its slash ("shmctl /get get k"): a word with a slash is never a
+ * command.
+ */
 static int dispatch(int argc, char **argv)
 {
 	const struct ctl_cmd *cmd;
 
 	if (strcmp(argv[0], "help") == 0)
 		return help_command(argc, argv);
-	cmd = find_command(argv[0]);
+	cmd = ctl_command_find(argv[0]);
 	if (cmd != NULL)
-		return run_command(cmd, argc, argv);
-	/* The tool commands a store's prompt also takes, in the data form:
-	 * "shmctl NAME config get ..." (Redis's CONFIG) is "shmctl config
-	 * NAME get ...", and "shmctl NAME maintain" "shmctl maintain NAME". */
-	cmd = argc >= 2 ? prompt_command(argv[1]) : NULL;
-	if (cmd != NULL) {
-		char *name = argv[0];
-
-		argv[0] = argv[1];
-		argv[1] = name;
-		return run_command(cmd, argc, argv);
-	}
+		return ctl_run_command(cmd, argc, argv);
+	if (shmkv_command_find(argv[0], strlen(argv[0])) != NULL)
+		return ctl_data_default(argc, argv);
+	cmd = argc >= 2 ? ctl_verb_find(argv[1]) : NULL;
+	if (cmd != NULL)
+		return ctl_run_verb(cmd, argv[0], argc - 1, argv + 1);
 	return ctl_data_main(argc, argv);
 }
 

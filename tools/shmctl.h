@@ -3,9 +3,12 @@
  *
  * Calls point one way (checked with nm on the objects; no file calls up):
  *   shmctl.c (entry: global options, dispatch, usage) calls
- *   the command files: ls admin info keys dump restore maint (check,
- *     recover, sweep, maintain, locks) watch config, and
- *     data (Redis commands on NAME, which runs the prompt, repl), calling
+ *   cmds (the table of commands, the per-store verbs, the default store,
+ *     suggestions), which runs the command files through their struct
+ *     ctl_cmd: ls admin info keys dump restore maint (check, recover,
+ *     sweep, maintain, locks) watch config, and
+ *   data (Redis commands on NAME, which runs the prompt, repl; both reach
+ *     the verbs through cmds), calling
  *   the utilities: reply (one command through shmkv_exec), dumpfmt, stats,
  *     args, json, users (who has a store open), util (names, opening,
  *     numbers, escaping, eviction policies' names), and under them
@@ -58,15 +61,56 @@ struct ctl_cmd {
 
 /* Global options, set before the command runs. */
 struct ctl_options {
-	bool raw; /* --raw: data replies as raw bytes */
+	/* Data replies (and keys, scan, dbsize) as raw bytes: by default
+	 * when stdout is not a terminal, as redis-cli; --raw, --no-raw. */
+	bool raw;
 };
 extern struct ctl_options ctl_opt;
 
 /* The commands, each defined in its group's file. */
 extern const struct ctl_cmd ctl_cmd_ls, ctl_cmd_create, ctl_cmd_destroy,
-	ctl_cmd_info, ctl_cmd_keys, ctl_cmd_scan, ctl_cmd_dump, ctl_cmd_restore,
-	ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep, ctl_cmd_watch,
-	ctl_cmd_locks, ctl_cmd_config, ctl_cmd_maintain;
+	ctl_cmd_info, ctl_cmd_keys, ctl_cmd_scan, ctl_cmd_dbsize, ctl_cmd_dump,
+	ctl_cmd_restore, ctl_cmd_check, ctl_cmd_recover, ctl_cmd_sweep,
+	ctl_cmd_watch, ctl_cmd_locks, ctl_cmd_config, ctl_cmd_maintain;
+
+/*
+ * shmctl_cmds.c: the table of commands, the per-store verbs, the default
+ * store and suggestions.
+ */
+
+/* The @i-th tool command in the order --help lists them, or NULL. */
+const struct ctl_cmd *ctl_command_at(size_t i);
+/* The tool command named exactly @name, or NULL. */
+const struct ctl_cmd *ctl_command_find(const char *name);
+/* The @i-th per-store verb (a tool command that also runs as "shmctl NAME
+ * VERB ARGS" and at NAME's prompt), or NULL. */
+const struct ctl_cmd *ctl_verb_at(size_t i);
+/* The per-store verb @word names (any case), or NULL. */
+const struct ctl_cmd *ctl_verb_find(const char *word);
+/* Runs @cmd on its own argument vector (argv[0] is replaced: getopt
+ * restarts from it). Return: the command's CTL_* code. */
+int ctl_run_command(const struct ctl_cmd *cmd, int argc, char **argv);
+/* Runs @verb on @store: @argv is VERB ARGS..., run as "shmctl VERB STORE
+ * ARGS...". Return: a CTL_* code. */
+int ctl_run_verb(const struct ctl_cmd *verb, const char *store, int argc,
+		 char **argv);
+/* The store a data command without a store name goes to: $SHMKV_STORE
+ * if set and not empty, else SHMKV_DEFAULT_NAME. */
+const char *ctl_default_store(void);
+/* Where ctl_suggest() looks. */
+enum ctl_suggest_in {
+	CTL_SUGGEST_TOOL = 1 << 0,  /* the tool commands (ls, info...) */
+	CTL_SUGGEST_VERBS = 1 << 1, /* the per-store verbs */
+	CTL_SUGGEST_DATA = 1 << 2,  /* the data commands (get, set...) */
+};
+/* The names closest to @word by edit distance (any case; a typo or two,
+ * none for a word of one or two letters), as "'info'" or "'get' or
+ * 'set'", into @buf. Return: false (and @buf "") when none is close. */
+bool ctl_suggest(const char *word, unsigned what, char *buf, size_t cap);
+#define CTL_SUGGEST_CAP 64
+/* After the error reply to a command the library does not know (@cmd,
+ * @len bytes), "shmctl: did you mean 'get'?" on stderr when one is close. */
+void ctl_hint_unknown(const char *cmd, size_t len);
 
 /*
  * shmctl_cli.c: messages and command-line plumbing.
@@ -237,6 +281,14 @@ uint64_t ctl_info_used_bytes(const struct shmkv_stats *st);
 #define CTL_WARN_MAX (SHMKV_STATS_CLASSES + 4)
 int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 		      int max);
+/* Free pages kept for the size classes that have none yet (one each). */
+uint32_t ctl_info_pages_kept(const struct shmkv_stats *st);
+/* Pages class @c may still take: free ones and those growth within
+ * max_memory may add, less one kept for each other class without one. */
+uint64_t ctl_info_class_pages_left(const struct shmkv_stats *st, uint32_t c);
+/* Blocks class @c can still hand out: its free blocks and those of the
+ * pages it may still take. */
+uint64_t ctl_info_class_room(const struct shmkv_stats *st, uint32_t c);
 /* The per-class table, each line between @indent and @eol. */
 void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 		      const char *eol);
@@ -258,6 +310,9 @@ void ctl_print_syntax(FILE *f, const struct shmkv_command *c);
  * no command, the interactive prompt of shmctl_repl.c.
  */
 int ctl_data_main(int argc, char **argv);
+/* "shmctl CMD ARGS..." without a store name: @argv[0] (a data command)
+ * on the default store, ctl_default_store(). */
+int ctl_data_default(int argc, char **argv);
 /* shmctl_config.c: "config get|set ..." typed at a store's prompt (or
  * "shmctl NAME config ..."): @argv[0] is "config". Return: a CTL_* code. */
 int ctl_config_prompt(shmkv_t *kv, const char *name, int argc, char **argv);

@@ -158,6 +158,67 @@ static void print_created(const char *name, shmkv_t *kv)
 		print_huge(name, kv);
 }
 
+/* @n bytes as a creator wrote them: "384 KiB", "2 MiB", or bytes. */
+static const char *exact_bytes(uint64_t n, char *buf, size_t cap)
+{
+	if (n != 0 && n % (1u << 30) == 0)
+		snprintf(buf, cap, "%" PRIu64 " GiB", n >> 30);
+	else if (n != 0 && n % (1u << 20) == 0)
+		snprintf(buf, cap, "%" PRIu64 " MiB", n >> 20);
+	else if (n != 0 && n % 1024 == 0)
+		snprintf(buf, cap, "%" PRIu64 " KiB", n >> 10);
+	else
+		snprintf(buf, cap, "%" PRIu64 " bytes", n);
+	return buf;
+}
+
+/*
+ * shmkv_create() said -EINVAL, and every field was range-checked here:
+ * what is left is the memory. Says which limit, with the library's own
+ * numbers (shmkv_config_plan()). Return: CTL_USAGE.
+ */
+static int explain_memory(const struct ctl_cmd *cmd, const char *name,
+			  const struct shmkv_config *cfg)
+{
+	struct shmkv_plan p;
+	char a[32], b[32], c[32];
+
+	if (shmkv_config_plan(cfg, &p) != 0)
+		return ctl_usage(cmd, "%s: invalid geometry", name);
+	if (p.value_memory < p.value_memory_min)
+		return ctl_usage(
+			cmd,
+			"%s: --memory %s is below this geometry's minimum "
+			"of %s: one %s page per size class, %" PRIu32
+			" classes (value_max %" PRIu32 ")",
+			name, exact_bytes(p.value_memory, a, sizeof(a)),
+			exact_bytes(p.value_memory_min, b, sizeof(b)),
+			exact_bytes(p.page_size, c, sizeof(c)), p.classes,
+			cfg->value_max ? cfg->value_max
+				       : SHMKV_VALUE_MAX_DEFAULT);
+	if (p.value_memory > p.value_memory_max)
+		return ctl_usage(
+			cmd,
+			"%s: --memory %s is above this geometry's "
+			"maximum of %s (what its value blocks can be "
+			"numbered in)",
+			name, exact_bytes(p.value_memory, a, sizeof(a)),
+			ctl_human_bytes(p.value_memory_max, b, sizeof(b)));
+	if (cfg->max_memory != 0 && cfg->max_memory < p.memory_bytes)
+		return ctl_usage(cmd,
+				 "%s: --max-memory %s is below the %s this "
+				 "store uses at creation (header, table and "
+				 "%s of value storage)",
+				 name,
+				 exact_bytes(cfg->max_memory, a, sizeof(a)),
+				 exact_bytes(p.memory_bytes, b, sizeof(b)),
+				 exact_bytes(p.value_memory, c, sizeof(c)));
+	return ctl_usage(cmd,
+			 "%s: the store would be larger than a segment may "
+			 "be (4 TiB)",
+			 name);
+}
+
 static int do_create(const struct ctl_cmd *cmd, const char *arg,
 		     struct shmkv_config *cfg)
 {
@@ -169,16 +230,7 @@ static int do_create(const struct ctl_cmd *cmd, const char *arg,
 		return ctl_usage(cmd, "invalid store name '%s'", arg);
 	err = shmkv_create(name, cfg, &kv);
 	if (err == -EINVAL)
-		/* Every field was range-checked above: what is left is the
-		 * value storage not fitting the geometry, or the limit not
-		 * holding the store. */
-		return ctl_usage(
-			cmd,
-			"%s: --memory does not fit this geometry (too "
-			"small for one page of value storage per size class, "
-			"or too large), or --max-memory is below the store's "
-			"initial size",
-			name);
+		return explain_memory(cmd, name, cfg);
 	if (err)
 		return ctl_store_err(name, NULL, err);
 	print_created(name, kv);

@@ -4,7 +4,8 @@
  * The store is opened read-only for a command the library's table says
  * does not write, so a user with read permission only can run it; the
  * command and its reply go through ctl_exec() (shmctl_reply.c). Without a
- * command, the prompt (shmctl_repl.c).
+ * command, the prompt (shmctl_repl.c). A command given without a store
+ * name ("shmctl get k") runs on the default store (ctl_default_store()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,50 +38,90 @@ static int open_for_prompt(const char *arg)
 	return rc;
 }
 
-/* Opens the store of a one-shot command. A missing store may be a
- * mistyped tool command ("shmctl inof x"): say so. */
-static int open_for_command(char **argv, shmkv_t **kv,
-			    char name[SHMKV_NAME_MAX + 1])
-{
-	unsigned flags = ctl_cmd_is_read_only(argv[1], strlen(argv[1]))
-				 ? SHMKV_OPEN_READONLY
-				 : 0;
-	int err = ctl_store_name(argv[0], name);
+/* Where the store came from, for the message when it is missing. */
+enum store_from {
+	STORE_GIVEN,   /* "shmctl NAME CMD" */
+	STORE_DEFAULT, /* "shmctl CMD": the default store */
+};
 
-	if (err)
-		return ctl_open(argv[0], flags, kv, name); /* reports it */
-	err = shmkv_open(name, flags, kv);
-	if (err == -ENOENT && argv[0][0] != '/') {
+/* A missing store: a name without a slash may be a mistyped command
+ * ("shmctl inof x"), and a default store may not have been made. */
+static int missing_store(const char *arg, const char *name,
+			 enum store_from from, int err)
+{
+	char near[CTL_SUGGEST_CAP];
+
+	if (from == STORE_DEFAULT)
+		ctl_err(name,
+			"%s (the default store, for commands given without "
+			"a store name: set SHMKV_STORE to another, or name "
+			"one: shmctl NAME CMD)",
+			shmkv_strerror(err));
+	else if (ctl_suggest(arg, CTL_SUGGEST_TOOL | CTL_SUGGEST_DATA, near,
+			     sizeof(near)))
+		ctl_err(name,
+			"%s (and '%s' is not a shmctl command: did you "
+			"mean %s?)",
+			shmkv_strerror(err), arg, near);
+	else
 		ctl_err(name,
 			"%s (and '%s' is not a shmctl command: see "
 			"shmctl --help)",
-			shmkv_strerror(err), argv[0]);
-		return CTL_STORE;
-	}
+			shmkv_strerror(err), arg);
+	return CTL_STORE;
+}
+
+/* Opens store @arg for the one-shot command @cmd. */
+static int open_for_command(const char *arg, const char *cmd,
+			    enum store_from from, shmkv_t **kv,
+			    char name[SHMKV_NAME_MAX + 1])
+{
+	unsigned flags = ctl_cmd_is_read_only(cmd, strlen(cmd))
+				 ? SHMKV_OPEN_READONLY
+				 : 0;
+	int err = ctl_store_name(arg, name);
+
+	if (err)
+		return ctl_open(arg, flags, kv, name); /* reports it */
+	err = shmkv_open(name, flags, kv);
+	if (err == -ENOENT && (from == STORE_DEFAULT || arg[0] != '/'))
+		return missing_store(arg, name, from, err);
 	return err ? ctl_store_err(name, NULL, err) : CTL_OK;
 }
 
-int ctl_data_main(int argc, char **argv)
+/* Runs @argv (CMD ARGS...) on store @arg. */
+static int run_on(const char *arg, enum store_from from, int argc, char **argv)
 {
 	char name[SHMKV_NAME_MAX + 1];
 	size_t *len;
 	shmkv_t *kv;
-	int rc;
+	int rc = open_for_command(arg, argv[0], from, &kv, name);
 
-	if (argc <= 1)
-		return open_for_prompt(argv[0]);
-	rc = open_for_command(argv, &kv, name);
 	if (rc != CTL_OK)
 		return rc;
-	len = malloc((size_t)(argc - 1) * sizeof(*len));
+	len = malloc((size_t)argc * sizeof(*len));
 	if (len == NULL) {
 		shmkv_close(kv);
 		return ctl_store_err(name, NULL, -ENOMEM);
 	}
-	for (int i = 1; i < argc; i++)
-		len[i - 1] = strlen(argv[i]);
-	rc = ctl_exec(kv, name, argc - 1, (const char *const *)argv + 1, len);
+	for (int i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	rc = ctl_exec(kv, name, argc, (const char *const *)argv, len);
 	free(len);
 	shmkv_close(kv);
+	if (rc == CTL_REPLY)
+		ctl_hint_unknown(argv[0], strlen(argv[0]));
 	return rc;
+}
+
+int ctl_data_main(int argc, char **argv)
+{
+	if (argc <= 1)
+		return open_for_prompt(argv[0]);
+	return run_on(argv[0], STORE_GIVEN, argc - 1, argv + 1);
+}
+
+int ctl_data_default(int argc, char **argv)
+{
+	return run_on(ctl_default_store(), STORE_DEFAULT, argc, argv);
 }

@@ -105,11 +105,16 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       " keys evicted since creation\n",
 	       ctl_policy_name(st->evict_policy), st->evicted);
 	printf("  pages     %" PRIu32 " of %s: %" PRIu32 " given to %" PRIu32
-	       " size classes, %" PRIu32 " free; grows to %" PRIu32
-	       " within max_memory\n\n",
+	       " size classes, %" PRIu32 " free (%" PRIu32 " kept for the "
+	       "classes that have none, one each); grows to %" PRIu32
+	       " within max_memory\n"
+	       "            ROOM: the blocks a class can still hand out (its "
+	       "free ones, and\n            those of the pages it may "
+	       "take); a value too big for its\n            class goes to a "
+	       "larger one only while the store does not evict\n\n",
 	       st->pages, ctl_human_bytes(st->page_size, page, sizeof(page)),
 	       st->pages - st->pages_free, st->classes, st->pages_free,
-	       st->pages_max);
+	       ctl_info_pages_kept(st), st->pages_max);
 	ctl_info_classes(st, "  ", "\n");
 	putchar('\n');
 	print_warnings(in);
@@ -126,6 +131,10 @@ static void json_classes(struct ctl_json *j, const struct shmkv_stats *st)
 		cj_u64(j, "blocks", st->cls[c].blocks);
 		cj_u64(j, "used", st->cls[c].used);
 		cj_u64(j, "free", st->cls[c].blocks - st->cls[c].used);
+		cj_u64(j, "pages_left", ctl_info_class_pages_left(st, c));
+		cj_u64(j, "room", ctl_info_class_room(st, c));
+		cj_u64(j, "usable_bytes",
+		       ctl_info_class_room(st, c) * st->cls[c].block_size);
 		cj_end(j, '}');
 	}
 	cj_end(j, ']');
@@ -211,6 +220,7 @@ static void print_json(const char *name, const struct ctl_info *in)
 	cj_u64(&j, "size", in->st.page_size);
 	cj_u64(&j, "total", in->st.pages);
 	cj_u64(&j, "free", in->st.pages_free);
+	cj_u64(&j, "kept", ctl_info_pages_kept(&in->st));
 	cj_u64(&j, "max", in->st.pages_max);
 	cj_end(&j, '}');
 	json_classes(&j, &in->st);

@@ -1,6 +1,6 @@
 /*
- * shmctl_keys.c - "shmctl keys" (every key matching a glob) and "shmctl
- * scan" (one step of a cursor, as Redis SCAN).
+ * shmctl_keys.c - "shmctl keys" (every key matching a glob), "shmctl
+ * scan" (one step of a cursor, as Redis SCAN) and "shmctl dbsize".
  *
  * Both walk the store with shmkv_scan(), which visits slots in order: a key
  * present for the whole walk is listed (at least once, as shmkv_scan()
@@ -155,8 +155,10 @@ const struct ctl_cmd ctl_cmd_keys = {
 	.summary = "list the keys matching a glob pattern (default *)",
 	.help = "PATTERN is Redis's glob, binary-safe: * any bytes, ? one\n"
 		"byte, [abc] [^a] [a-z] classes, \\x the byte x. Keys print\n"
-		"as redis-cli prints them (--raw before the command: raw, one\n"
-		"per line). Exits 0 even when no key matches.\n\n"
+		"as redis-cli prints KEYS's reply: quoted and numbered on a\n"
+		"terminal, raw and one per line otherwise (--raw and --no-raw\n"
+		"before the command choose). Exits 0 even when no key\n"
+		"matches.\n\n"
 		"Options:\n"
 		"  -j, --json   {\"name\":...,\"keys\":[...],\"count\":N}; "
 		"keys "
@@ -296,4 +298,61 @@ const struct ctl_cmd ctl_cmd_scan = {
 		"  -j, --json        "
 		"{\"name\":...,\"cursor\":N,\"keys\":[...]}\n",
 	.run = run_scan,
+};
+
+/* DBSIZE: the live keys of one shmkv_stats() pass (expired ones not yet
+ * deleted are not counted, as Redis's DBSIZE does not count them once
+ * they are gone; the count is not a snapshot of a store in use). */
+static int run_dbsize(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CTL_OPT_JSON,
+		CTL_OPT_HELP,
+		{ NULL, 0, NULL, 0 },
+	};
+	char name[SHMKV_NAME_MAX + 1];
+	struct shmkv_stats st;
+	struct ctl_json j;
+	bool json = false;
+	shmkv_t *kv;
+	int c, err;
+
+	while ((c = ctl_getopt(cmd, argc, argv, "hj", opts)) != -1) {
+		if (c >= CTL_GETOPT_EXIT)
+			return c - CTL_GETOPT_EXIT;
+		json = true;
+	}
+	c = ctl_operands(cmd, argc - optind, 1, 1);
+	if (c == CTL_OK)
+		c = ctl_open(argv[optind], SHMKV_OPEN_READONLY, &kv, name);
+	if (c != CTL_OK)
+		return c;
+	err = shmkv_stats(kv, &st);
+	shmkv_close(kv);
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	if (json) {
+		cj_open(&j, stdout);
+		cj_cstr(&j, "name", name);
+		cj_u64(&j, "keys", st.live_keys);
+		cj_close(&j);
+	} else {
+		printf(ctl_opt.raw ? "%" PRIu64 "\n"
+				   : "(integer) %" PRIu64 "\n",
+		       st.live_keys);
+	}
+	return CTL_OK;
+}
+
+const struct ctl_cmd ctl_cmd_dbsize = {
+	.name = "dbsize",
+	.synopsis = "NAME [--json]",
+	.summary = "the number of live keys (Redis's DBSIZE)",
+	.help = "Printed as redis-cli prints DBSIZE's reply: (integer) N on\n"
+		"a terminal, N alone otherwise. Counted in one pass over the\n"
+		"store while it runs (keys expired but not yet deleted are\n"
+		"not counted).\n\n"
+		"Options:\n"
+		"  -j, --json   {\"name\":...,\"keys\":N}\n",
+	.run = run_dbsize,
 };

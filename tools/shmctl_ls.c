@@ -4,8 +4,11 @@
  * A file is a store when shmkv_open() recognises its magic: it either opens
  * (listed with its key count) or fails with an error that only a store can
  * give (another layout version, a corrupted header), and is listed with
- * that error as its status. Everything else in /dev/shm (other programs'
- * segments, files we may not read, the .shmkv-new-* files of creations in
+ * that error as its status. A file we may not read cannot be told apart
+ * from a store: it is listed with the stores as unreadable, with its owner
+ * and mode, rather than left out (a user who may read none of seven
+ * stores must not be told there are none). Everything else in /dev/shm
+ * (other programs' segments, the .shmkv-new-* files of creations in
  * progress or abandoned) is only shown with --all.
  */
 #include <dirent.h>
@@ -22,16 +25,17 @@
 struct row {
 	char name[SHMKV_NAME_MAX + 1];
 	struct stat st;
-	bool store;	/* magic matched */
-	int64_t keys;	/* -1: unknown */
-	uint64_t slots; /* 0: unknown */
+	bool store;	 /* magic matched */
+	bool unreadable; /* we may not open it: maybe a store */
+	int64_t keys;	 /* -1: unknown */
+	uint64_t slots;	 /* 0: unknown */
 	char status[96];
 };
 
 struct ls {
 	bool all, json;
 	struct ctl_json j;
-	unsigned stores, others;
+	unsigned stores, others, unreadable;
 };
 
 static const char *owner(uid_t uid, char *buf, size_t cap)
@@ -63,9 +67,12 @@ static void probe_store(struct row *r)
 	}
 	/* Only a file with our magic gets these two. */
 	r->store = err == 0 || err == -EPROTONOSUPPORT || err == -EBADMSG;
+	r->unreadable = err == -EACCES || err == -EPERM;
 	snprintf(r->status, sizeof(r->status), "%s",
 		 err == 0	  ? "ok"
 		 : err == -EPROTO ? "not a shmkv store"
+		 : r->unreadable  ? "unreadable (permission denied): maybe a "
+				    "store"
 				  : shmkv_strerror(err));
 }
 
@@ -118,6 +125,7 @@ static void print_json(struct ls *ls, const struct row *r)
 	else
 		cj_i64(&ls->j, "keys", r->keys);
 	cj_u64(&ls->j, "slots", r->slots);
+	cj_bool(&ls->j, "readable", !r->unreadable);
 	cj_cstr(&ls->j, "status", r->status);
 	cj_end(&ls->j, '}');
 }
@@ -140,7 +148,7 @@ static bool make_row(const char *file, bool stores, struct row *r)
 		return !stores;
 	}
 	probe_store(r);
-	return r->store == stores;
+	return (r->store || r->unreadable) == stores;
 }
 
 static int by_name(const void *a, const void *b)
@@ -199,6 +207,7 @@ static void list_pass(struct ls *ls, char **names, size_t n, bool stores)
 			ls->stores++;
 		else
 			ls->others++;
+		ls->unreadable += r.unreadable;
 	}
 }
 
@@ -230,6 +239,12 @@ static int ls_output(struct ls *ls)
 		cj_close(&ls->j);
 	} else if (ls->stores == 0 && ls->others == 0) {
 		printf("no shmkv stores in " SHMKV_SHM_DIR "\n");
+	} else if (ls->unreadable > 0) {
+		printf("%u file%s you may not read: run as %s owner (or root) "
+		       "to see %s\n",
+		       ls->unreadable, ls->unreadable == 1 ? "" : "s",
+		       ls->unreadable == 1 ? "its" : "their",
+		       ls->unreadable == 1 ? "it" : "them");
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -268,15 +283,18 @@ const struct ctl_cmd ctl_cmd_ls = {
 	.summary = "list the shmkv stores in " SHMKV_SHM_DIR
 		   " with size, owner, mode and keys",
 	.help = "A file is listed when it carries the shmkv magic; a store\n"
-		"that cannot be opened is listed with the reason as STATUS.\n\n"
+		"that cannot be opened is listed with the reason as STATUS.\n"
+		"A file you may not read may be a store: it is listed too, as\n"
+		"unreadable, with its owner and mode (run as its owner or\n"
+		"root to see its keys).\n\n"
 		"Options:\n"
-		"  -a, --all    also list the other files: foreign segments,\n"
-		"               files we may not read, and "
-		"the " SHMKV_NEW_PREFIX "*\n"
-		"               files of creations in progress or abandoned\n"
+		"  -a, --all    also list the other files: foreign segments\n"
+		"               and the " SHMKV_NEW_PREFIX "* files of "
+		"creations\n"
+		"               in progress or abandoned\n"
 		"  -j, --json   one JSON object: {\"stores\":[...],\"others\":"
 		"[...]},\n"
 		"               each {name,size,owner,uid,mode,keys,slots,"
-		"status}\n",
+		"readable,\n               status}\n",
 	.run = run_ls,
 };

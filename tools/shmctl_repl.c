@@ -4,11 +4,12 @@
  * On a terminal: prompt "/name> ", line editing and history through
  * libedit when built with SHMCTL_WITH_LIBEDIT (history in
  * $SHMCTL_HISTFILE, default ~/.shmctl_history; an empty value disables
- * it), and Tab completing the command names of the library's table. Lines
- * are split as redis-cli splits them ("a b", 'x', \x00) and run as data
- * commands; help lists them (help CMD: its syntax); config get|set is the
- * tool's config on this store (Redis's CONFIG), maintain its maintain;
- * quit, exit or Ctrl-D leave.
+ * it), and Tab completing the command names of the library's table, the
+ * per-store verbs and the prompt's words. Lines are split as redis-cli
+ * splits them ("a b", 'x', \x00) and run as data commands; help lists them
+ * (help CMD: its syntax); the per-store verbs (keys, info, dbsize...) run
+ * on this store, config get|set (Redis's CONFIG) and maintain on this
+ * handle; quit, exit or Ctrl-D leave.
  *
  * Not on a terminal, commands are read one per line from stdin without a
  * prompt, so "shmctl NAME < script" replays a script; the exit code is
@@ -53,18 +54,40 @@ static char *history_file(void)
 }
 
 #ifdef SHMCTL_WITH_LIBEDIT
-/* Completion generator: the commands whose name starts with @text. */
+/* The prompt's own words, completed after the commands and verbs. */
+static const char *const prompt_words[] = { "help", "quit", "exit", "clear" };
+
+/* The @i-th name Tab completes: the library's commands, the per-store
+ * verbs, the prompt's words; NULL past the last. */
+static const char *completion_at(size_t i)
+{
+	const struct shmkv_command *c = shmkv_command_at(i);
+	size_t nwords = sizeof(prompt_words) / sizeof(prompt_words[0]);
+	size_t nverbs = 0;
+
+	if (c != NULL)
+		return c->name;
+	i -= shmkv_command_count();
+	while (ctl_verb_at(nverbs) != NULL)
+		nverbs++;
+	if (i < nverbs)
+		return ctl_verb_at(i)->name;
+	i -= nverbs;
+	return i < nwords ? prompt_words[i] : NULL;
+}
+
+/* Completion generator: the names that start with @text. */
 static char *complete_command(const char *text, int state)
 {
 	static size_t next;
-	const struct shmkv_command *c;
+	const char *name;
 	size_t len = strlen(text);
 
 	if (state == 0)
 		next = 0;
-	while ((c = shmkv_command_at(next++)) != NULL)
-		if (strncasecmp(c->name, text, len) == 0)
-			return strdup(c->name);
+	while ((name = completion_at(next++)) != NULL)
+		if (strncasecmp(name, text, len) == 0)
+			return strdup(name);
 	return NULL;
 }
 
@@ -137,13 +160,24 @@ static char *read_line(struct repl *r, size_t *len)
 static void repl_help(const struct ctl_args *a)
 {
 	if (a->argc > 1) {
-		const struct shmkv_command *c =
-			shmkv_command_find(a->argv[1], a->len[1]);
+		const struct shmkv_command *c = shmkv_command_find(a->argv[1],
+								   a->len[1]);
+		const struct ctl_cmd *verb = strlen(a->argv[1]) == a->len[1]
+						     ? ctl_verb_find(a->argv[1])
+						     : NULL;
+		char near[CTL_SUGGEST_CAP];
 
-		if (c == NULL)
-			printf("no such command: '%s'\n", a->argv[1]);
-		else
+		if (c != NULL)
 			ctl_print_syntax(stdout, c);
+		else if (verb != NULL)
+			ctl_help(verb);
+		else if (ctl_suggest(a->argv[1],
+				     CTL_SUGGEST_VERBS | CTL_SUGGEST_DATA, near,
+				     sizeof(near)))
+			printf("no such command: '%s'; did you mean %s?\n",
+			       a->argv[1], near);
+		else
+			printf("no such command: '%s'\n", a->argv[1]);
 		return;
 	}
 	puts("Type a command as in redis-cli: get k, set k \"a value\" PX "
@@ -151,11 +185,13 @@ static void repl_help(const struct ctl_args *a)
 	     "incr n, ttl k... Quotes: \"a b\" with \\n \\t \\xHH escapes, 'a "
 	     "b'"
 	     " literal.\nquit or exit (or Ctrl-D) leaves; clear clears the "
-	     "screen;\nhelp CMD shows the syntax of CMD; config get|set "
-	     "PARAMETER [VALUE]\nshows or changes maxmemory and "
-	     "maxmemory-policy (shmctl config --help);\nmaintain finishes "
-	     "a growth of the table under way (shmctl maintain\n--help). "
-	     "Commands:");
+	     "screen;\nhelp CMD shows the syntax of CMD. The store's views "
+	     "and chores run\nhere too, without its name (help VERB: "
+	     "their options): keys [PATTERN],\nscan [CURSOR], dbsize, "
+	     "info, check, locks, dump, sweep, recover, watch;\nconfig "
+	     "get|set PARAMETER [VALUE] shows or changes maxmemory and\n"
+	     "maxmemory-policy; maintain finishes a growth of the table "
+	     "under way.\nCommands:");
 	ctl_print_data_commands(stdout);
 }
 
@@ -164,9 +200,29 @@ static bool is_word(const struct ctl_args *a, const char *w)
 	return a->len[0] == strlen(w) && strcasecmp(a->argv[0], w) == 0;
 }
 
+/* The per-store verb the line starts with ("keys 'user:*'", "info"), or
+ * NULL. config and maintain have their own, on this handle. */
+static const struct ctl_cmd *prompt_verb(const struct ctl_args *a)
+{
+	if (strlen(a->argv[0]) != a->len[0])
+		return NULL; /* a NUL byte: no verb has one */
+	return ctl_verb_find(a->argv[0]);
+}
+
+static int run_data(struct repl *r, const struct ctl_args *a)
+{
+	int rc = ctl_exec(r->kv, r->name, a->argc, (const char *const *)a->argv,
+			  a->len);
+
+	if (rc == CTL_REPLY)
+		ctl_hint_unknown(a->argv[0], a->len[0]);
+	return rc;
+}
+
 /* Runs one line. Return: a CTL_* code (CTL_USAGE for a bad line). */
 static int run_line(struct repl *r, const char *line, size_t len)
 {
+	const struct ctl_cmd *verb;
 	struct ctl_args a;
 	size_t at = 0;
 	int rc = CTL_OK;
@@ -188,9 +244,10 @@ static int run_line(struct repl *r, const char *line, size_t len)
 		rc = ctl_config_prompt(r->kv, r->name, a.argc, a.argv);
 	else if (is_word(&a, "maintain"))
 		rc = ctl_maintain_prompt(r->kv, r->name, a.argc, a.argv);
+	else if ((verb = prompt_verb(&a)) != NULL)
+		rc = ctl_run_verb(verb, r->name, a.argc, a.argv);
 	else
-		rc = ctl_exec(r->kv, r->name, a.argc,
-			      (const char *const *)a.argv, a.len);
+		rc = run_data(r, &a);
 	ctl_args_free(&a);
 	return rc;
 }

@@ -16,6 +16,15 @@
  * eviction policy after: a dump that does not fit is an error, never its
  * own keys silently evicted. An existing store keeps its policy, and
  * restore says how many keys it evicted meanwhile.
+ *
+ * All or nothing: whether a dump fits a store (its probe windows, its
+ * pages per size class, its growth within max_memory) is known only by
+ * writing it, so a write that fails undoes the others. A store restore
+ * created is removed; in an existing one, each key the dump names was
+ * read first (value and TTL), and the keys written are put back as they
+ * were, last first (a key that was absent is deleted). Keys other
+ * processes write meanwhile are theirs; keys an evicting store evicted to
+ * make room are not brought back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -121,17 +130,134 @@ static int load_one(shmkv_t *kv, const struct dump_record *e)
 	return shmkv_set(kv, e->key, e->klen, e->val, e->vlen, flags, t, NULL);
 }
 
-static int load(const struct restore *r, shmkv_t *kv, const char *name)
+/* A key as it was before the restore, to put back if it fails. */
+struct before {
+	bool existed;
+	char *val;
+	size_t vlen;
+	int64_t pttl; /* -1: none; >= 0 milliseconds left */
+};
+
+static void befores_free(struct before *b, size_t n)
+{
+	for (size_t i = 0; b != NULL && i < n; i++)
+		free(b[i].val);
+	free(b);
+}
+
+/* Reads the key of @e into @b, through @scratch (value_max bytes); keeps
+ * a copy of the value's own length. Return: 0 or a negative errno. */
+static int read_before(shmkv_t *kv, const struct dump_record *e,
+		       struct shmkv_value *scratch, struct before *b)
+{
+	int rc = shmkv_pttl(kv, e->key, e->klen, &b->pttl);
+
+	if (rc == 0)
+		rc = shmkv_get(kv, e->key, e->klen, scratch);
+	if (rc != 1)
+		return rc < 0 ? rc : 0;
+	b->val = malloc(scratch->len ? scratch->len : 1);
+	if (b->val == NULL)
+		return -ENOMEM;
+	memcpy(b->val, scratch->buf, scratch->len);
+	b->vlen = scratch->len;
+	b->existed = true;
+	return 0;
+}
+
+/* Every key of the dump as the store holds it now (an existing store's).
+ * Return: 0 or a negative errno (*@out NULL). */
+static int read_befores(const struct restore *r, shmkv_t *kv,
+			struct before **out)
+{
+	struct shmkv_config cfg;
+	struct shmkv_value scratch = { 0 };
+	struct before *b = calloc(r->d.n ? r->d.n : 1, sizeof(*b));
+	int err = shmkv_get_config(kv, &cfg);
+
+	*out = NULL;
+	if (err == 0) {
+		scratch.cap = cfg.value_max ? cfg.value_max : 1;
+		scratch.buf = malloc(scratch.cap);
+	}
+	if (b == NULL || (err == 0 && scratch.buf == NULL))
+		err = -ENOMEM;
+	for (size_t i = 0; err == 0 && i < r->d.n; i++)
+		err = read_before(kv, &r->d.e[i].rec, &scratch, &b[i]);
+	free(scratch.buf);
+	if (err) {
+		befores_free(b, r->d.n);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+/* Puts one key back as @b says it was. Return: 0 or a negative errno. */
+static int put_back(shmkv_t *kv, const struct dump_record *e,
+		    const struct before *b)
+{
+	struct dump_record was = *e;
+
+	if (!b->existed) {
+		int rc = shmkv_del(kv, e->key, e->klen);
+
+		return rc < 0 ? rc : 0;
+	}
+	was.val = b->val;
+	was.vlen = b->vlen;
+	was.pttl = b->pttl;
+	return load_one(kv, &was) < 0 ? -EIO : 0;
+}
+
+/* Undoes the first @n writes, last first. Return: the keys that could
+ * not be put back. */
+static size_t undo(const struct restore *r, shmkv_t *kv, const struct before *b,
+		   size_t n)
+{
+	size_t failed = 0;
+
+	while (n-- > 0)
+		failed += put_back(kv, &r->d.e[n].rec, &b[n]) != 0;
+	return failed;
+}
+
+/*
+ * Writes every record; on the first failure, undoes what it wrote: puts
+ * back @b's keys (an existing store) or leaves the created store to the
+ * caller, which removes it (@b NULL). Return: CTL_OK or CTL_STORE.
+ */
+static int load(const struct restore *r, shmkv_t *kv, const char *name,
+		const struct before *b)
 {
 	for (size_t i = 0; i < r->d.n; i++) {
 		int rc = load_one(kv, &r->d.e[i].rec);
+		size_t failed;
 
-		if (rc < 0) {
-			ctl_err(name, "%s:%zu: %s (%zu of %zu keys restored)",
-				r->file, r->d.e[i].line, shmkv_strerror(rc), i,
-				r->d.n);
+		if (rc >= 0)
+			continue;
+		if (b == NULL) {
+			ctl_err(name,
+				"%s:%zu: %s: nothing restored (the dump does "
+				"not fit; the store restore created is "
+				"removed)",
+				r->file, r->d.e[i].line, shmkv_strerror(rc));
 			return CTL_STORE;
 		}
+		failed = undo(r, kv, b, i);
+		if (failed == 0)
+			ctl_err(name,
+				"%s:%zu: %s: nothing restored (the dump does "
+				"not fit; the %zu keys written before are as "
+				"they were)",
+				r->file, r->d.e[i].line, shmkv_strerror(rc), i);
+		else
+			ctl_err(name,
+				"%s:%zu: %s; of the %zu keys written before, "
+				"%zu could not be put back as they were",
+				r->file, r->d.e[i].line, shmkv_strerror(rc), i,
+				failed);
+		return CTL_STORE;
 	}
 	return CTL_OK;
 }
@@ -196,17 +322,33 @@ static void print_restored(const struct restore *r, shmkv_t *kv,
 static int restore_into(struct restore *r, const char *name)
 {
 	uint64_t before = 0, after = 0;
+	struct before *was = NULL;
 	bool created, counted;
 	shmkv_t *kv;
-	int rc = open_target(r, name, &kv, &created), rc2;
+	int rc = open_target(r, name, &kv, &created), rc2, err;
 
 	if (rc != CTL_OK)
 		return rc;
 	/* A store just created under noeviction evicts nothing. */
 	counted = !created && evicted(kv, &before);
 	rc = check_fits(r, kv, name);
+	if (rc == CTL_OK && !created) {
+		err = read_befores(r, kv, &was);
+		if (err)
+			rc = ctl_store_err(name, "reading the keys to restore",
+					   err);
+	}
 	if (rc == CTL_OK)
-		rc = load(r, kv, name);
+		rc = load(r, kv, name, was);
+	befores_free(was, r->d.n);
+	if (rc != CTL_OK && created) {
+		/* Nothing of the dump may stay: the store was its. */
+		shmkv_close(kv);
+		err = shmkv_unlink(name);
+		if (err)
+			ctl_store_err(name, "removing it", err);
+		return rc;
+	}
 	rc2 = created ? set_policy(r, kv, name) : CTL_OK;
 	if (rc == CTL_OK)
 		rc = rc2;
@@ -273,7 +415,12 @@ const struct ctl_cmd ctl_cmd_restore = {
 		"keys and its policy, and restore says how many keys it\n"
 		"evicted meanwhile. TTLs restart from the time\n"
 		"that was left when the dump was taken (a PTTL of 0: the key\n"
-		"is restored expired, so it is gone).\n\n"
+		"is restored expired, so it is gone).\n"
+		"All or nothing: when a key does not fit (exit 3), what was\n"
+		"written is undone: a store restore created is removed, and\n"
+		"in an existing one the dump's keys are put back as they\n"
+		"were (value and TTL; keys an evicting store evicted\n"
+		"meanwhile are not brought back).\n\n"
 		"Options:\n",
 	.run = run_restore,
 };

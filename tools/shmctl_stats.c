@@ -118,13 +118,48 @@ static double class_used(const struct shmkv_stats *st, uint32_t c)
 }
 
 /* Free pages the library keeps, one for each class that has no page. */
-static uint32_t pages_reserved(const struct shmkv_stats *st)
+uint32_t ctl_info_pages_kept(const struct shmkv_stats *st)
 {
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < ctl_classes(st); c++)
 		n += st->cls[c].pages == 0;
 	return n;
+}
+
+/* Free pages now, and those growth within max_memory may still add
+ * (bounded: the counts come from the segment). */
+static uint64_t pages_free_all(const struct shmkv_stats *st)
+{
+	uint64_t n = st->pages_free < st->pages ? st->pages_free : st->pages;
+
+	return n + (st->pages_max > st->pages ? st->pages_max - st->pages : 0);
+}
+
+uint64_t ctl_info_class_pages_left(const struct shmkv_stats *st, uint32_t c)
+{
+	uint64_t free_pages = pages_free_all(st);
+	uint32_t kept = ctl_info_pages_kept(st);
+
+	/* block.c's may_claim(): a class may take a free page while one
+	 * stays for every other class that has none (a class without a
+	 * page is one of those kept itself: it may take its own). */
+	if (st->cls[c].pages == 0 && kept > 0)
+		kept--;
+	return free_pages > kept ? free_pages - kept : 0;
+}
+
+uint64_t ctl_info_class_room(const struct shmkv_stats *st, uint32_t c)
+{
+	uint32_t size = st->cls[c].block_size;
+	uint64_t free_blocks = st->cls[c].blocks > st->cls[c].used
+				       ? st->cls[c].blocks - st->cls[c].used
+				       : 0;
+
+	if (size == 0)
+		return free_blocks;
+	return free_blocks +
+	       ctl_info_class_pages_left(st, c) * (st->page_size / size);
 }
 
 /* What a new key does in a full probe window, by the policy. */
@@ -162,9 +197,7 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 	 * that have none yet: only a full class that cannot grow is a
 	 * problem. */
 	for (uint32_t c = 0; c < ctl_classes(st); c++)
-		if (n < max &&
-		    st->pages_free + (st->pages_max - st->pages) <=
-			    pages_reserved(st) &&
+		if (n < max && ctl_info_class_pages_left(st, c) == 0 &&
 		    class_used(st, c) > WARN_CLASS_USED)
 			snprintf(w[n++], CTL_WARN_LEN,
 				 "size class %u (%u-byte blocks) %.0f%% used "
@@ -194,15 +227,31 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 	return n;
 }
 
+/*
+ * ROOM: the blocks the class can still hand out, its free ones and those
+ * of the pages it may still take; USABLE: their bytes. A class's room is
+ * not the others': free pages kept for classes that have none are not
+ * its own.
+ */
 void ctl_info_classes(const struct shmkv_stats *st, const char *indent,
 		      const char *eol)
 {
-	printf("%s%5s %7s %6s %10s %10s %10s %6s%s", indent, "CLASS", "BLOCK",
-	       "PAGES", "BLOCKS", "USED", "FREE", "USED%", eol);
-	for (uint32_t c = 0; c < ctl_classes(st); c++)
-		printf("%s%5u %7u %6u %10u %10u %10u %5.1f%%%s", indent, c,
-		       st->cls[c].block_size, st->cls[c].pages,
+	char usable[32];
+
+	printf("%s%5s %7s %6s %10s %10s %10s %6s %10s %10s%s", indent, "CLASS",
+	       "BLOCK", "PAGES", "BLOCKS", "USED", "FREE", "USED%", "ROOM",
+	       "USABLE", eol);
+	for (uint32_t c = 0; c < ctl_classes(st); c++) {
+		uint64_t room = ctl_info_class_room(st, c);
+
+		printf("%s%5u %7u %6u %10u %10u %10u %5.1f%% %10" PRIu64
+		       " %10s%s",
+		       indent, c, st->cls[c].block_size, st->cls[c].pages,
 		       st->cls[c].blocks, st->cls[c].used,
 		       st->cls[c].blocks - st->cls[c].used,
-		       100 * class_used(st, c), eol);
+		       100 * class_used(st, c), room,
+		       ctl_human_bytes(room * st->cls[c].block_size, usable,
+				       sizeof(usable)),
+		       eol);
+	}
 }

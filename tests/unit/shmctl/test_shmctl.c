@@ -175,8 +175,37 @@ Test(shmctl_admin, create_rejects_bad_geometry_and_creates_nothing)
 			   "1k");
 
 	assert_code(m, 2);
-	assert_has(m.err, "--memory does not fit this geometry");
+	assert_has(m.err, "--memory 1 KiB is below this geometry's minimum of "
+			  "17476 KiB: one 1028 KiB page per size class, 17 "
+			  "classes (value_max 1048576)");
 	cr_assert(!ctl_shm_exists(name));
+}
+
+/* The issue's case: 384 KiB is six pages, and the rule is one page per
+ * size class (seven of them for the default value_max): the message says
+ * the real minimum, which then works. */
+Test(shmctl_admin, create_says_the_real_minimum_of_memory_and_max_memory)
+{
+	char name[TU_NAME_CAP];
+	struct run r;
+
+	tu_make_name(name, NULL);
+	r = RUN("create", name, "--slots", "1024", "--memory", "384k");
+	assert_code(r, 2);
+	assert_has(r.err, "--memory 384 KiB is below this geometry's minimum "
+			  "of 448 KiB: one 64 KiB page per size class, 7 "
+			  "classes (value_max 1024)");
+	cr_assert(!ctl_shm_exists(name));
+	r = RUN("create", name, "--slots", "1024", "--max-memory", "100k");
+	assert_code(r, 2);
+	assert_has(r.err, "--max-memory 100 KiB is below the ");
+	assert_has(r.err, " this store uses at creation (header, table and "
+			  "448 KiB of value storage)");
+	cr_assert(!ctl_shm_exists(name));
+	r = RUN("create", name, "--slots", "1024", "--memory", "448k");
+	assert_code(r, 0);
+	tu_kv = tu_open(name, 0);
+	cr_assert_eq(tu_get_config(tu_kv).value_memory, 448 << 10);
 }
 
 Test(shmctl_admin, create_makes_the_requested_store_from_a_name_without_slash)
@@ -398,6 +427,7 @@ Test(shmctl_admin, ls_lists_a_store_with_its_size_mode_and_keys)
 		 "{\"name\":\"%s\",\"size\":%" PRId64 ",\"reserved\":%" PRId64
 		 ",\"owner\":\"%s\","
 		 "\"uid\":%u,\"mode\":\"0640\",\"keys\":3,\"slots\":1024,"
+		 "\"readable\":true,"
 		 "\"status\":\"ok\"}",
 		 tu_name, (int64_t)tu_shm_allocated(tu_name),
 		 (int64_t)tu_shm_size(tu_name), user_name(),
@@ -428,8 +458,13 @@ Test(shmctl_admin, ls_shows_foreign_and_temporary_files_only_with_all)
 	assert_row(r.out, tmp, "creation abandoned by dead process");
 }
 
-Test(shmctl_admin, ls_shows_a_store_it_may_not_read_only_with_all)
+/* Issue 14: a user who may read no store was told "no shmkv stores".
+ * A file it may not open may be a store: listed with the stores, as
+ * unreadable, with its owner and mode. */
+Test(shmctl_admin, ls_lists_a_store_it_may_not_read_as_unreadable)
 {
+	char want[TU_NAME_CAP + 64];
+	const char *row;
 	struct run r;
 
 	if (!ctl_is_root())
@@ -437,10 +472,24 @@ Test(shmctl_admin, ls_shows_a_store_it_may_not_read_only_with_all)
 	tu_setup(); /* mode 0600, owned by root */
 	r = RUN_AS(NOBODY, "ls");
 	assert_code(r, 0);
-	cr_assert_null(ls_line(r.out, tu_name), "%s", r.out);
-	r = RUN_AS(NOBODY, "ls", "--all");
+	assert_row(r.out, tu_name,
+		   "unreadable (permission denied): maybe a store\n");
+	row = ls_line(r.out, tu_name);
+	cr_assert(strncmp(strstr(row, "  root ") ? strstr(row, "  root ") : "",
+			  "  root       0600  ", 19) == 0,
+		  "owner and mode in: %s", row);
+	assert_lacks(r.out, "no shmkv stores");
+	assert_has(r.out, "you may not read: run as ");
+	r = RUN_AS(NOBODY, "ls", "--json");
 	assert_code(r, 0);
-	assert_row(r.out, tu_name, "permission denied\n");
+	snprintf(want, sizeof(want), "{\"name\":\"%s\",", tu_name);
+	assert_has(r.out, want);
+	assert_has(strstr(r.out, want),
+		   "\"owner\":\"root\",\"uid\":0,\"mode\":\"0600\","
+		   "\"keys\":null,\"slots\":0,\"readable\":false,");
+	/* Its owner sees it as a store. */
+	r = RUN("ls");
+	assert_row(r.out, tu_name, "ok\n");
 }
 
 /* From a checkout only its owner may enter (root's, in /root, mode 0700):
@@ -556,6 +605,48 @@ Test(shmctl_info, warns_about_a_full_size_class_with_no_page_left)
 	assert_has(r.out, "(128-byte blocks) 92% used (over 90%) and no free "
 			  "page left to it");
 	assert_lacks(r.out, "full (over 75%)");
+}
+
+/* The issue's store: "2 free pages" while a SET of its class fails with
+ * out of memory, the pages being kept for the classes that have none.
+ * ROOM says what each class can still take: none for the full class,
+ * a page's blocks for the others, which a SET then uses. */
+Test(shmctl_info, shows_the_room_each_size_class_has_left)
+{
+	struct shmkv_config cfg = tu_config(1024, 16, 100, 192 << 10);
+	char k[16], *big = tu_fill(100, 'v'), *mid = tu_fill(40, 'm');
+	unsigned n = 0;
+	struct run r;
+	int rc;
+
+	ctl_recreate(&cfg);
+	while ((rc = shmkv_set(tu_kv, k, tu_fmt(k, sizeof(k), "k", n), big, 100,
+			       0, 0, NULL)) == 1)
+		cr_assert_lt(++n, 1000, "never full");
+	tu_assert_rc(rc, -ENOMEM);
+	r = RUN("info", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "3 of 64.0 KiB: 1 given to 3 size classes, 2 free "
+			  "(2 kept for the classes that have none, one each)");
+	assert_has(r.out,
+		   "  CLASS   BLOCK  PAGES     BLOCKS       USED       "
+		   "FREE  USED%       ROOM     USABLE\n"
+		   "      0      32      0          0          0          "
+		   "0   0.0%       2048   64.0 KiB\n"
+		   "      1      64      0          0          0          "
+		   "0   0.0%       1024   64.0 KiB\n"
+		   "      2     128      1        512        512          "
+		   "0 100.0%          0        0 B\n");
+	r = RUN("info", "--json", tu_name);
+	assert_has(r.out, "\"block_size\":128,\"pages\":1,\"blocks\":512,"
+			  "\"used\":512,\"free\":0,\"pages_left\":0,"
+			  "\"room\":0,\"usable_bytes\":0}");
+	assert_has(r.out, "\"block_size\":64,\"pages\":0,\"blocks\":0,"
+			  "\"used\":0,\"free\":0,\"pages_left\":1,"
+			  "\"room\":1024,\"usable_bytes\":65536}");
+	assert_has(r.out, "\"free\":2,\"kept\":2,");
+	/* What ROOM promised: a 40-byte value (a 64-byte block) fits. */
+	ctl_set_kv(LIT("mid"), mid, 40, 0);
 }
 
 Test(shmctl_info, names_a_foreign_file_as_not_a_store)

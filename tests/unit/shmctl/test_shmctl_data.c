@@ -1,7 +1,8 @@
 /*
  * test_shmctl_data.c - shmctl's data commands (replies printed as
- * redis-cli does, exit codes by their meaning, binary values, scripts on
- * stdin) and keys and scan.
+ * redis-cli does: quoted on a terminal or with --no-raw, raw through a
+ * pipe or with --raw; exit codes by their meaning, binary values, scripts
+ * on stdin), the default store, and keys, scan and dbsize.
  */
 #include "helpers/shmctl_run.h"
 #include "helpers/testutil.h"
@@ -24,13 +25,20 @@ struct step {
 	int code;
 };
 
-static void run_steps(const struct step *s, size_t n)
+/* Runs each step on the suite's store with the global option @mode
+ * ("--no-raw": redis-cli's quoted form, "--raw", or NULL: the default
+ * for stdout, a memfd here: raw). */
+static void run_steps_as(const char *mode, const struct step *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		char *argv[8] = { "shmctl", tu_name };
+		char *argv[10] = { "shmctl" };
+		int at = 1;
 
+		if (mode != NULL)
+			argv[at++] = (char *)mode;
+		argv[at++] = tu_name;
 		for (int j = 0; s[i].argv[j]; j++)
-			argv[j + 2] = (char *)s[i].argv[j];
+			argv[at++] = (char *)s[i].argv[j];
 		struct run r = ctl_run_v(NULL, 0, (uid_t)-1, argv);
 
 		cr_assert_eq(r.code, s[i].code,
@@ -39,6 +47,12 @@ static void run_steps(const struct step *s, size_t n)
 		cr_assert_str_eq(r.out, s[i].out, "step %zu (%s)", i,
 				 s[i].argv[0]);
 	}
+}
+
+/* The quoted form, as redis-cli prints replies on a terminal. */
+static void run_steps(const struct step *s, size_t n)
+{
+	run_steps_as("--no-raw", s, n);
 }
 
 Test(shmctl_data, prints_replies_as_redis_cli_and_exits_by_their_meaning)
@@ -99,13 +113,55 @@ Test(shmctl_data, escapes_binary_values_and_prints_them_raw_with_raw)
 	struct run r;
 
 	ctl_set_kv(LIT("bin"), val, sizeof(val) - 1, 0);
-	r = RUN(tu_name, "get", "bin");
+	r = RUN("--no-raw", tu_name, "get", "bin");
 	assert_reply(r, 0, "\"a\\x00b\\n\\xff\\\"\\\\\"\n");
-	r = RUN("--raw", tu_name, "get", "bin");
-	assert_code(r, 0);
-	cr_assert_eq(r.out_len, sizeof(val));
-	cr_assert(memcmp(r.out, val, sizeof(val) - 1) == 0);
-	cr_assert_eq(r.out[sizeof(val) - 1], '\n');
+	/* --raw, and no option at all on a pipe: the bytes as they are. */
+	for (int i = 0; i < 2; i++) {
+		r = i ? RUN(tu_name, "get", "bin")
+		      : RUN("--raw", tu_name, "get", "bin");
+		assert_code(r, 0);
+		cr_assert_eq(r.out_len, sizeof(val));
+		cr_assert(memcmp(r.out, val, sizeof(val) - 1) == 0);
+		cr_assert_eq(r.out[sizeof(val) - 1], '\n');
+	}
+}
+
+/* redis-cli's rule (redis-cli.c: isatty(stdout), FAKETTY, then --raw and
+ * --no-raw in order): raw replies when stdout is not a terminal, quoted
+ * ones when it is, the options overriding, the last one winning. */
+Test(shmctl_data, prints_raw_replies_off_a_terminal_as_redis_cli)
+{
+	static const struct step raw[] = {
+		{ { "get", "k" }, "\n", 1 },
+		{ { "set", "k", "a b\n" }, "OK\n", 0 },
+		{ { "get", "k" }, "a b\n\n", 0 },
+		{ { "incr", "n" }, "1\n", 0 },
+		{ { "exists", "nope" }, "0\n", 1 },
+		{ { "incr", "k" },
+		  "ERR value is not an integer or out of range\n",
+		  5 },
+		{ { "ping" }, "PONG\n", 0 },
+	};
+	struct run r;
+
+	run_steps_as(NULL, raw, sizeof(raw) / sizeof(raw[0]));
+	tu_assert_rc(shmkv_del(tu_kv, LIT("k")), 1);
+	tu_assert_rc(shmkv_del(tu_kv, LIT("n")), 1);
+	run_steps_as("--raw", raw, sizeof(raw) / sizeof(raw[0]));
+	r = RUN("--no-raw", "--raw", tu_name, "get", "n");
+	assert_reply(r, 0, "1\n");
+	r = RUN("--raw", "--no-raw", tu_name, "get", "n");
+	assert_reply(r, 0, "\"1\"\n");
+	/* FAKETTY stands for a terminal, as in redis-cli; --raw still
+	 * wins. */
+	setenv("FAKETTY", "1", 1);
+	r = RUN(tu_name, "get", "n");
+	assert_reply(r, 0, "\"1\"\n");
+	r = RUN(tu_name, "get", "nope");
+	assert_reply(r, 1, "(nil)\n");
+	r = RUN("--raw", tu_name, "get", "n");
+	assert_reply(r, 0, "1\n");
+	unsetenv("FAKETTY");
 }
 
 Test(shmctl_data, reports_a_store_failure_as_a_store_error)
@@ -135,7 +191,7 @@ Test(shmctl_data, reads_with_read_permission_only)
 	ctl_recreate(&cfg);
 	SET("k", "v");
 	r = RUN_AS(NOBODY, tu_name, "get", "k");
-	assert_reply(r, 0, "\"v\"\n");
+	assert_reply(r, 0, "v\n");
 	r = RUN_AS(NOBODY, tu_name, "set", "k", "w");
 	assert_code(r, 3);
 	snprintf(want, sizeof(want), "shmctl: %s: permission denied\n",
@@ -152,7 +208,7 @@ Test(shmctl_data, runs_a_script_from_stdin_with_redis_cli_quoting)
 				 "incr \"a b\"\n"
 				 "quit\n"
 				 "get k\n",
-				 tu_name);
+				 "--no-raw", tu_name);
 
 	assert_reply(r, 0,
 		     "OK\n\"x\\x00y\\n\"\nInvalid argument(s)\n"
@@ -171,16 +227,23 @@ Test(shmctl_keys, lists_every_key_or_those_matching_a_pattern)
 	SET("user:1", "a");
 	SET("user:2", "b");
 	SET("order:1", "c");
-	r = RUN("keys", tu_name);
+	r = RUN("--no-raw", "keys", tu_name);
 	assert_code(r, 0);
 	cr_assert_eq(ctl_count_lines(r.out), 3, "%s", r.out);
 	assert_has(r.out, ") \"order:1\"\n");
-	r = RUN("keys", tu_name, "user:*");
+	r = RUN("--no-raw", "keys", tu_name, "user:*");
 	assert_code(r, 0);
 	cr_assert_eq(ctl_count_lines(r.out), 2, "%s", r.out);
 	assert_lacks(r.out, "order");
-	r = RUN("keys", tu_name, "nomatch*");
+	r = RUN("--no-raw", "keys", tu_name, "nomatch*");
 	assert_reply(r, 0, "(empty array)\n");
+	/* Through a pipe: one raw key a line, nothing for no key. */
+	r = RUN("keys", tu_name, "user:*");
+	cr_assert(strcmp(r.out, "user:1\nuser:2\n") == 0 ||
+			  strcmp(r.out, "user:2\nuser:1\n") == 0,
+		  "%s", r.out);
+	r = RUN("keys", tu_name, "nomatch*");
+	assert_reply(r, 0, "");
 }
 
 Test(shmctl_keys, matches_binary_keys_with_the_redis_glob)
@@ -197,7 +260,7 @@ Test(shmctl_keys, matches_binary_keys_with_the_redis_glob)
 	SET("b1", "1");
 	SET("c1", "1");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct run r = RUN("keys", tu_name, cases[i][0]);
+		struct run r = RUN("--no-raw", "keys", tu_name, cases[i][0]);
 
 		assert_reply(r, 0, cases[i][1]);
 	}
@@ -250,7 +313,7 @@ Test(shmctl_keys, scan_prints_the_cursor_then_the_keys_as_redis_cli)
 
 	SET("one", "1");
 	SET("two", "2");
-	r = RUN("scan", tu_name, "0", "--count", "1024");
+	r = RUN("--no-raw", "scan", tu_name, "0", "--count", "1024");
 	assert_code(r, 0);
 	cr_assert(strncmp(r.out, "1) \"0\"\n2) 1) \"", 14) == 0, "%s", r.out);
 	assert_has(r.out, "\n   2) \"");
@@ -260,8 +323,10 @@ Test(shmctl_keys, scan_prints_the_cursor_then_the_keys_as_redis_cli)
 		 "{\"name\":\"%s\",\"cursor\":0,\"keys\":[\"two\"]}\n",
 		 tu_name);
 	assert_reply(r, 0, want);
-	r = RUN("scan", tu_name, "1000", "--match", "nothing");
+	r = RUN("--no-raw", "scan", tu_name, "1000", "--match", "nothing");
 	assert_reply(r, 0, "1) \"1010\"\n2) (empty array)\n");
+	r = RUN("scan", tu_name, "1000", "--match", "nothing");
+	assert_reply(r, 0, "1010\n");
 }
 
 Test(shmctl_keys, scan_rejects_a_bad_cursor_or_count)

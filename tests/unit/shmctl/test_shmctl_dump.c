@@ -270,6 +270,99 @@ Test(shmctl_dump,
 	tu_assert_missing_str(tu_kv, "short");
 }
 
+/*
+ * All or nothing. A store of 16 slots whose limit is its initial size
+ * cannot grow its table: 24 keys do not fit. Restored into it, nothing
+ * stays of the dump, and the keys it named are as they were (value and
+ * TTL); a dump that fits then restores whole.
+ */
+static void write_keys(const char *path, int from, int n)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs(HEADER, f);
+	for (int i = from; i < from + n; i++)
+		fprintf(f, "\"k%d\" \"new%d\" -1\n", i, i);
+	fprintf(f, "END %d\n", n);
+	cr_assert_eq(fclose(f), 0);
+}
+
+Test(shmctl_dump, restore_into_a_store_too_small_writes_nothing_then_fits)
+{
+	struct shmkv_config cfg = tu_config(16, 16, 64, 196608);
+	char path[64], k[8], v[16];
+	int64_t ms = 0;
+	struct run r;
+
+	cfg.max_memory = tu_initial_footprint(&cfg);
+	ctl_recreate(&cfg);
+	SET("keep", "mine");
+	ctl_set_kv(LIT("k3"), LIT("old"), 600000);
+	SET("k5", "12");
+	ctl_temp_path(path, sizeof(path));
+	write_keys(path, 0, 24);
+	r = RUN("restore", tu_name, path);
+	assert_code(r, 3);
+	/* The library's words for it may change: its stable part. */
+	assert_has(r.err, "table full");
+	assert_has(r.err, ": nothing restored (the dump does not fit; the ");
+	assert_has(r.err, " keys written before are as they were)");
+	cr_assert_str_empty(r.out, "%s", r.out);
+	tu_assert_get_str(tu_kv, "keep", "mine");
+	tu_assert_get_str(tu_kv, "k3", "old");
+	tu_assert_ok(shmkv_pttl(tu_kv, LIT("k3"), &ms));
+	cr_assert(ms > 0 && ms <= 600000, "k3's TTL: %" PRId64, ms);
+	tu_assert_get_str(tu_kv, "k5", "12");
+	for (int i = 0; i < 24; i++)
+		if (i != 3 && i != 5)
+			tu_assert_missing(tu_kv, k,
+					  tu_fmt(k, sizeof(k), "k", i));
+	assert_reply(RUN("dbsize", tu_name), 0, "3\n");
+	/* Eight keys fit beside the three: restored whole. */
+	write_keys(path, 0, 8);
+	r = RUN("restore", tu_name, path);
+	assert_code(r, 0);
+	assert_has(r.out, "restored 8 keys into ");
+	for (int i = 0; i < 8; i++)
+		tu_assert_get(tu_kv, k, tu_fmt(k, sizeof(k), "k", i), v,
+			      tu_fmt(v, sizeof(v), "new", i));
+	tu_assert_get_str(tu_kv, "keep", "mine");
+	assert_reply(RUN("dbsize", tu_name), 0, "9\n");
+}
+
+/* Value memory too small for the dump's values (one 64 KiB page for the
+ * class of 100-byte values: 512 blocks), in a store restore creates: it
+ * is removed, nothing stays. */
+Test(shmctl_dump, restore_into_a_new_store_too_small_leaves_no_store)
+{
+	struct shmkv_config cfg = tu_config(1024, 16, 100, 196608);
+	char path[64], copy[TU_NAME_CAP], *val = tu_fill(100, 'x');
+	FILE *f;
+	struct run r;
+
+	ctl_temp_path(path, sizeof(path));
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f,
+		"SHMKV-DUMP 1 slots=1024 key_max=16 value_max=100 "
+		"probe_limit=1024 value_memory=196608 max_memory=%" PRIu64
+		" mode=0600\n",
+		tu_initial_footprint(&cfg));
+	for (int i = 0; i < 600; i++)
+		fprintf(f, "\"k%d\" \"%.100s\" -1\n", i, val);
+	fprintf(f, "END 600\n");
+	cr_assert_eq(fclose(f), 0);
+	tu_make_name(copy, "small");
+	r = RUN("restore", copy, path);
+	assert_code(r, 3);
+	/* The 513th value (line 514) is the first with no block. */
+	assert_has(r.err, ":514: ");
+	assert_has(r.err, "nothing restored (the dump does not fit; the store "
+			  "restore created is removed)");
+	cr_assert(!ctl_shm_exists(copy), "%s stayed", copy);
+}
+
 /* The man page's DUMP FORMAT example, as printed (the wrapped header joined,
  * roff's escapes undone), is a dump restore takes. */
 static char *man_example(void)

@@ -148,12 +148,11 @@ Test(shmctl_grow, maintain_runs_in_the_data_form_and_at_the_prompt)
 	start_growth(2 * SLOTS);
 	r = RUN_STDIN("get base1\nmaintain\nmaintain\n", tu_name);
 	snprintf(want, sizeof(want),
-		 "value1\"\n%s: table grew from 2048 to 4096 slots: moved\n"
+		 "value1\n%s: table grew from 2048 to 4096 slots: moved\n"
 		 "%s: no growth under way (4096 slots)\n",
 		 tu_name, tu_name);
-	assert_code(r, 0);
-	assert_has(r.out, want);
-	cr_assert_str_empty(r.err, "%s", r.err);
+	/* Not a terminal: the value comes raw (redis-cli's rule). */
+	assert_reply(r, 0, want);
 	/* At the prompt it takes no operand: a usage error, nothing done. */
 	r = RUN_STDIN("maintain now\n", tu_name);
 	assert_code(r, 0);

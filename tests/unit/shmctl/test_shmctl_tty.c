@@ -142,6 +142,30 @@ Test(shmctl_tty, prompt_recalls_history_with_the_up_arrow)
 	unlink(hist);
 }
 
+/* Tab completes the store's verbs too, which run on this store; on a
+ * terminal replies take the quoted form (redis-cli's rule), and the
+ * data form on one does as well. */
+Test(shmctl_tty, tab_completes_a_verb_and_replies_are_quoted_on_a_terminal)
+{
+	char cmd[2048];
+	struct tmux t;
+
+	if (!built_with_libedit())
+		cr_skip_test("shmctl built without libedit: no completion");
+	SET("k", "v");
+	snprintf(cmd, sizeof(cmd),
+		 "SHMCTL_HISTFILE= %s %s; %s %s get k; echo EXIT=$?; sleep 60",
+		 shmctl_bin(), tu_name, shmctl_bin(), tu_name);
+	tmux_start(&t, cmd);
+	tmux_wait(&t, ">");
+	tmux_cmd(&t, "send-keys -t main dbsi Tab Enter");
+	tmux_wait(&t, "(integer) 1");
+	tmux_cmd(&t, "send-keys -t main quit Enter");
+	tmux_wait(&t, "EXIT=0");
+	assert_has(tmux_screen(&t), "\n\"v\"\nEXIT=0");
+	tmux_stop(&t);
+}
+
 Test(shmctl_tty, destroy_asks_for_confirmation_on_a_terminal)
 {
 	char cmd[2048];

@@ -492,6 +492,54 @@ static void assert_config_works(const struct shmkv_config *cfg)
 	tu_assert_ok(shmkv_unlink(name));
 }
 
+/* shmkv_config_plan says the limits shmkv_create() applies: value_memory
+ * one page per size class (7 classes of 64 KiB pages for the default
+ * value_max; 13 of 100 KiB for a value_max of 100000), max_memory at least
+ * memory_bytes; each limit works and the byte below it does not. */
+Test(config, plan_says_the_limits_create_applies)
+{
+	struct shmkv_config cfg = tu_config(1024, 0, 0, 0);
+	struct shmkv_plan p;
+	char name[TU_NAME_CAP];
+	shmkv_t *kv;
+
+	tu_make_name(name, NULL);
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), 0);
+	cr_assert_eq(p.page_size, 64u << 10);
+	cr_assert_eq(p.classes, 7);
+	cr_assert_eq(p.value_memory_min, 448u << 10);
+	/* The default: 256 bytes a slot, but at least a page per class. */
+	cr_assert_eq(p.value_memory, 448u << 10);
+	cr_assert_gt(p.memory_bytes, p.value_memory);
+	cfg.value_memory = p.value_memory_min - 1;
+	tu_assert_rc(shmkv_create(name, &cfg, &kv), -EINVAL);
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), 0);
+	cr_assert_eq(p.memory_bytes, 0, "value_memory out of range");
+	cfg.value_memory = p.value_memory_min;
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), 0);
+	cfg.max_memory = p.memory_bytes;
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), 0);
+	cr_assert_eq(p.memory_bytes, cfg.max_memory,
+		     "the same with its own limit as its reservation");
+	cfg.max_memory = p.memory_bytes - 1;
+	tu_assert_rc(shmkv_create(name, &cfg, &kv), -EINVAL);
+	cfg.max_memory = p.memory_bytes;
+	tu_assert_rc(shmkv_create(name, &cfg, &kv), 0);
+	shmkv_close(kv);
+	shmkv_unlink(name);
+	cfg = tu_config(64, 0, 100000, 0);
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), 0);
+	cr_assert_eq(p.page_size, 100u << 10);
+	cr_assert_eq(p.classes, 13);
+	cr_assert_eq(p.value_memory_min, 1300u << 10);
+	cfg.value_memory = p.value_memory_max + 1;
+	tu_assert_rc(shmkv_create(name, &cfg, &kv), -EINVAL);
+	cfg.slots = 100;
+	tu_assert_rc(shmkv_config_plan(&cfg, &p), -EINVAL);
+	tu_assert_rc(shmkv_config_plan(NULL, &p), -EINVAL);
+	tu_assert_rc(shmkv_config_plan(&cfg, NULL), -EINVAL);
+}
+
 Test(config, limits_themselves_are_accepted)
 {
 	static const struct shmkv_config ok[] = {
