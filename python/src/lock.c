@@ -121,7 +121,9 @@ struct acq_ctx {
 static int acq_wait(void *ctx, int64_t ms)
 {
 	pk_lock *l = ((struct acq_ctx *)ctx)->l;
-	return shmkv_lock_timed_acquire(&l->lk, l->lease_ms, ms);
+	int rc = shmkv_lock_timed_acquire(&l->lk, l->lease_ms, ms);
+	/* a zero wait is one attempt, which may say EBUSY */
+	return rc == -EBUSY ? -ETIMEDOUT : rc;
 }
 
 static PyObject *new_grant(pk_lock *l, int status)
