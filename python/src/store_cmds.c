@@ -107,7 +107,9 @@ static int do_set(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
 			 (c->flags & SHMKV_SET_GET) ? out : NULL);
 }
 
-/* The expiry keywords of SET and GETEX: at most one; Redis's errors. */
+/* The expiry keywords of SET and GETEX: at most one; Redis's errors.
+ * Return 0, -1 (an exception set), or -2 (the time is not positive: the
+ * exception "invalid expire time" set). */
 static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 		       int persist_or_keep, const char *cmd, unsigned *flags,
 		       int64_t *t)
@@ -130,7 +132,7 @@ static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 			pk_raisef(-EINVAL, "invalid expire time in '%s' "
 					   "command",
 				  cmd);
-			return -1;
+			return -2;
 		}
 		*flags |= bits[i];
 	}
@@ -268,12 +270,21 @@ static PyObject *st_getex(PyObject *self, PyObject *args, PyObject *kw)
 	unsigned mode = 0;
 	struct getex_ctx c = { SHMKV_GETEX_KEEP, 0 };
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$OOOOp:getex", kws,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOp:getex", kws,
 					 pk_arg_conv, &k, &o[0], &o[1], &o[2],
 					 &o[3], &persist))
 		return NULL;
-	if (expiry_opts(o, modes, persist, "getex", &mode, &c.t) < 0)
+	int bad = expiry_opts(o, modes, persist, "getex", &mode, &c.t);
+	if (bad < 0) {
+		/* Redis looks the key up before it checks the time: a missing
+		 * key is nil even with a bad time (shmkv_getex's doc), only
+		 * an existing one gets the error. */
+		if (bad == -2 && shmkv_exists(kv, k.p, k.n) == 0) {
+			PyErr_Clear();
+			r = Py_NewRef(Py_None);
+		}
 		goto out;
+	}
 	c.mode = persist ? SHMKV_GETEX_PERSIST : (enum shmkv_getex_mode)mode;
 	int rc = pk_read_value(kv, do_getex, &k, NULL, &c, &val);
 	r = value_reply(s, rc, val, &k, NULL);
@@ -369,25 +380,25 @@ out:
 static PyObject *st_expire(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_SEC,
-			  "O&O|$pppp:expire");
+			  "O&O|pppp:expire");
 }
 
 static PyObject *st_pexpire(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_MSEC,
-			  "O&O|$pppp:pexpire");
+			  "O&O|pppp:pexpire");
 }
 
 static PyObject *st_expireat(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_AT_SEC,
-			  "O&O|$pppp:expireat");
+			  "O&O|pppp:expireat");
 }
 
 static PyObject *st_pexpireat(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_AT_MSEC,
-			  "O&O|$pppp:pexpireat");
+			  "O&O|pppp:pexpireat");
 }
 
 static PyObject *ttl_cmd(PyObject *self, PyObject *key,
@@ -598,7 +609,7 @@ PyMethodDef pk_store_cmd_methods[] = {
 	  "getdel($self, name, /)\n--\n\nGETDEL: delete, return the value "
 	  "or None." },
 	{ "getex", FN(st_getex), KW,
-	  "getex($self, name, *, ex=None, px=None, exat=None, pxat=None, "
+	  "getex($self, name, ex=None, px=None, exat=None, pxat=None, "
 	  "persist=False)\n--\n\nGETEX: GET, changing the TTL in the same "
 	  "atomic step." },
 	{ "delete", st_delete, METH_VARARGS,
@@ -611,17 +622,17 @@ PyMethodDef pk_store_cmd_methods[] = {
 	  "delifeq($self, name, value, /)\n--\n\nDELIFEQ: delete the key "
 	  "only if it holds exactly value; True if deleted." },
 	{ "expire", FN(st_expire), KW,
-	  "expire($self, name, time, *, nx=False, xx=False, gt=False, "
+	  "expire($self, name, time, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nEXPIRE in seconds (int or timedelta): True if "
 	  "set." },
 	{ "pexpire", FN(st_pexpire), KW,
-	  "pexpire($self, name, time, *, nx=False, xx=False, gt=False, "
+	  "pexpire($self, name, time, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nPEXPIRE in milliseconds: True if set." },
 	{ "expireat", FN(st_expireat), KW,
-	  "expireat($self, name, when, *, nx=False, xx=False, gt=False, "
+	  "expireat($self, name, when, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nEXPIREAT: Unix time in seconds or a datetime." },
 	{ "pexpireat", FN(st_pexpireat), KW,
-	  "pexpireat($self, name, when, *, nx=False, xx=False, gt=False, "
+	  "pexpireat($self, name, when, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nPEXPIREAT: Unix time in milliseconds or a "
 	  "datetime." },
 	{ "ttl", st_ttl, METH_O,
