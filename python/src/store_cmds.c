@@ -71,11 +71,11 @@ static int do_get(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
 }
 
 /* The store and its open handle, or return @fail (an exception set). */
-#define STORE_KV_OR(self, kv, fail)        \
-	pk_store *s = (pk_store *)(self);  \
-	shmkv_t *kv = pk_store_kv(s);      \
-	if (!kv)                           \
-		return fail
+#define STORE_KV_OR(self, kv, fail)                                            \
+	pk_store *s = (pk_store *)(self);                                      \
+	shmkv_t *kv = pk_store_kv(s);                                          \
+	if (!kv)                                                               \
+	return fail
 #define STORE_KV(self, kv) STORE_KV_OR(self, kv, NULL)
 
 static PyObject *st_get(PyObject *self, PyObject *key)
@@ -129,8 +129,9 @@ static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 		if (pk_time_arg(opts[i], scale[i], i >= 2, t) < 0)
 			return -1;
 		if (*t <= 0) {
-			pk_raisef(-EINVAL, "invalid expire time in '%s' "
-					   "command",
+			pk_raisef(-EINVAL,
+				  "invalid expire time in '%s' "
+				  "command",
 				  cmd);
 			return -2;
 		}
@@ -141,9 +142,8 @@ static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 
 static PyObject *st_set(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kws[] = { "name", "value", "ex",	   "px",  "nx",
-			       "xx",   "keepttl", "get", "exat", "pxat",
-			       NULL };
+	static char *kws[] = { "name",	  "value", "ex",   "px",   "nx", "xx",
+			       "keepttl", "get",   "exat", "pxat", NULL };
 	static const unsigned bits[4] = { SHMKV_SET_EX, SHMKV_SET_PX,
 					  SHMKV_SET_EXAT, SHMKV_SET_PXAT };
 	STORE_KV(self, kv);
@@ -155,8 +155,8 @@ static PyObject *st_set(PyObject *self, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|OOppppOO:set", kws,
 					 pk_arg_conv, &k, pk_arg_conv, &v,
-					 &o[0], &o[1], &nx, &xx, &keepttl,
-					 &get, &o[2], &o[3]))
+					 &o[0], &o[1], &nx, &xx, &keepttl, &get,
+					 &o[2], &o[3]))
 		return NULL;
 	if (nx && xx) {
 		pk_raise(-EINVAL, "syntax error: nx and xx exclude each "
@@ -185,12 +185,12 @@ static PyObject *st_setnx(PyObject *self, PyObject *args)
 	STORE_KV(self, kv);
 	struct pk_arg k, v;
 
-	if (!PyArg_ParseTuple(args, "O&O&:setnx", pk_arg_conv, &k,
-			      pk_arg_conv, &v))
+	if (!PyArg_ParseTuple(args, "O&O&:setnx", pk_arg_conv, &k, pk_arg_conv,
+			      &v))
 		return NULL;
 	int rc = shmkv_setnx(kv, k.p, k.n, v.p, v.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	pk_arg_release(&v);
 	return r;
@@ -209,8 +209,8 @@ static PyObject *st_getset(PyObject *self, PyObject *args)
 	struct pk_arg k, v;
 	PyObject *old;
 
-	if (!PyArg_ParseTuple(args, "O&O&:getset", pk_arg_conv, &k,
-			      pk_arg_conv, &v))
+	if (!PyArg_ParseTuple(args, "O&O&:getset", pk_arg_conv, &k, pk_arg_conv,
+			      &v))
 		return NULL;
 	int rc = pk_read_value(kv, do_getset, &k, &v, NULL, &old);
 	PyObject *r = value_reply(s, rc, old, &k, &v);
@@ -248,8 +248,8 @@ struct getex_ctx {
 	int64_t t;
 };
 
-static int do_getex(shmkv_t *kv, const struct pk_arg *k,
-		    const struct pk_arg *v, void *ctx, struct shmkv_value *out)
+static int do_getex(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
+		    void *ctx, struct shmkv_value *out)
 {
 	const struct getex_ctx *c = ctx;
 	(void)v;
@@ -258,11 +258,10 @@ static int do_getex(shmkv_t *kv, const struct pk_arg *k,
 
 static PyObject *st_getex(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kws[] = { "name", "ex",	"px", "exat",
+	static char *kws[] = { "name", "ex",	  "px", "exat",
 			       "pxat", "persist", NULL };
 	static const unsigned modes[4] = { SHMKV_GETEX_EX, SHMKV_GETEX_PX,
-					   SHMKV_GETEX_EXAT,
-					   SHMKV_GETEX_PXAT };
+					   SHMKV_GETEX_EXAT, SHMKV_GETEX_PXAT };
 	STORE_KV(self, kv);
 	struct pk_arg k;
 	PyObject *o[4] = { NULL, NULL, NULL, NULL }, *r = NULL, *val;
@@ -336,8 +335,8 @@ static PyObject *st_delifeq(PyObject *self, PyObject *args)
 			      pk_arg_conv, &v))
 		return NULL;
 	int rc = shmkv_delifeq(kv, k.p, k.n, v.p, v.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	pk_arg_release(&v);
 	return r;
@@ -362,7 +361,8 @@ static PyObject *expire_cmd(PyObject *self, PyObject *args, PyObject *kw,
 		goto out;
 	unsigned flags = (nx ? SHMKV_EXPIRE_NX : 0) |
 			 (xx ? SHMKV_EXPIRE_XX : 0) |
-			 (gt ? SHMKV_EXPIRE_GT : 0) | (lt ? SHMKV_EXPIRE_LT : 0);
+			 (gt ? SHMKV_EXPIRE_GT : 0) |
+			 (lt ? SHMKV_EXPIRE_LT : 0);
 	int rc = shmkv_expire(kv, k.p, k.n, unit, flags, t);
 	if (rc == -EINVAL && flags && (nx + xx + gt + lt > 1))
 		r = pk_raise(rc, "NX and XX, GT or LT options at the same "
@@ -370,8 +370,8 @@ static PyObject *expire_cmd(PyObject *self, PyObject *args, PyObject *kw,
 	else if (rc == -EINVAL)
 		r = pk_raise(rc, "invalid expire time");
 	else
-		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			     PyBool_FromLong(rc);
+		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			   : PyBool_FromLong(rc);
 out:
 	pk_arg_release(&k);
 	return r;
@@ -379,8 +379,7 @@ out:
 
 static PyObject *st_expire(PyObject *self, PyObject *args, PyObject *kw)
 {
-	return expire_cmd(self, args, kw, SHMKV_EXPIRE_SEC,
-			  "O&O|pppp:expire");
+	return expire_cmd(self, args, kw, SHMKV_EXPIRE_SEC, "O&O|pppp:expire");
 }
 
 static PyObject *st_pexpire(PyObject *self, PyObject *args, PyObject *kw)
@@ -413,8 +412,8 @@ static PyObject *ttl_cmd(PyObject *self, PyObject *key,
 		return NULL;
 	}
 	int rc = fn(kv, k.p, k.n, &t);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			       PyLong_FromLongLong(t);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			     : PyLong_FromLongLong(t);
 	pk_arg_release(&k);
 	return r;
 }
@@ -439,8 +438,8 @@ static PyObject *st_persist(PyObject *self, PyObject *key)
 		return NULL;
 	}
 	int rc = shmkv_persist(kv, k.p, k.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	return r;
 }
@@ -469,8 +468,8 @@ static PyObject *incr_cmd(PyObject *self, PyObject *args, PyObject *kw,
 	else if (rc == -EOVERFLOW)
 		r = pk_raise(rc, "increment or decrement would overflow");
 	else
-		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			     PyLong_FromLongLong(result);
+		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			   : PyLong_FromLongLong(result);
 	pk_arg_release(&k);
 	return r;
 }
@@ -586,7 +585,7 @@ PySequenceMethods pk_store_as_sequence = {
 	.sq_contains = sq_has,
 };
 
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#define KW    (METH_VARARGS | METH_KEYWORDS)
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
 PyMethodDef pk_store_cmd_methods[] = {
