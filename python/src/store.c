@@ -183,9 +183,14 @@ static PyObject *make(PyObject *cls, PyObject *args, PyObject *kw, make_fn fn,
 	if (!name)
 		return NULL;
 	shmkv_t *kv = NULL;
-	int rc = fn(PyUnicode_AsUTF8(name), &cfg, &kv);
-	PyObject *r = rc < 0 ? open_fail(rc, name, verb)
-			     : wrap((PyTypeObject *)cls, kv, name, 0);
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	/* Creating may wait (a remover's flock) and fault in much memory
+	 * (populate, huge pages): other threads run meanwhile. */
+	Py_BEGIN_ALLOW_THREADS rc = fn(lib, &cfg, &kv);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, verb)
+						  : wrap((PyTypeObject *)cls,
+							 kv, name, 0);
 	Py_DECREF(name);
 	return r;
 }
@@ -216,9 +221,12 @@ static PyObject *store_open(PyObject *cls, PyObject *args, PyObject *kw)
 	unsigned flags = (ro ? SHMKV_OPEN_READONLY : 0) |
 			 (populate ? SHMKV_OPEN_POPULATE : 0);
 	shmkv_t *kv = NULL;
-	int rc = shmkv_open(PyUnicode_AsUTF8(name), flags, &kv);
-	PyObject *r = rc < 0 ? open_fail(rc, name, "open")
-			     : wrap((PyTypeObject *)cls, kv, name, ro);
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_open(lib, flags, &kv);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, "open")
+						  : wrap((PyTypeObject *)cls,
+							 kv, name, ro);
 	Py_DECREF(name);
 	return r;
 }
@@ -229,8 +237,13 @@ static PyObject *do_remove(PyObject *given)
 	PyObject *name = lib_name(given);
 	if (!name)
 		return NULL;
-	int rc = shmkv_unlink(PyUnicode_AsUTF8(name));
-	PyObject *r = rc < 0 ? open_fail(rc, name, "remove") : Py_None;
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	Py_BEGIN_ALLOW_THREADS /* removers take turns: a flock wait */
+		rc = shmkv_unlink(lib);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name,
+							      "remove")
+						  : Py_None;
 	Py_XINCREF(r);
 	Py_DECREF(name);
 	return r;

@@ -29,7 +29,12 @@
 
 static int stats(pk_store *s, shmkv_t *kv, struct shmkv_stats *st)
 {
-	int rc = shmkv_stats(kv, st);
+	int rc;
+	/* A pass over every slot: other threads run meanwhile, and the
+	 * bracket keeps the handle mapped if one of them closes it. */
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_stats(kv, st);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		pk_store_fail(s, rc, NULL, NULL);
 	return rc;
@@ -218,7 +223,10 @@ static PyObject *st_recover(PyObject *self, PyObject *unused)
 	(void)unused;
 
 	memset(&r, 0, sizeof r);
-	int rc = shmkv_recover(kv, &r);
+	int rc;
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_recover(kv, &r);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	if (!(d = PyDict_New()))
@@ -256,7 +264,10 @@ static PyObject *st_maintain(PyObject *self, PyObject *unused)
 {
 	STORE_KV(self, kv);
 	(void)unused;
-	int rc = shmkv_maintain(kv);
+	int rc;
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_maintain(kv);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	Py_RETURN_NONE;
