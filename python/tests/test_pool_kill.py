@@ -44,7 +44,6 @@ import subprocess
 import sys
 import time
 
-
 import shmkv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
