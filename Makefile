@@ -6,6 +6,7 @@
 #   mk/config.mk       version, flags, build directory, shared helpers
 #   src/build.mk       the library          tools/build.mk     shmctl
 #   examples/build.mk  the demo             bench/build.mk     benchmarks
+#   python/build.mk    the Python module (make python)
 #   tests/build.mk     test binaries        mk/install.mk      install
 #   mk/quality.mk      torture fuzz lint sanitize-test tsan valgrind model
 #
@@ -23,6 +24,7 @@ include src/build.mk
 include tools/build.mk
 include examples/build.mk
 include bench/build.mk
+include python/build.mk
 include tests/build.mk
 include mk/install.mk
 include mk/quality.mk

@@ -64,6 +64,20 @@ have_tsan || need libclang-rt-dev
 # make model (tests/model/): the spin model checker.
 have_cmd spin || need spin
 
+# The Python module (python/): built against Debian's interpreter and its
+# headers, tested with its pytest and redis-py (the differential test),
+# installed into a venv by a test (venv, pip, setuptools: no PyPI).
+have_py_mod() {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import $1" >/dev/null 2>&1
+}
+[ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ||
+	need python3-dev
+have_py_mod pytest || need python3-pytest
+have_py_mod setuptools || need python3-setuptools
+have_py_mod ensurepip || need python3-venv
+have_py_mod pip || need python3-pip
+have_py_mod redis || need python3-redis
+
 if [ -z "$missing" ]; then
 	echo "deps: all present"
 	exit 0
