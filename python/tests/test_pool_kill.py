@@ -35,7 +35,6 @@ counter tells whose write the next holder read):
 - the store checks clean (shmkv_check), and every worker not killed
   exited 0.
 """
-import json
 import multiprocessing
 import os
 import random
@@ -55,14 +54,6 @@ PAUSE_WAIT = 10.0   # a pause request is picked up within this (a bound)
 EXIT_WAIT = 20.0    # workers end within this after "stop" (a bound)
 WORKER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "pool_kill_worker.py")
-
-_seq = [0]
-
-
-def _store_name():
-    _seq[0] += 1
-    return f"/pytest-pool-{os.getpid()}-{_seq[0]}"
-
 
 def _module_path():
     """The directory to put on PYTHONPATH for `import shmkv` to find ours."""
@@ -136,21 +127,6 @@ class Journal:
                 else:
                     {"A": self.acked, "u": self.releasing,
                      "U": self.released}[w[0]].add(key)
-
-
-def _check_store(st, name):
-    """shmkv_check's problems, through the module or build/shmctl."""
-    if hasattr(st, "check"):
-        problems = st.check()
-        return list(problems) if not isinstance(problems, int) else (
-            [] if problems == 0 else [f"{problems} problems"])
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    build = os.path.join(root, os.environ.get("SHMKV_BUILD_DIR") or
-                         os.environ.get("BUILD") or "build")
-    out = subprocess.run([os.path.join(build, "shmctl"), "check", name,
-                          "--json"], capture_output=True, text=True)
-    rep = json.loads(out.stdout)
-    return [] if rep["clean"] else rep["problems"]
 
 
 def _final_grants(st, journal):
@@ -246,10 +222,9 @@ def _verify(journal, st, killed, parked):
     return summary
 
 
-def run_pool(worker_cls, seed, tmp_path):
+def run_pool(worker_cls, seed, name, tmp_path):
     """The kill phase, then the checks. Returns a summary for the log."""
     rng = random.Random(seed)
-    name = _store_name()
     st = shmkv.Store.create(name)
     journal = str(tmp_path / "journal")
     open(journal, "w").close()
@@ -310,7 +285,7 @@ def run_pool(worker_cls, seed, tmp_path):
             pool.remove(w)
         _final_grants(st, journal)
         summary = _verify(journal, st, killed, parked)
-        problems = _check_store(st, name)
+        problems = st.check()
         assert problems == [], f"shmkv_check: {problems}"
         summary["kills"] = len(killed)
         summary["on_purpose"] = len(parked)
@@ -323,18 +298,18 @@ def run_pool(worker_cls, seed, tmp_path):
             except ProcessLookupError:
                 pass
             w.wait(EXIT_WAIT)
-        st.close()
-        shmkv.Store.remove(name)
+        st.close()  # the fixture `name` removes the store
 
 
-def test_subprocess_pool_keeps_counters_exact_under_sigkill(tmp_path):
-    s = run_pool(SubprocessWorker, 1401, tmp_path)
+def test_subprocess_pool_keeps_counters_exact_under_sigkill(name, tmp_path):
+    s = run_pool(SubprocessWorker, 1401, name, tmp_path)
     print(f"\n# subprocess pool: {s}")
     assert s["on_purpose"] >= 8
 
 
-def test_multiprocessing_pool_keeps_counters_exact_under_sigkill(tmp_path):
-    s = run_pool(MpWorker, 1402, tmp_path)
+def test_multiprocessing_pool_keeps_counters_exact_under_sigkill(name,
+                                                                 tmp_path):
+    s = run_pool(MpWorker, 1402, name, tmp_path)
     print(f"\n# multiprocessing ({multiprocessing.get_start_method()}) "
           f"pool: {s}")
     assert s["on_purpose"] >= 8
