@@ -11,6 +11,8 @@ Implementations (each a row of the CSV's "impl" column):
                loopback port (and stops by its pid)
   redis_unix   redis-py to the same server over its unix socket
   manager      multiprocessing.Manager(): a dict() and a Lock() proxy
+  dict         a plain dict and a threading.Lock in this process, shared
+               with nobody: the interpreter's own floor (1 process only)
 
 Operations, one hot key, 16-byte values:
   GET, SET     get / set (Manager: d.get(k) / d[k] = v)
@@ -47,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import shmkv
@@ -56,7 +59,7 @@ try:
 except ImportError:  # the table says so; shmkv and Manager still run
     redis = None
 
-IMPLS = ("shmkv", "redis_tcp", "redis_unix", "manager")
+IMPLS = ("shmkv", "redis_tcp", "redis_unix", "manager", "dict")
 OPS = ("GET", "SET", "INCR", "lock", "SETNX+DEL")
 TEAM_OPS = ("GET", "SET", "INCR", "lock")
 VALUE = b"v" * 16
@@ -161,6 +164,37 @@ def manager_cases(d, mlock):
                   "SETNX+DEL": setnx_del}
 
 
+def dict_cases():
+    d = {b"bench:k": VALUE}
+    tlock = threading.Lock()
+    get = d.get
+
+    def get_(n):
+        for _ in range(n):
+            get(b"bench:k")
+
+    def set__(n):
+        for _ in range(n):
+            d[b"bench:k"] = VALUE
+
+    def incr_(n):
+        for _ in range(n):
+            d[b"bench:n"] = d.get(b"bench:n", 0) + 1
+
+    def lock_(n):
+        for _ in range(n):
+            with tlock:
+                pass
+
+    def setnx_del(n):
+        for _ in range(n):
+            d.setdefault(b"bench:l", b"1")
+            d.pop(b"bench:l", None)
+
+    return None, {"GET": get_, "SET": set__, "INCR": incr_, "lock": lock_,
+                  "SETNX+DEL": setnx_del}
+
+
 class Env:
     """The store, the server and the manager every case uses."""
 
@@ -220,6 +254,8 @@ class Env:
             return redis_cases(host="127.0.0.1", port=self.port)
         if impl == "redis_unix":
             return redis_cases(unix_socket_path=self.sock)
+        if impl == "dict":
+            return dict_cases()
         return manager_cases(self.mdict, self.mlock)
 
     def close(self):
@@ -337,6 +373,8 @@ def main():
             for procs in args.procs:
                 for op in (OPS if procs == 1 else TEAM_OPS):
                     for i in impls:
+                        if procs > 1 and i == "dict":
+                            continue  # shared with nobody: no team
                         if procs == 1:
                             n, el = timed(local[i][1][op], args.seconds)
                             v = n / el
@@ -366,6 +404,8 @@ def main():
             base = rates.get(("redis_tcp", op, procs))
             line = f"{op:<10}"
             for i in impls:
+                if (i, op, procs) not in rates:
+                    continue
                 v = rates[(i, op, procs)]
                 m = statistics.median(v)
                 ratio = (f" ({m / statistics.median(base):.2f}x)"

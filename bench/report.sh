@@ -771,15 +771,15 @@ python_table() {
 		seen[$2] = 1
 	}
 	END {
-		split("shmkv redis_tcp redis_unix manager", imp, " ")
+		split("shmkv redis_tcp redis_unix manager dict", imp, " ")
 		split("shmkv module|redis-py, TCP|redis-py, unix socket|" \
-		      "Manager().dict()", title, "|")
+		      "Manager().dict()|dict (floor)", title, "|")
 		split("GET SET INCR lock SETNX+DEL", order, " ")
 		split("GET|SET|INCR (Manager: get+set under its Lock)|" \
 		      "lock cycle|SETNX+DEL (Manager: setdefault+pop)", oname, "|")
 		line = "| k ops/s, " (procs > 1 ? procs " processes" : "1 process")
 		sep = "| ---"
-		for (j = 1; j <= 4; j++)
+		for (j = 1; j <= 5; j++)
 			if (has[imp[j]]) {
 				line = line " | " title[j]
 				sep = sep " | ---:"
@@ -791,7 +791,7 @@ python_table() {
 			if (!(o in seen))
 				continue
 			line = "| " oname[i]
-			for (j = 1; j <= 4; j++) {
+			for (j = 1; j <= 5; j++) {
 				if (!has[imp[j]])
 					continue
 				x = v[imp[j], o]
@@ -821,7 +821,10 @@ a loop of calls on one hot key with 16-byte values (the interpreter's loop
 is part of each figure, as in a user's program), for the \`shmkv\` module,
 redis-py talking to a redis-server the bench starts (over loopback TCP and
 over its unix socket), and \`multiprocessing.Manager()\`'s \`dict()\` and
-\`Lock()\`, what a Python program would otherwise share between processes.
+\`Lock()\`, what a Python program would otherwise share between processes;
+*dict (floor)* is a plain \`dict\` and a \`threading.Lock\` in the bench's
+own process, shared with nobody: what the interpreter's loop and call cost
+at least.
 A lock cycle is an acquire and a release: \`with st.lock(name,
 lease_ms=5000)\` (the safe lock), redis-py's \`Lock\` (SET NX PX and a Lua
 compare-and-delete), the Manager's \`Lock()\`. Medians of interleaved
