@@ -399,20 +399,26 @@ def main():
     for procs in args.procs:
         print(f"ops/s, {procs} process{'es' if procs > 1 else ''} "
               "(median [min-max]; in brackets: / redis_tcp's median)")
-        print(f"{'op':<10}" + "".join(f"{i:>34}" for i in impls))
+        cols = [i for i in impls if any((i, op, procs) in rates
+                                        for op in OPS)]
+        table = [["op"] + cols]
         for op in (OPS if procs == 1 else TEAM_OPS):
             base = rates.get(("redis_tcp", op, procs))
-            line = f"{op:<10}"
-            for i in impls:
-                if (i, op, procs) not in rates:
+            line = [op]
+            for i in cols:
+                v = rates.get((i, op, procs))
+                if v is None:
+                    line.append("-")
                     continue
-                v = rates[(i, op, procs)]
                 m = statistics.median(v)
                 ratio = (f" ({m / statistics.median(base):.2f}x)"
                          if base else "")
-                line += (f"{fmt(m)} [{fmt(min(v))}-{fmt(max(v))}]"
-                         f"{ratio}").rjust(34)
-            print(line)
+                line.append(f"{fmt(m)} [{fmt(min(v))}-{fmt(max(v))}]{ratio}")
+            table.append(line)
+        width = [max(len(r[c]) for r in table) for c in range(len(table[0]))]
+        for r in table:
+            print(r[0].ljust(width[0]) + "".join(
+                "  " + x.rjust(w) for x, w in zip(r[1:], width[1:])))
         print()
     if args.csv:
         with open(args.csv + ".tmp", "w") as f:
