@@ -55,6 +55,7 @@ EXIT_WAIT = 20.0    # workers end within this after "stop" (a bound)
 WORKER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "pool_kill_worker.py")
 
+
 def _module_path():
     """The directory to put on PYTHONPATH for `import shmkv` to find ours."""
     locs = getattr(shmkv.__spec__, "submodule_search_locations", None)
