@@ -99,7 +99,7 @@ demo: deps
 # Housekeeping
 
 CLANG_FORMAT ?= clang-format
-FORMAT_FILES = $(sort $(shell find include src tools examples bench tests \
+FORMAT_FILES = $(sort $(shell find include src tools examples bench tests python \
 	-path tests/fuzz/out -prune -o -name '*.[ch]' -print 2>/dev/null))
 
 .PHONY: clean format format-check help

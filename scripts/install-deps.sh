@@ -74,6 +74,7 @@ have_py_mod() {
 	need python3-dev
 have_py_mod pytest || need python3-pytest
 have_py_mod setuptools || need python3-setuptools
+have_py_mod wheel || need python3-wheel
 have_py_mod ensurepip || need python3-venv
 have_py_mod pip || need python3-pip
 have_py_mod redis || need python3-redis

@@ -36,6 +36,22 @@ for seed in 1 2 3 4 5; do
 	"$BUILD"/tests/diff_redis --seed "$seed" --ops 20000
 done
 
+# The Python module (python/): built against Debian's interpreter, then its
+# pytest suite: every method and error class, both locks, fork and GIL
+# behaviour, a differential run against redis-server through redis-py, and
+# a pip install into a venv under $BUILD. conftest.py puts $BUILD/python
+# first on sys.path (PYTHONPATH too, for tests that start interpreters).
+# The module cannot load a sanitized library into an unsanitized Python:
+# skipped under SANITIZE (shown, not counted as passed).
+if [ -z "${SANITIZE:-}" ]; then
+	step "Python module: make python, then its pytest suite (python/tests)"
+	make -s --no-print-directory python
+	PYTHONPATH="$BUILD/python" SHMKV_BUILD_DIR="$PWD/$BUILD" BUILD="$BUILD" \
+		"${PYTHON:-/usr/bin/python3}" -m pytest -q -p no:cacheprovider python/tests
+else
+	printf '\n== Python module: SKIPPED under SANITIZE=%s\n' "$SANITIZE"
+fi
+
 # Eviction's hit rate (issue 13): a zipfian cache workload (GET, SET on a
 # miss) against shmkv under allkeys-lru, redis-server holding as many keys,
 # and an exact LRU of that capacity simulated in-process; shmkv's hit rate

@@ -120,8 +120,7 @@ int pk_time_arg(PyObject *o, int64_t scale, int is_abs, int64_t *out)
 		return scaled_method(o, "total_seconds", scale, out);
 	if (is_abs && PyObject_HasAttrString(o, "timestamp"))
 		return scaled_method(o, "timestamp", scale, out);
-	PyErr_Format(PyExc_TypeError,
-		     "a time must be an int%s, not '%.100s'",
+	PyErr_Format(PyExc_TypeError, "a time must be an int%s, not '%.100s'",
 		     is_abs ? " or a datetime" : " or a timedelta",
 		     Py_TYPE(o)->tp_name);
 	return -1;

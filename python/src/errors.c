@@ -37,86 +37,108 @@ static PyObject *error_base; /* shmkv.Error */
 static struct row store_rows[] = {
 	{ ENOENT, "NoSuchStore", "No store of that name (ENOENT).",
 	  &PyExc_FileNotFoundError, NULL },
-	{ EEXIST, "StoreExists", "create(): a store of that name exists "
-				 "(EEXIST).",
+	{ EEXIST, "StoreExists",
+	  "create(): a store of that name exists "
+	  "(EEXIST).",
 	  &PyExc_FileExistsError, NULL },
-	{ ESTALE, "StoreRemoved", "The store was removed since this handle "
-				  "opened it (ESTALE): close, open anew.",
+	{ ESTALE, "StoreRemoved",
+	  "The store was removed since this handle "
+	  "opened it (ESTALE): close, open anew.",
 	  NULL, NULL },
-	{ ENOSPC, "StoreFull", "No free slot in the key's probe window, or "
-			       "no room in /dev/shm (ENOSPC).",
+	{ ENOSPC, "StoreFull",
+	  "No free slot in the key's probe window, or "
+	  "no room in /dev/shm (ENOSPC).",
 	  NULL, NULL },
-	{ ENOMEM, "OutOfMemory", "No value memory left within max_memory "
-				 "(ENOMEM).",
+	{ ENOMEM, "OutOfMemory",
+	  "No value memory left within max_memory "
+	  "(ENOMEM).",
 	  &PyExc_MemoryError, NULL },
-	{ ENAMETOOLONG, "KeyTooLong", "A key (or lock or store name) longer "
-				      "than the store allows "
-				      "(ENAMETOOLONG).",
+	{ ENAMETOOLONG, "KeyTooLong",
+	  "A key (or lock or store name) longer "
+	  "than the store allows "
+	  "(ENAMETOOLONG).",
 	  NULL, NULL },
-	{ E2BIG, "ValueTooLong", "A value longer than the store's "
-				 "value_max (E2BIG).",
+	{ E2BIG, "ValueTooLong",
+	  "A value longer than the store's "
+	  "value_max (E2BIG).",
 	  NULL, NULL },
-	{ EDOM, "NotAnInteger", "The value is not an integer or out of "
-				"range (EDOM), as Redis's INCR says.",
+	{ EDOM, "NotAnInteger",
+	  "The value is not an integer or out of "
+	  "range (EDOM), as Redis's INCR says.",
 	  NULL, NULL },
-	{ EOVERFLOW, "IntegerOverflow", "Increment or decrement would "
-					"overflow (EOVERFLOW).",
+	{ EOVERFLOW, "IntegerOverflow",
+	  "Increment or decrement would "
+	  "overflow (EOVERFLOW).",
 	  NULL, NULL },
-	{ EBADMSG, "CorruptStore", "The segment's content is corrupted "
-				   "(EBADMSG).",
+	{ EBADMSG, "CorruptStore",
+	  "The segment's content is corrupted "
+	  "(EBADMSG).",
 	  NULL, NULL },
-	{ EPROTONOSUPPORT, "WrongLayout", "A shmkv store of another layout "
-					  "version or build "
-					  "(EPROTONOSUPPORT).",
+	{ EPROTONOSUPPORT, "WrongLayout",
+	  "A shmkv store of another layout "
+	  "version or build "
+	  "(EPROTONOSUPPORT).",
 	  NULL, NULL },
-	{ EPROTO, "NotAStore", "The name exists but is not a shmkv store "
-			       "(EPROTO).",
+	{ EPROTO, "NotAStore",
+	  "The name exists but is not a shmkv store "
+	  "(EPROTO).",
 	  NULL, NULL },
 	{ EACCES, "PermissionDenied", "Permission denied (EACCES).",
 	  &PyExc_PermissionError, NULL },
 	{ EPERM, "OperationNotPermitted", "Operation not permitted (EPERM).",
 	  &PyExc_PermissionError, NULL },
-	{ EROFS, "ReadOnlyStore", "A write on a handle opened readonly=True "
-				  "(EROFS).",
+	{ EROFS, "ReadOnlyStore",
+	  "A write on a handle opened readonly=True "
+	  "(EROFS).",
 	  NULL, NULL },
-	{ EINVAL, "InvalidArgument", "A bad name, option or combination of "
-				     "options (EINVAL).",
+	{ EINVAL, "InvalidArgument",
+	  "A bad name, option or combination of "
+	  "options (EINVAL).",
 	  &PyExc_ValueError, NULL },
-	{ EAGAIN, "Contended", "A command lost a race SHMKV_RETRY_MAX times "
-			       "in a row (EAGAIN).",
+	{ EAGAIN, "Contended",
+	  "A command lost a race SHMKV_RETRY_MAX times "
+	  "in a row (EAGAIN).",
 	  &PyExc_BlockingIOError, NULL },
-	{ EXDEV, "WrongNamespace", "A read-write open from another pid "
-				   "namespace than the creator's (EXDEV).",
+	{ EXDEV, "WrongNamespace",
+	  "A read-write open from another pid "
+	  "namespace than the creator's (EXDEV).",
 	  NULL, NULL },
-	{ EAFNOSUPPORT, "Unsupported", "A store URI whose scheme this build "
-				       "has no backend for (EAFNOSUPPORT), "
-				       "or a call a backend lacks (ENOTSUP).",
+	{ EAFNOSUPPORT, "Unsupported",
+	  "A store URI whose scheme this build "
+	  "has no backend for (EAFNOSUPPORT), "
+	  "or a call a backend lacks (ENOTSUP).",
 	  NULL, NULL },
-	{ ENOBUFS, "BufferTooSmall", "(internal) a value outgrew its buffer "
-				     "(ENOBUFS).",
+	{ ENOBUFS, "BufferTooSmall",
+	  "(internal) a value outgrew its buffer "
+	  "(ENOBUFS).",
 	  NULL, NULL },
 	{ 0, NULL, NULL, NULL, NULL },
 };
 
 /* The lock calls' rows (shmkv_lock.h), consulted before store_rows. */
 static struct row lock_rows[] = {
-	{ ETIMEDOUT, "LockTimeout", "A timed lock wait ran out (ETIMEDOUT); "
-				    "for a pattern lock's release: its "
-				    "validity ran out.",
+	{ ETIMEDOUT, "LockTimeout",
+	  "A timed lock wait ran out (ETIMEDOUT); "
+	  "for a pattern lock's release: its "
+	  "validity ran out.",
 	  &PyExc_TimeoutError, NULL },
-	{ EPERM, "NotLockHolder", "Release or extend of a grant that no "
-				  "longer holds the lock (EPERM: another "
-				  "grant took it; ENOLCK: it is not held).",
+	{ EPERM, "NotLockHolder",
+	  "Release or extend of a grant that no "
+	  "longer holds the lock (EPERM: another "
+	  "grant took it; ENOLCK: it is not held).",
 	  NULL, NULL },
-	{ EBUSY, "LockBusy", "The lock is held by a live holder within its "
-			     "lease (EBUSY).",
+	{ EBUSY, "LockBusy",
+	  "The lock is held by a live holder within its "
+	  "lease (EBUSY).",
 	  NULL, NULL },
-	{ EDEADLK, "LockAlreadyHeld", "This Lock object already holds the "
-				      "lock (EDEADLK).",
+	{ EDEADLK, "LockAlreadyHeld",
+	  "This Lock object already holds the "
+	  "lock (EDEADLK).",
 	  NULL, NULL },
-	{ EEXIST, "WrongLockKind", "The lock's key holds something else: "
-				   "another kind of lock or a plain value "
-				   "(EEXIST).",
+	{ EEXIST, "WrongLockKind",
+	  "The lock's key holds something else: "
+	  "another kind of lock or a plain value "
+	  "(EEXIST).",
 	  NULL, NULL },
 	{ 0, NULL, NULL, NULL, NULL },
 };

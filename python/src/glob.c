@@ -53,8 +53,7 @@ static int class_match(const char **pp, size_t *plp, unsigned char c)
 	return neg ? !ok : ok;
 }
 
-static int match(const char *p, size_t pl, const char *s, size_t sl,
-		 int depth)
+static int match(const char *p, size_t pl, const char *s, size_t sl, int depth)
 {
 	while (pl) {
 		if (*p == '*') {

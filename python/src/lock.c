@@ -20,9 +20,8 @@
 #define SLICE_MS 100
 
 typedef struct {
-	PyObject_HEAD
-	pk_store *store;
-	PyObject *name;	    /* str */
+	PyObject_HEAD pk_store *store;
+	PyObject *name; /* str */
 	int64_t lease_ms;
 	int64_t timeout_ms; /* for `with`; -1: forever */
 	uint64_t gen;	    /* grants made through this Lock */
@@ -32,8 +31,7 @@ typedef struct {
 } pk_lock;
 
 typedef struct {
-	PyObject_HEAD
-	pk_lock *lock;
+	PyObject_HEAD pk_lock *lock;
 	uint64_t gen;
 	uint64_t token;
 	int status; /* enum shmkv_lock_grant */
@@ -76,10 +74,8 @@ int pk_wait_sliced(pk_store *s, int (*try_wait)(void *ctx, int64_t ms),
 		}
 		int rc;
 		pk_store_enter_wait(s);
-		Py_BEGIN_ALLOW_THREADS
-		rc = try_wait(ctx, slice);
-		Py_END_ALLOW_THREADS
-		pk_store_leave_wait(s);
+		Py_BEGIN_ALLOW_THREADS rc = try_wait(ctx, slice);
+		Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 		if (rc != -ETIMEDOUT)
 			return rc;
 		if (deadline >= 0 && mono_ms() >= deadline)
@@ -121,7 +117,9 @@ struct acq_ctx {
 static int acq_wait(void *ctx, int64_t ms)
 {
 	pk_lock *l = ((struct acq_ctx *)ctx)->l;
-	return shmkv_lock_timed_acquire(&l->lk, l->lease_ms, ms);
+	int rc = shmkv_lock_timed_acquire(&l->lk, l->lease_ms, ms);
+	/* a zero wait is one attempt, which may say EBUSY */
+	return rc == -EBUSY ? -ETIMEDOUT : rc;
 }
 
 static PyObject *new_grant(pk_lock *l, int status)
@@ -332,8 +330,9 @@ PyObject *pk_store_lock(PyObject *self, PyObject *args, PyObject *kw)
 	if (rc == -ENAMETOOLONG) {
 		Py_ssize_t n = 0;
 		(void)PyUnicode_AsUTF8AndSize(name, &n);
-		pk_raisef(rc, "lock key 'lock.%U' is %zu bytes, this store's "
-			      "key_max is %u (and a lock name at most %u)",
+		pk_raisef(rc,
+			  "lock key 'lock.%U' is %zu bytes, this store's "
+			  "key_max is %u (and a lock name at most %u)",
 			  name, SHMKV_LOCK_PREFIX_LEN + (size_t)n, s->key_max,
 			  SHMKV_LOCK_NAME_MAX);
 	} else if (rc < 0) {
@@ -373,8 +372,8 @@ static PyObject *grant_extend(PyObject *self, PyObject *args, PyObject *kw)
 	if (!l || lock_enter(l) < 0)
 		return NULL;
 	int rc = shmkv_lock_extend(&l->lk,
-				   replace ? SHMKV_LOCK_EXTEND_REPLACE :
-					     SHMKV_LOCK_EXTEND_ADD,
+				   replace ? SHMKV_LOCK_EXTEND_REPLACE
+					   : SHMKV_LOCK_EXTEND_ADD,
 				   ms);
 	l->busy = 0;
 	if (rc < 0)
@@ -436,8 +435,7 @@ static PyObject *grant_repr(PyObject *self)
 	static const char *const how[] = { "", " owner_died",
 					   " lease_expired" };
 	return PyUnicode_FromFormat("<shmkv.Grant of %R token %llu%s>",
-				    g->lock->name,
-				    (unsigned long long)g->token,
+				    g->lock->name, (unsigned long long)g->token,
 				    how[g->status % 3]);
 }
 

@@ -63,9 +63,10 @@ PyMODINIT_FUNC PyInit__shmkv(void)
 	    add_type(m, &pk_grant_type, "Grant") < 0 ||
 	    add_type(m, &pk_pattern_type, "PatternLock") < 0 ||
 	    add_type(m, &pk_scan_type, "ScanIterator") < 0 ||
-	    PyModule_AddStringConstant(m, "__version__",
-				       SHMKV_VERSION_STRING) < 0 ||
-	    PyModule_AddIntConstant(m, "LOCK_NAME_MAX", SHMKV_LOCK_NAME_MAX) < 0 ||
+	    PyModule_AddStringConstant(m, "__version__", SHMKV_VERSION_STRING) <
+		    0 ||
+	    PyModule_AddIntConstant(m, "LOCK_NAME_MAX", SHMKV_LOCK_NAME_MAX) <
+		    0 ||
 	    PyModule_AddIntConstant(m, "NAME_MAX", SHMKV_NAME_MAX) < 0) {
 		Py_DECREF(m);
 		return NULL;

@@ -13,8 +13,7 @@
 #include <errno.h>
 
 typedef struct {
-	PyObject_HEAD
-	pk_store *store;
+	PyObject_HEAD pk_store *store;
 	PyObject *name;
 	int64_t timeout_ms; /* validity of a grant */
 	int64_t wait_ms;    /* for `with`; -1: forever */
@@ -42,8 +41,7 @@ static PyObject *pat_fail(pk_pattern *p, int rc, const char *what)
 	if (rc == INT32_MIN)
 		return NULL;
 	if (rc == -ETIMEDOUT && what[0] == 'r')
-		return pk_raise_lock(-EPERM, what,
-				     PyUnicode_AsUTF8(p->name));
+		return pk_raise_lock(-EPERM, what, PyUnicode_AsUTF8(p->name));
 	if (rc == -ENAMETOOLONG || rc == -ESTALE || rc == -EROFS ||
 	    rc == -EINVAL)
 		return pk_raisef(rc, "%s pattern lock '%U': %s", what, p->name,

@@ -69,11 +69,10 @@ extern PyObject *pk_ResponseError;
 /* ---- store.c ---- */
 
 typedef struct {
-	PyObject_HEAD
-	shmkv_t *kv;	   /* NULL once closed */
-	PyObject *name;	   /* str, as the library was given it */
+	PyObject_HEAD shmkv_t *kv; /* NULL once closed */
+	PyObject *name;		   /* str, as the library was given it */
 	int readonly;
-	uint32_t key_max;  /* fixed at creation: cached for messages */
+	uint32_t key_max; /* fixed at creation: cached for messages */
 	uint32_t value_max;
 	/* Threads in a wait with the GIL released (lock acquires): close()
 	 * with some pending leaves the unmapping to the last one out, so a
@@ -123,8 +122,7 @@ extern PyTypeObject pk_lock_type;
 extern PyTypeObject pk_grant_type;
 extern PyTypeObject pk_pattern_type;
 PyObject *pk_store_lock(PyObject *self, PyObject *args, PyObject *kw);
-PyObject *pk_store_pattern_lock(PyObject *self, PyObject *args,
-				PyObject *kw);
+PyObject *pk_store_pattern_lock(PyObject *self, PyObject *args, PyObject *kw);
 /* Converts a timeout in seconds (None: forever) to ms for the C calls. */
 int pk_timeout_ms(PyObject *o, int64_t *ms);
 /* Waits in slices that release the GIL and check signals in between:

@@ -15,8 +15,7 @@
 #define SCAN_BATCH 1024u
 
 typedef struct {
-	PyObject_HEAD
-	pk_store *store;
+	PyObject_HEAD pk_store *store;
 	PyObject *match; /* bytes, or NULL */
 	PyObject *batch; /* list of keys of the last call */
 	Py_ssize_t next; /* index into batch */
@@ -145,8 +144,8 @@ static PyObject *st_scan_iter(PyObject *self, PyObject *args, PyObject *kw)
 	PyObject *match = Py_None, *count = Py_None, *m = NULL;
 	uint32_t n = SCAN_BATCH;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:scan_iter", kws,
-					 &match, &count))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:scan_iter", kws, &match,
+					 &count))
 		return NULL;
 	if (count != Py_None) {
 		unsigned long c = PyLong_AsUnsignedLong(count);

@@ -35,17 +35,20 @@ PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
 			const struct pk_arg *val)
 {
 	if (rc == -ENAMETOOLONG && key)
-		return pk_raisef(rc, "key is %zu bytes, this store's key_max "
-				     "is %u",
+		return pk_raisef(rc,
+				 "key is %zu bytes, this store's key_max "
+				 "is %u",
 				 key->n, s->key_max);
 	if (rc == -E2BIG && val)
-		return pk_raisef(rc, "value is %zu bytes, this store's "
-				     "value_max is %u",
+		return pk_raisef(rc,
+				 "value is %zu bytes, this store's "
+				 "value_max is %u",
 				 val->n, s->value_max);
 	if (rc == -ESTALE)
-		return pk_raisef(rc, "store %U was removed since this handle "
-				     "opened it: close it and open the name "
-				     "afresh",
+		return pk_raisef(rc,
+				 "store %U was removed since this handle "
+				 "opened it: close it and open the name "
+				 "afresh",
 				 s->name);
 	return pk_raise(rc, NULL);
 }
@@ -55,8 +58,9 @@ PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
 static PyObject *lib_name(PyObject *name)
 {
 	if (!PyUnicode_Check(name)) {
-		PyErr_Format(PyExc_TypeError, "a store name is a str, not "
-					      "'%.100s'",
+		PyErr_Format(PyExc_TypeError,
+			     "a store name is a str, not "
+			     "'%.100s'",
 			     Py_TYPE(name)->tp_name);
 		return NULL;
 	}
@@ -138,11 +142,12 @@ static PyObject *parse_create(PyObject *args, PyObject *kw,
 		if (nums[i].o == Py_None)
 			continue;
 		unsigned long long v = PyLong_AsUnsignedLongLong(nums[i].o);
-		if (PyErr_Occurred() ||
-		    (nums[i].u32 && v > UINT32_MAX) || v == 0) {
+		if (PyErr_Occurred() || (nums[i].u32 && v > UINT32_MAX) ||
+		    v == 0) {
 			PyErr_Clear();
-			return pk_raisef(-EINVAL, "%s must be a positive "
-						  "integer%s",
+			return pk_raisef(-EINVAL,
+					 "%s must be a positive "
+					 "integer%s",
 					 nums[i].what,
 					 nums[i].u32 ? " below 2^32" : "");
 		}
@@ -152,8 +157,9 @@ static PyObject *parse_create(PyObject *args, PyObject *kw,
 			*nums[i].u64 = v;
 	}
 	if (policy != Py_None) {
-		const char *p = PyUnicode_Check(policy) ?
-					PyUnicode_AsUTF8(policy) : NULL;
+		const char *p = PyUnicode_Check(policy)
+					? PyUnicode_AsUTF8(policy)
+					: NULL;
 		int ep = p ? shmkv_evict_policy_parse(p) : -EINVAL;
 		if (ep < 0)
 			return pk_raisef(-EINVAL, "evict_policy: not a policy "
@@ -167,20 +173,24 @@ static PyObject *parse_create(PyObject *args, PyObject *kw,
 	return lib_name(name);
 }
 
-typedef int (*make_fn)(const char *, const struct shmkv_config *,
-		       shmkv_t **);
+typedef int (*make_fn)(const char *, const struct shmkv_config *, shmkv_t **);
 
-static PyObject *make(PyObject *cls, PyObject *args, PyObject *kw,
-		      make_fn fn, const char *verb)
+static PyObject *make(PyObject *cls, PyObject *args, PyObject *kw, make_fn fn,
+		      const char *verb)
 {
 	struct shmkv_config cfg;
 	PyObject *name = parse_create(args, kw, &cfg);
 	if (!name)
 		return NULL;
 	shmkv_t *kv = NULL;
-	int rc = fn(PyUnicode_AsUTF8(name), &cfg, &kv);
-	PyObject *r = rc < 0 ? open_fail(rc, name, verb) :
-			       wrap((PyTypeObject *)cls, kv, name, 0);
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	/* Creating may wait (a remover's flock) and fault in much memory
+	 * (populate, huge pages): other threads run meanwhile. */
+	Py_BEGIN_ALLOW_THREADS rc = fn(lib, &cfg, &kv);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, verb)
+						  : wrap((PyTypeObject *)cls,
+							 kv, name, 0);
 	Py_DECREF(name);
 	return r;
 }
@@ -211,9 +221,12 @@ static PyObject *store_open(PyObject *cls, PyObject *args, PyObject *kw)
 	unsigned flags = (ro ? SHMKV_OPEN_READONLY : 0) |
 			 (populate ? SHMKV_OPEN_POPULATE : 0);
 	shmkv_t *kv = NULL;
-	int rc = shmkv_open(PyUnicode_AsUTF8(name), flags, &kv);
-	PyObject *r = rc < 0 ? open_fail(rc, name, "open") :
-			       wrap((PyTypeObject *)cls, kv, name, ro);
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_open(lib, flags, &kv);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, "open")
+						  : wrap((PyTypeObject *)cls,
+							 kv, name, ro);
 	Py_DECREF(name);
 	return r;
 }
@@ -224,8 +237,13 @@ static PyObject *do_remove(PyObject *given)
 	PyObject *name = lib_name(given);
 	if (!name)
 		return NULL;
-	int rc = shmkv_unlink(PyUnicode_AsUTF8(name));
-	PyObject *r = rc < 0 ? open_fail(rc, name, "remove") : Py_None;
+	const char *lib = PyUnicode_AsUTF8(name);
+	int rc;
+	Py_BEGIN_ALLOW_THREADS /* removers take turns: a flock wait */
+		rc = shmkv_unlink(lib);
+	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name,
+							      "remove")
+						  : Py_None;
 	Py_XINCREF(r);
 	Py_DECREF(name);
 	return r;
@@ -297,10 +315,9 @@ static void store_dealloc(PyObject *self)
 static PyObject *store_repr(PyObject *self)
 {
 	pk_store *s = (pk_store *)self;
-	return PyUnicode_FromFormat("<shmkv.Store %R%s%s>", s->name,
-				    s->readonly ? " readonly" : "",
-				    s->kv && !s->close_pending ? "" :
-								 " closed");
+	return PyUnicode_FromFormat(
+		"<shmkv.Store %R%s%s>", s->name, s->readonly ? " readonly" : "",
+		s->kv && !s->close_pending ? "" : " closed");
 }
 
 static PyObject *get_closed(PyObject *self, void *unused)
@@ -339,20 +356,21 @@ static PyGetSetDef store_getset[] = {
 	{ "closed", get_closed, NULL, "True once close() was called.", NULL },
 	{ "name", get_name, NULL, "The store's name, with its leading '/'.",
 	  NULL },
-	{ "readonly", get_readonly, NULL, "Opened with readonly=True.",
+	{ "readonly", get_readonly, NULL, "Opened with readonly=True.", NULL },
+	{ "key_max", get_key_max, NULL,
+	  "Longest key in bytes (fixed at "
+	  "creation).",
 	  NULL },
-	{ "key_max", get_key_max, NULL, "Longest key in bytes (fixed at "
-					"creation).",
-	  NULL },
-	{ "value_max", get_value_max, NULL, "Longest value in bytes (fixed "
-					    "at creation).",
+	{ "value_max", get_value_max, NULL,
+	  "Longest value in bytes (fixed "
+	  "at creation).",
 	  NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-#define CREATE_SIG                                                           \
-	"(name, *, slots=None, key_max=None, value_max=None, memory=None, "  \
-	"max_memory=None, mode=0o600, huge_pages=False, probe_limit=None, " \
+#define CREATE_SIG                                                             \
+	"(name, *, slots=None, key_max=None, value_max=None, memory=None, "    \
+	"max_memory=None, mode=0o600, huge_pages=False, probe_limit=None, "    \
 	"evict_policy=None, populate=False)\n--\n\n"
 
 static PyMethodDef store_life_methods[] = {

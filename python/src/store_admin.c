@@ -9,27 +9,32 @@
 #include <errno.h>
 #include <string.h>
 
-#define STORE_KV_OR(self, kv, fail)        \
-	pk_store *s = (pk_store *)(self);  \
-	shmkv_t *kv = pk_store_kv(s);      \
-	if (!kv)                           \
-		return fail
+#define STORE_KV_OR(self, kv, fail)                                            \
+	pk_store *s = (pk_store *)(self);                                      \
+	shmkv_t *kv = pk_store_kv(s);                                          \
+	if (!kv)                                                               \
+	return fail
 #define STORE_KV(self, kv) STORE_KV_OR(self, kv, NULL)
 
 /* Adds name=value to @d for each u64 field; -1 on failure. */
-#define PUT(d, name, v)                                                    \
-	do {                                                               \
-		PyObject *o_ = PyLong_FromUnsignedLongLong((uint64_t)(v)); \
-		if (!o_ || PyDict_SetItemString(d, name, o_) < 0) {        \
-			Py_XDECREF(o_);                                    \
-			goto fail;                                         \
-		}                                                          \
-		Py_DECREF(o_);                                             \
+#define PUT(d, name, v)                                                        \
+	do {                                                                   \
+		PyObject *o_ = PyLong_FromUnsignedLongLong((uint64_t)(v));     \
+		if (!o_ || PyDict_SetItemString(d, name, o_) < 0) {            \
+			Py_XDECREF(o_);                                        \
+			goto fail;                                             \
+		}                                                              \
+		Py_DECREF(o_);                                                 \
 	} while (0)
 
 static int stats(pk_store *s, shmkv_t *kv, struct shmkv_stats *st)
 {
-	int rc = shmkv_stats(kv, st);
+	int rc;
+	/* A pass over every slot: other threads run meanwhile, and the
+	 * bracket keeps the handle mapped if one of them closes it. */
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_stats(kv, st);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		pk_store_fail(s, rc, NULL, NULL);
 	return rc;
@@ -147,9 +152,9 @@ static PyObject *st_config(PyObject *self, PyObject *unused)
 	PUT(d, "max_memory", c.max_memory);
 	PUT(d, "mode", c.mode);
 	if (PyDict_SetItemString(d, "huge_pages",
-				 (c.flags & SHMKV_CONFIG_HUGE_PAGES) ?
-					 Py_True :
-					 Py_False) < 0)
+				 (c.flags & SHMKV_CONFIG_HUGE_PAGES)
+					 ? Py_True
+					 : Py_False) < 0)
 		goto fail;
 	const char *pol = shmkv_evict_policy_name((int)c.evict_policy);
 	PyObject *po = PyUnicode_FromString(pol ? pol : "unknown");
@@ -177,8 +182,8 @@ static void check_cb(const char *problem, void *arg)
 	struct check_ctx *c = arg;
 	static const char left[] = "leftover: ";
 
-	if (c->failed || (!c->leftovers &&
-			  strncmp(problem, left, sizeof left - 1) == 0))
+	if (c->failed ||
+	    (!c->leftovers && strncmp(problem, left, sizeof left - 1) == 0))
 		return;
 	PyObject *o = PyUnicode_DecodeUTF8(problem, (Py_ssize_t)strlen(problem),
 					   "replace");
@@ -218,7 +223,10 @@ static PyObject *st_recover(PyObject *self, PyObject *unused)
 	(void)unused;
 
 	memset(&r, 0, sizeof r);
-	int rc = shmkv_recover(kv, &r);
+	int rc;
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_recover(kv, &r);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	if (!(d = PyDict_New()))
@@ -256,7 +264,10 @@ static PyObject *st_maintain(PyObject *self, PyObject *unused)
 {
 	STORE_KV(self, kv);
 	(void)unused;
-	int rc = shmkv_maintain(kv);
+	int rc;
+	pk_store_enter_wait(s);
+	Py_BEGIN_ALLOW_THREADS rc = shmkv_maintain(kv);
+	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	Py_RETURN_NONE;
@@ -389,8 +400,8 @@ static PyObject *st_execute_command(PyObject *self, PyObject *args)
 	}
 	int rc = shmkv_exec(kv, (int)n, argv, lens, &rep);
 	if (rep.type == SHMKV_REPLY_ERROR) {
-		PyObject *msg = PyUnicode_DecodeUTF8(rep.str, (Py_ssize_t)rep.len,
-						     "replace");
+		PyObject *msg = PyUnicode_DecodeUTF8(
+			rep.str, (Py_ssize_t)rep.len, "replace");
 		if (msg && rc < 0)
 			pk_raisef(rc, "%U", msg);
 		else if (msg) {
@@ -415,7 +426,7 @@ out:
 	return r;
 }
 
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#define KW    (METH_VARARGS | METH_KEYWORDS)
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
 PyMethodDef pk_store_admin_methods[] = {

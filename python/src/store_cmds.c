@@ -71,11 +71,11 @@ static int do_get(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
 }
 
 /* The store and its open handle, or return @fail (an exception set). */
-#define STORE_KV_OR(self, kv, fail)        \
-	pk_store *s = (pk_store *)(self);  \
-	shmkv_t *kv = pk_store_kv(s);      \
-	if (!kv)                           \
-		return fail
+#define STORE_KV_OR(self, kv, fail)                                            \
+	pk_store *s = (pk_store *)(self);                                      \
+	shmkv_t *kv = pk_store_kv(s);                                          \
+	if (!kv)                                                               \
+	return fail
 #define STORE_KV(self, kv) STORE_KV_OR(self, kv, NULL)
 
 static PyObject *st_get(PyObject *self, PyObject *key)
@@ -107,7 +107,9 @@ static int do_set(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
 			 (c->flags & SHMKV_SET_GET) ? out : NULL);
 }
 
-/* The expiry keywords of SET and GETEX: at most one; Redis's errors. */
+/* The expiry keywords of SET and GETEX: at most one; Redis's errors.
+ * Return 0, -1 (an exception set), or -2 (the time is not positive: the
+ * exception "invalid expire time" set). */
 static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 		       int persist_or_keep, const char *cmd, unsigned *flags,
 		       int64_t *t)
@@ -127,10 +129,11 @@ static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 		if (pk_time_arg(opts[i], scale[i], i >= 2, t) < 0)
 			return -1;
 		if (*t <= 0) {
-			pk_raisef(-EINVAL, "invalid expire time in '%s' "
-					   "command",
+			pk_raisef(-EINVAL,
+				  "invalid expire time in '%s' "
+				  "command",
 				  cmd);
-			return -1;
+			return -2;
 		}
 		*flags |= bits[i];
 	}
@@ -139,9 +142,8 @@ static int expiry_opts(PyObject *const opts[4], const unsigned bits[4],
 
 static PyObject *st_set(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kws[] = { "name", "value", "ex",	   "px",  "nx",
-			       "xx",   "keepttl", "get", "exat", "pxat",
-			       NULL };
+	static char *kws[] = { "name",	  "value", "ex",   "px",   "nx", "xx",
+			       "keepttl", "get",   "exat", "pxat", NULL };
 	static const unsigned bits[4] = { SHMKV_SET_EX, SHMKV_SET_PX,
 					  SHMKV_SET_EXAT, SHMKV_SET_PXAT };
 	STORE_KV(self, kv);
@@ -153,8 +155,8 @@ static PyObject *st_set(PyObject *self, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|OOppppOO:set", kws,
 					 pk_arg_conv, &k, pk_arg_conv, &v,
-					 &o[0], &o[1], &nx, &xx, &keepttl,
-					 &get, &o[2], &o[3]))
+					 &o[0], &o[1], &nx, &xx, &keepttl, &get,
+					 &o[2], &o[3]))
 		return NULL;
 	if (nx && xx) {
 		pk_raise(-EINVAL, "syntax error: nx and xx exclude each "
@@ -183,12 +185,12 @@ static PyObject *st_setnx(PyObject *self, PyObject *args)
 	STORE_KV(self, kv);
 	struct pk_arg k, v;
 
-	if (!PyArg_ParseTuple(args, "O&O&:setnx", pk_arg_conv, &k,
-			      pk_arg_conv, &v))
+	if (!PyArg_ParseTuple(args, "O&O&:setnx", pk_arg_conv, &k, pk_arg_conv,
+			      &v))
 		return NULL;
 	int rc = shmkv_setnx(kv, k.p, k.n, v.p, v.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	pk_arg_release(&v);
 	return r;
@@ -207,8 +209,8 @@ static PyObject *st_getset(PyObject *self, PyObject *args)
 	struct pk_arg k, v;
 	PyObject *old;
 
-	if (!PyArg_ParseTuple(args, "O&O&:getset", pk_arg_conv, &k,
-			      pk_arg_conv, &v))
+	if (!PyArg_ParseTuple(args, "O&O&:getset", pk_arg_conv, &k, pk_arg_conv,
+			      &v))
 		return NULL;
 	int rc = pk_read_value(kv, do_getset, &k, &v, NULL, &old);
 	PyObject *r = value_reply(s, rc, old, &k, &v);
@@ -246,8 +248,8 @@ struct getex_ctx {
 	int64_t t;
 };
 
-static int do_getex(shmkv_t *kv, const struct pk_arg *k,
-		    const struct pk_arg *v, void *ctx, struct shmkv_value *out)
+static int do_getex(shmkv_t *kv, const struct pk_arg *k, const struct pk_arg *v,
+		    void *ctx, struct shmkv_value *out)
 {
 	const struct getex_ctx *c = ctx;
 	(void)v;
@@ -256,11 +258,10 @@ static int do_getex(shmkv_t *kv, const struct pk_arg *k,
 
 static PyObject *st_getex(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kws[] = { "name", "ex",	"px", "exat",
+	static char *kws[] = { "name", "ex",	  "px", "exat",
 			       "pxat", "persist", NULL };
 	static const unsigned modes[4] = { SHMKV_GETEX_EX, SHMKV_GETEX_PX,
-					   SHMKV_GETEX_EXAT,
-					   SHMKV_GETEX_PXAT };
+					   SHMKV_GETEX_EXAT, SHMKV_GETEX_PXAT };
 	STORE_KV(self, kv);
 	struct pk_arg k;
 	PyObject *o[4] = { NULL, NULL, NULL, NULL }, *r = NULL, *val;
@@ -268,12 +269,21 @@ static PyObject *st_getex(PyObject *self, PyObject *args, PyObject *kw)
 	unsigned mode = 0;
 	struct getex_ctx c = { SHMKV_GETEX_KEEP, 0 };
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$OOOOp:getex", kws,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOp:getex", kws,
 					 pk_arg_conv, &k, &o[0], &o[1], &o[2],
 					 &o[3], &persist))
 		return NULL;
-	if (expiry_opts(o, modes, persist, "getex", &mode, &c.t) < 0)
+	int bad = expiry_opts(o, modes, persist, "getex", &mode, &c.t);
+	if (bad < 0) {
+		/* Redis looks the key up before it checks the time: a missing
+		 * key is nil even with a bad time (shmkv_getex's doc), only
+		 * an existing one gets the error. */
+		if (bad == -2 && shmkv_exists(kv, k.p, k.n) == 0) {
+			PyErr_Clear();
+			r = Py_NewRef(Py_None);
+		}
 		goto out;
+	}
 	c.mode = persist ? SHMKV_GETEX_PERSIST : (enum shmkv_getex_mode)mode;
 	int rc = pk_read_value(kv, do_getex, &k, NULL, &c, &val);
 	r = value_reply(s, rc, val, &k, NULL);
@@ -325,8 +335,8 @@ static PyObject *st_delifeq(PyObject *self, PyObject *args)
 			      pk_arg_conv, &v))
 		return NULL;
 	int rc = shmkv_delifeq(kv, k.p, k.n, v.p, v.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	pk_arg_release(&v);
 	return r;
@@ -351,7 +361,8 @@ static PyObject *expire_cmd(PyObject *self, PyObject *args, PyObject *kw,
 		goto out;
 	unsigned flags = (nx ? SHMKV_EXPIRE_NX : 0) |
 			 (xx ? SHMKV_EXPIRE_XX : 0) |
-			 (gt ? SHMKV_EXPIRE_GT : 0) | (lt ? SHMKV_EXPIRE_LT : 0);
+			 (gt ? SHMKV_EXPIRE_GT : 0) |
+			 (lt ? SHMKV_EXPIRE_LT : 0);
 	int rc = shmkv_expire(kv, k.p, k.n, unit, flags, t);
 	if (rc == -EINVAL && flags && (nx + xx + gt + lt > 1))
 		r = pk_raise(rc, "NX and XX, GT or LT options at the same "
@@ -359,8 +370,8 @@ static PyObject *expire_cmd(PyObject *self, PyObject *args, PyObject *kw,
 	else if (rc == -EINVAL)
 		r = pk_raise(rc, "invalid expire time");
 	else
-		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			     PyBool_FromLong(rc);
+		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			   : PyBool_FromLong(rc);
 out:
 	pk_arg_release(&k);
 	return r;
@@ -368,26 +379,25 @@ out:
 
 static PyObject *st_expire(PyObject *self, PyObject *args, PyObject *kw)
 {
-	return expire_cmd(self, args, kw, SHMKV_EXPIRE_SEC,
-			  "O&O|$pppp:expire");
+	return expire_cmd(self, args, kw, SHMKV_EXPIRE_SEC, "O&O|pppp:expire");
 }
 
 static PyObject *st_pexpire(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_MSEC,
-			  "O&O|$pppp:pexpire");
+			  "O&O|pppp:pexpire");
 }
 
 static PyObject *st_expireat(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_AT_SEC,
-			  "O&O|$pppp:expireat");
+			  "O&O|pppp:expireat");
 }
 
 static PyObject *st_pexpireat(PyObject *self, PyObject *args, PyObject *kw)
 {
 	return expire_cmd(self, args, kw, SHMKV_EXPIRE_AT_MSEC,
-			  "O&O|$pppp:pexpireat");
+			  "O&O|pppp:pexpireat");
 }
 
 static PyObject *ttl_cmd(PyObject *self, PyObject *key,
@@ -402,8 +412,8 @@ static PyObject *ttl_cmd(PyObject *self, PyObject *key,
 		return NULL;
 	}
 	int rc = fn(kv, k.p, k.n, &t);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			       PyLong_FromLongLong(t);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			     : PyLong_FromLongLong(t);
 	pk_arg_release(&k);
 	return r;
 }
@@ -428,8 +438,8 @@ static PyObject *st_persist(PyObject *self, PyObject *key)
 		return NULL;
 	}
 	int rc = shmkv_persist(kv, k.p, k.n);
-	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			       PyBool_FromLong(rc);
+	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
 	return r;
 }
@@ -458,8 +468,8 @@ static PyObject *incr_cmd(PyObject *self, PyObject *args, PyObject *kw,
 	else if (rc == -EOVERFLOW)
 		r = pk_raise(rc, "increment or decrement would overflow");
 	else
-		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL) :
-			     PyLong_FromLongLong(result);
+		r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
+			   : PyLong_FromLongLong(result);
 	pk_arg_release(&k);
 	return r;
 }
@@ -575,7 +585,7 @@ PySequenceMethods pk_store_as_sequence = {
 	.sq_contains = sq_has,
 };
 
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#define KW    (METH_VARARGS | METH_KEYWORDS)
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
 PyMethodDef pk_store_cmd_methods[] = {
@@ -598,7 +608,7 @@ PyMethodDef pk_store_cmd_methods[] = {
 	  "getdel($self, name, /)\n--\n\nGETDEL: delete, return the value "
 	  "or None." },
 	{ "getex", FN(st_getex), KW,
-	  "getex($self, name, *, ex=None, px=None, exat=None, pxat=None, "
+	  "getex($self, name, ex=None, px=None, exat=None, pxat=None, "
 	  "persist=False)\n--\n\nGETEX: GET, changing the TTL in the same "
 	  "atomic step." },
 	{ "delete", st_delete, METH_VARARGS,
@@ -611,17 +621,17 @@ PyMethodDef pk_store_cmd_methods[] = {
 	  "delifeq($self, name, value, /)\n--\n\nDELIFEQ: delete the key "
 	  "only if it holds exactly value; True if deleted." },
 	{ "expire", FN(st_expire), KW,
-	  "expire($self, name, time, *, nx=False, xx=False, gt=False, "
+	  "expire($self, name, time, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nEXPIRE in seconds (int or timedelta): True if "
 	  "set." },
 	{ "pexpire", FN(st_pexpire), KW,
-	  "pexpire($self, name, time, *, nx=False, xx=False, gt=False, "
+	  "pexpire($self, name, time, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nPEXPIRE in milliseconds: True if set." },
 	{ "expireat", FN(st_expireat), KW,
-	  "expireat($self, name, when, *, nx=False, xx=False, gt=False, "
+	  "expireat($self, name, when, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nEXPIREAT: Unix time in seconds or a datetime." },
 	{ "pexpireat", FN(st_pexpireat), KW,
-	  "pexpireat($self, name, when, *, nx=False, xx=False, gt=False, "
+	  "pexpireat($self, name, when, nx=False, xx=False, gt=False, "
 	  "lt=False)\n--\n\nPEXPIREAT: Unix time in milliseconds or a "
 	  "datetime." },
 	{ "ttl", st_ttl, METH_O,
