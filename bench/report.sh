@@ -763,8 +763,12 @@ EOF
 # and in brackets its median over redis-py's over TCP (above 1: faster).
 python_table() {
 	awk -F, -v procs="$1" '
-	function k(v) {
-		return sprintf(v >= 100000 ? "%.0f" : v >= 100 ? "%.1f" : "%.2f", v / 1000)
+	# Thousands, grouped by commas above 9,999: 28,448 and 41.7.
+	function k(v,   s) {
+		s = sprintf(v >= 100000 ? "%.0f" : v >= 100 ? "%.1f" : "%.2f", v / 1000)
+		while (s ~ /^[0-9][0-9][0-9][0-9]/)
+			sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+		return s
 	}
 	NR > 1 && $3 == procs {
 		v[$1, $2] = $4; lo[$1, $2] = $5; hi[$1, $2] = $6; has[$1] = 1
