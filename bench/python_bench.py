@@ -333,8 +333,12 @@ def machine_header(args):
     print(f"# kernel: {platform.system()} {platform.release()} "
           f"{platform.machine()}")
     print(f"# date: {date}, load average {load}")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    mod = os.path.abspath(shmkv.__file__)
+    if mod.startswith(root + os.sep):
+        mod = os.path.relpath(mod, root)
     print(f"# python: {platform.python_version()} ({sys.executable}); "
-          f"shmkv module {shmkv.__file__}")
+          f"shmkv module {mod}")
     print(f"# redis-py: {redis.__version__ if redis else 'not installed'}; "
           f"{rv}")
     print(f"# multiprocessing start method: "
