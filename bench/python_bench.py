@@ -36,7 +36,11 @@ fails, which is not a cycle).
 
 Prints a table (a header in the form of the C programs': bench/run.sh and
 bench/report.sh read "# date:"), and writes the CSV:
-  impl,op,procs,ops_per_s,min,max,runs,seconds
+  impl,op,procs,ops_per_s,min,max,runs,seconds,cpu_ops_per_s
+where cpu_ops_per_s is the median of ops per second of the timing thread's
+CPU time (in a team: each member's, averaged): beside ops_per_s it shows
+how much of the wall time the process had a core (for redis and the
+Manager, whose work is mostly in their server, it is not a throughput).
 """
 import argparse
 import multiprocessing
@@ -273,9 +277,11 @@ class Env:
 
 
 def timed(run, seconds):
-    """Runs @run in batches for about @seconds; returns (ops, elapsed)."""
+    """Runs @run in batches for about @seconds; returns (ops per second,
+    ops per second of this thread's CPU time)."""
     clock = time.perf_counter
     ops = 0
+    c0 = time.thread_time()
     t0 = clock()
     end = t0 + seconds
     while True:
@@ -283,15 +289,15 @@ def timed(run, seconds):
         ops += BATCH
         t = clock()
         if t >= end:
-            return ops, t - t0
+            cpu = time.thread_time() - c0
+            return ops / (t - t0), ops / cpu if cpu > 0 else 0.0
 
 
 def team_member(env, impl, op, seconds, go, out):
     handle, cases = env.cases(impl)
     cases[op](BATCH)  # warm: connect, load scripts
     go.wait()
-    ops, el = timed(cases[op], seconds)
-    out.put(ops / el)
+    out.put(timed(cases[op], seconds))
     if handle is not None:
         handle.close()
 
@@ -312,7 +318,9 @@ def team(env, impl, op, seconds, procs):
         if m.exitcode != 0:
             raise RuntimeError(f"team member {impl} {op} exited "
                                f"{m.exitcode}")
-    return sum(rates)
+    # The team's ops/s; each member's per CPU-second, averaged.
+    return (sum(w for w, _ in rates),
+            sum(c for _, c in rates) / len(rates))
 
 
 def machine_header(args):
@@ -372,7 +380,7 @@ def main():
         for i in impls:  # warm: connect, load Lua, first touch
             for op in OPS:
                 local[i][1][op](BATCH)
-        rates = {}
+        rates, cpu = {}, {}
         for r in range(args.runs):
             for procs in args.procs:
                 for op in (OPS if procs == 1 else TEAM_OPS):
@@ -380,11 +388,11 @@ def main():
                         if procs > 1 and i == "dict":
                             continue  # shared with nobody: no team
                         if procs == 1:
-                            n, el = timed(local[i][1][op], args.seconds)
-                            v = n / el
+                            v, c = timed(local[i][1][op], args.seconds)
                         else:
-                            v = team(env, i, op, args.seconds, procs)
+                            v, c = team(env, i, op, args.seconds, procs)
                         rates.setdefault((i, op, procs), []).append(v)
+                        cpu.setdefault((i, op, procs), []).append(c)
             if sys.stderr.isatty():
                 print(f"\r# round {r + 1}/{args.runs} done",
                       end="\n" if r + 1 == args.runs else "",
@@ -398,7 +406,8 @@ def main():
     rows = []
     for (i, op, procs), v in rates.items():
         rows.append((i, op, procs, statistics.median(v), min(v), max(v),
-                     len(v)))
+                     len(v), args.seconds,
+                     statistics.median(cpu[(i, op, procs)])))
     print()
     for procs in args.procs:
         print(f"ops/s, {procs} process{'es' if procs > 1 else ''} "
@@ -426,10 +435,10 @@ def main():
         print()
     if args.csv:
         with open(args.csv + ".tmp", "w") as f:
-            f.write("impl,op,procs,ops_per_s,min,max,runs,seconds\n")
+            f.write("impl,op,procs,ops_per_s,min,max,runs,seconds,"
+                    "cpu_ops_per_s\n")
             for row in rows:
-                f.write("%s,%s,%d,%.1f,%.1f,%.1f,%d,%g\n"
-                        % (row + (args.seconds,)))
+                f.write("%s,%s,%d,%.1f,%.1f,%.1f,%d,%g,%.1f\n" % row)
         os.replace(args.csv + ".tmp", args.csv)
     return 0
 

@@ -770,6 +770,8 @@ python_table() {
 			sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
 		return s
 	}
+	# $9, CPU time (older CSVs: none): each member per CPU-second.
+	NR > 1 && $1 == "shmkv" && NF >= 9 { cpu[$3, $2] = $9 }
 	NR > 1 && $3 == procs {
 		v[$1, $2] = $4; lo[$1, $2] = $5; hi[$1, $2] = $6; has[$1] = 1
 		seen[$2] = 1
@@ -788,6 +790,10 @@ python_table() {
 				line = line " | " title[j]
 				sep = sep " | ---:"
 			}
+		if (procs > 1 && (procs, "GET") in cpu) {
+			line = line " | shmkv, each per CPU-second (1 process)"
+			sep = sep " | ---:"
+		}
 		print line " |"
 		print sep " |"
 		for (i = 1; i <= 5; i++) {
@@ -808,6 +814,8 @@ python_table() {
 					cell = cell sprintf(x / b >= 10 ? " (%.0fx)" : " (%.2fx)", x / b)
 				line = line " | " cell
 			}
+			if (procs > 1 && (procs, "GET") in cpu)
+				line = line " | " k(cpu[procs, o]) " (" k(cpu[1, o]) ")"
 			print line " |"
 		}
 	}' "$dir/python.csv"
@@ -839,7 +847,13 @@ redis-py's throughput it is. $(measured python)
 $(python_table 1)
 
 Teams of processes (forked; each its own handle or connection, started
-together on one key and one lock): the sum of their ops/s.
+together on one key and one lock): the sum of their ops/s. The last column
+divides each shmkv member's operations by its CPU time instead (in
+brackets: one process alone, the same way): where a team's figure falls
+short of twice one process's, a member that kept its rate per CPU-second
+was waiting for a core held by another job, and one whose rate fell was
+slowed by the other member (on one hot key, its cache line moves between
+the cores at each write).
 
 $(python_table 2)
 
