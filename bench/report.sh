@@ -842,7 +842,10 @@ lease_ms=5000)\` (the safe lock), redis-py's \`Lock\` (SET NX PX and a Lua
 compare-and-delete), the Manager's \`Lock()\`. Medians of interleaved
 rounds (shmkv's min-max in square brackets); in round brackets each
 median divided by redis-py's over TCP in the same run: how many times
-redis-py's throughput it is. $(measured python)
+redis-py's throughput it is. A loopback round trip on this VM takes two
+to three times longer when the machine is idle than when it is busy, so
+redis-py's figures, and the ratios against them, move that much from run
+to run; shmkv's and the dict's do not. $(measured python)
 
 $(python_table 1)
 
