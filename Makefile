@@ -64,9 +64,10 @@ deps:
 # The builds without "Nothing to be done" when all is up to date.
 build-everything: everything
 	@:
-# Benchmarks need only the library and themselves, so a test that does
-# not compile cannot stop a benchmark run.
-build-bench: lib bench-build
+# Benchmarks need only the library and themselves (and the Python
+# module, for bench/python_bench.py), so a test that does not compile
+# cannot stop a benchmark run.
+build-bench: lib bench-build python
 	@:
 
 test: deps

@@ -5,8 +5,8 @@
 #   sh bench/report.sh DIR > bench/README.md
 #
 # DIR holds core.csv, table.csv, scale.csv, lock.csv, misses.csv,
-# memory.csv, grow.csv, tablegrow.csv, evict.csv, instr.csv (a missing one drops its
-# part), the programs' logs (*.txt: the machine is read from their
+# memory.csv, grow.csv, tablegrow.csv, evict.csv, instr.csv, python.csv (a
+# missing one drops its part), the programs' logs (*.txt: the machine is read from their
 # headers) and run.txt (load averages). Links point at bench/results/,
 # relative to the repository root, where the section is meant to live.
 set -eu
@@ -743,7 +743,9 @@ runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
 \`bench_lock\`, \`bench_misses\`, \`bench_memory\`, \`bench_grow\`,
-\`bench_tablegrow\`, \`bench_evict\`). The instruction
+\`bench_tablegrow\`, \`bench_evict\`), and the Python figures alone:
+\`make python\`, then \`PYTHONPATH=build/python /usr/bin/python3
+bench/python_bench.py --help\`. The instruction
 counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
 which needs valgrind) rewrites \`$links/instr.csv\` and
 \`$links/instr.txt\`, names the commit it measured, and regenerates this
@@ -751,6 +753,115 @@ section. \`make bench-check\` is a test, not timed: 20 growths of a store
 from 2^10 to 2^17 slots under two writers (\`bench_tablegrow --check 20\`),
 every key read back and \`shmkv_check\` run after each; it fails on any
 failed command.
+EOF
+}
+
+# --- Python (bench/python_bench.py) ------------------------------------
+# A section of its own, so that edits elsewhere in this file merge apart.
+
+# python.csv for @1 processes: thousands of ops/s of each implementation,
+# and in brackets its median over redis-py's over TCP (above 1: faster).
+python_table() {
+	awk -F, -v procs="$1" '
+	# Thousands, grouped by commas above 9,999: 28,448 and 41.7.
+	function k(v,   s) {
+		s = sprintf(v >= 100000 ? "%.0f" : v >= 100 ? "%.1f" : "%.2f", v / 1000)
+		while (s ~ /^[0-9][0-9][0-9][0-9]/)
+			sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+		return s
+	}
+	# $9, CPU time (older CSVs: none): each member per CPU-second.
+	NR > 1 && $1 == "shmkv" && NF >= 9 { cpu[$3, $2] = $9 }
+	NR > 1 && $3 == procs {
+		v[$1, $2] = $4; lo[$1, $2] = $5; hi[$1, $2] = $6; has[$1] = 1
+		seen[$2] = 1
+	}
+	END {
+		split("shmkv redis_tcp redis_unix manager dict", imp, " ")
+		split("shmkv module|redis-py, TCP|redis-py, unix socket|" \
+		      "Manager().dict()|dict (floor)", title, "|")
+		split("GET SET INCR lock SETNX+DEL", order, " ")
+		split("GET|SET|INCR (Manager: get+set under its Lock)|" \
+		      "lock cycle|SETNX+DEL (Manager: setdefault+pop)", oname, "|")
+		line = "| k ops/s, " (procs > 1 ? procs " processes" : "1 process")
+		sep = "| ---"
+		for (j = 1; j <= 5; j++)
+			if (has[imp[j]]) {
+				line = line " | " title[j]
+				sep = sep " | ---:"
+			}
+		if (procs > 1 && (procs, "GET") in cpu) {
+			line = line " | shmkv, each per CPU-second (1 process)"
+			sep = sep " | ---:"
+		}
+		print line " |"
+		print sep " |"
+		for (i = 1; i <= 5; i++) {
+			o = order[i]
+			if (!(o in seen))
+				continue
+			line = "| " oname[i]
+			for (j = 1; j <= 5; j++) {
+				if (!has[imp[j]])
+					continue
+				x = v[imp[j], o]
+				b = v["redis_tcp", o]
+				cell = x == "" ? "-" : k(x)
+				if (x != "" && imp[j] == "shmkv")
+					cell = sprintf("**%s** [%s-%s]", cell,
+						       k(lo[imp[j], o]), k(hi[imp[j], o]))
+				if (x != "" && b > 0)
+					cell = cell sprintf(x / b >= 10 ? " (%.0fx)" : " (%.2fx)", x / b)
+				line = line " | " cell
+			}
+			if (procs > 1 && (procs, "GET") in cpu)
+				line = line " | " k(cpu[procs, o]) " (" k(cpu[1, o]) ")"
+			print line " |"
+		}
+	}' "$dir/python.csv"
+}
+
+python_part() {
+	[ -s "$dir/python.csv" ] || return 0
+	cat <<EOF
+### Python
+
+Thousands of operations per second from Python
+(\`bench/python_bench.py\`: $(sed -n 's/^# python: \([^ ]*\) .*/Python \1/p' "$dir/python.txt" | head -n 1),
+$(sed -n 's/^# redis-py: \([^;]*\); Redis server v=\([^ ]*\).*/redis-py \1, redis-server \2/p' "$dir/python.txt" | head -n 1)):
+a loop of calls on one hot key with 16-byte values (the interpreter's loop
+is part of each figure, as in a user's program), for the \`shmkv\` module,
+redis-py talking to a redis-server the bench starts (over loopback TCP and
+over its unix socket), and \`multiprocessing.Manager()\`'s \`dict()\` and
+\`Lock()\`, what a Python program would otherwise share between processes;
+*dict (floor)* is a plain \`dict\` and a \`threading.Lock\` in the bench's
+own process, shared with nobody: what the interpreter's loop and call cost
+at least.
+A lock cycle is an acquire and a release: \`with st.lock(name,
+lease_ms=5000)\` (the safe lock), redis-py's \`Lock\` (SET NX PX and a Lua
+compare-and-delete), the Manager's \`Lock()\`. Medians of interleaved
+rounds (shmkv's min-max in square brackets); in round brackets each
+median divided by redis-py's over TCP in the same run: how many times
+redis-py's throughput it is. A loopback round trip on this VM takes two
+to three times longer when the machine is idle than when it is busy, so
+redis-py's figures, and the ratios against them, move that much from run
+to run; shmkv's and the dict's do not. $(measured python)
+
+$(python_table 1)
+
+Teams of processes (forked; each its own handle or connection, started
+together on one key and one lock): the sum of their ops/s. The last column
+divides each shmkv member's operations by its CPU time instead (in
+brackets: one process alone, the same way): where a team's figure falls
+short of twice one process's, a member that kept its rate per CPU-second
+was waiting for a core held by another job, and one whose rate fell was
+slowed by the other member (on one hot key, its cache line moves between
+the cores at each write).
+
+$(python_table 2)
+
+From [\`python.csv\`]($links/python.csv) and [\`python.txt\`]($links/python.txt).
+
 EOF
 }
 
@@ -793,4 +904,5 @@ memory_part
 grow_part
 tablegrow_part
 evict_part
+python_part
 footer

@@ -15,9 +15,13 @@
 #                           lines are added to run.txt: the record of the
 #                           last full run stays at its head); default:
 #                           core table scale lock misses memory grow
-#                           tablegrow evict instr
+#                           tablegrow evict instr python
 #                           ("instr" is bench/instr.sh: instructions per
-#                           call counted by callgrind; not under SANITIZE)
+#                           call counted by callgrind; "python" is
+#                           bench/python_bench.py, run by
+#                           $PYTHON, default /usr/bin/python3, with the
+#                           module `make python` built in $BUILD/python;
+#                           neither under SANITIZE)
 #
 # bench_misses gets --private-shm 1 when run as root: it mounts a tmpfs
 # with huge=advise on /dev/shm in a mount namespace of its own, so that a
@@ -54,7 +58,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict instr}
+benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict instr python}
 
 mkdir -p "$outdir"
 started=$(date +%s)
@@ -85,6 +89,36 @@ for name in $benches; do
 		fi
 		echo "(instr: $(($(date +%s) - t0)) s;" \
 			"csv: ${outdir#"$root"/}/instr.csv)" | tee -a "$outdir/run.txt"
+		echo
+		continue
+	fi
+	if [ "$name" = python ]; then
+		if [ -n "${SANITIZE:-}" ]; then
+			# An interpreter cannot load a sanitized module
+			# without the runtime preloaded.
+			echo "== python: skipped under SANITIZE=$SANITIZE"
+			continue
+		fi
+		# Python's figures come from the interpreter, not a C program:
+		# same flags, same log and CSV beside the others.
+		py=${PYTHON:-/usr/bin/python3}
+		echo "== bench/python_bench.py${flags:+ $flags}"
+		t0=$(date +%s)
+		# shellcheck disable=SC2086 # $flags: options without blanks inside
+		{
+			rc=0
+			PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH} \
+				"$py" "$root/bench/python_bench.py" $flags \
+				--csv "$outdir/python.csv" || rc=$?
+			echo $rc >"$outdir/.rc"
+		} | tee "$outdir/python.txt"
+		if [ "$(cat "$outdir/.rc")" != 0 ]; then
+			echo "bench/run.sh: bench/python_bench.py failed" >&2
+			status=1
+			continue
+		fi
+		echo "(python: $(($(date +%s) - t0)) s;" \
+			"csv: ${outdir#"$root"/}/python.csv)" | tee -a "$outdir/run.txt"
 		echo
 		continue
 	fi

@@ -83,6 +83,16 @@ for prog in "$BUILD"/bench/*; do
 	"$prog" --quick >/dev/null
 	echo "${prog##*/}: ran"
 done
+# The Python bench too (its own redis-server and Manager), with the module
+# `make python` builds; an interpreter cannot load it sanitized.
+if [ -z "${SANITIZE:-}" ]; then
+	make -s -j2 --no-print-directory python
+	PYTHONPATH="$BUILD/python" "${PYTHON:-/usr/bin/python3}" \
+		bench/python_bench.py --quick >/dev/null
+	echo "python_bench.py: ran"
+else
+	echo "python_bench.py: SKIPPED under SANITIZE=$SANITIZE"
+fi
 
 # Fuzzing (tests/fuzz/): its own clang ASan+UBSan build in build-fuzz/;
 # replays every committed seed and crash reproducer, then fuzzes each
