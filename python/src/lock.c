@@ -74,8 +74,10 @@ int pk_wait_sliced(pk_store *s, int (*try_wait)(void *ctx, int64_t ms),
 		}
 		int rc;
 		pk_store_enter_wait(s);
-		Py_BEGIN_ALLOW_THREADS rc = try_wait(ctx, slice);
-		Py_END_ALLOW_THREADS pk_store_leave_wait(s);
+		Py_BEGIN_ALLOW_THREADS
+			rc = try_wait(ctx, slice);
+		Py_END_ALLOW_THREADS
+		pk_store_leave_wait(s);
 		if (rc != -ETIMEDOUT)
 			return rc;
 		if (deadline >= 0 && mono_ms() >= deadline)

@@ -187,10 +187,11 @@ static PyObject *make(PyObject *cls, PyObject *args, PyObject *kw, make_fn fn,
 	int rc;
 	/* Creating may wait (a remover's flock) and fault in much memory
 	 * (populate, huge pages): other threads run meanwhile. */
-	Py_BEGIN_ALLOW_THREADS rc = fn(lib, &cfg, &kv);
-	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, verb)
-						  : wrap((PyTypeObject *)cls,
-							 kv, name, 0);
+	Py_BEGIN_ALLOW_THREADS
+		rc = fn(lib, &cfg, &kv);
+	Py_END_ALLOW_THREADS
+	PyObject *r = rc < 0 ? open_fail(rc, name, verb)
+			     : wrap((PyTypeObject *)cls, kv, name, 0);
 	Py_DECREF(name);
 	return r;
 }
@@ -223,10 +224,11 @@ static PyObject *store_open(PyObject *cls, PyObject *args, PyObject *kw)
 	shmkv_t *kv = NULL;
 	const char *lib = PyUnicode_AsUTF8(name);
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = shmkv_open(lib, flags, &kv);
-	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name, "open")
-						  : wrap((PyTypeObject *)cls,
-							 kv, name, ro);
+	Py_BEGIN_ALLOW_THREADS
+		rc = shmkv_open(lib, flags, &kv);
+	Py_END_ALLOW_THREADS
+	PyObject *r = rc < 0 ? open_fail(rc, name, "open")
+			     : wrap((PyTypeObject *)cls, kv, name, ro);
 	Py_DECREF(name);
 	return r;
 }
@@ -241,9 +243,8 @@ static PyObject *do_remove(PyObject *given)
 	int rc;
 	Py_BEGIN_ALLOW_THREADS /* removers take turns: a flock wait */
 		rc = shmkv_unlink(lib);
-	Py_END_ALLOW_THREADS PyObject *r = rc < 0 ? open_fail(rc, name,
-							      "remove")
-						  : Py_None;
+	Py_END_ALLOW_THREADS
+	PyObject *r = rc < 0 ? open_fail(rc, name, "remove") : Py_None;
 	Py_XINCREF(r);
 	Py_DECREF(name);
 	return r;

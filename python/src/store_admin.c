@@ -33,8 +33,10 @@ static int stats(pk_store *s, shmkv_t *kv, struct shmkv_stats *st)
 	/* A pass over every slot: other threads run meanwhile, and the
 	 * bracket keeps the handle mapped if one of them closes it. */
 	pk_store_enter_wait(s);
-	Py_BEGIN_ALLOW_THREADS rc = shmkv_stats(kv, st);
-	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
+	Py_BEGIN_ALLOW_THREADS
+		rc = shmkv_stats(kv, st);
+	Py_END_ALLOW_THREADS
+	pk_store_leave_wait(s);
 	if (rc < 0)
 		pk_store_fail(s, rc, NULL, NULL);
 	return rc;
@@ -225,8 +227,10 @@ static PyObject *st_recover(PyObject *self, PyObject *unused)
 	memset(&r, 0, sizeof r);
 	int rc;
 	pk_store_enter_wait(s);
-	Py_BEGIN_ALLOW_THREADS rc = shmkv_recover(kv, &r);
-	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
+	Py_BEGIN_ALLOW_THREADS
+		rc = shmkv_recover(kv, &r);
+	Py_END_ALLOW_THREADS
+	pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	if (!(d = PyDict_New()))
@@ -266,8 +270,10 @@ static PyObject *st_maintain(PyObject *self, PyObject *unused)
 	(void)unused;
 	int rc;
 	pk_store_enter_wait(s);
-	Py_BEGIN_ALLOW_THREADS rc = shmkv_maintain(kv);
-	Py_END_ALLOW_THREADS pk_store_leave_wait(s);
+	Py_BEGIN_ALLOW_THREADS
+		rc = shmkv_maintain(kv);
+	Py_END_ALLOW_THREADS
+	pk_store_leave_wait(s);
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	Py_RETURN_NONE;
