@@ -227,10 +227,17 @@ static int take_record(struct dump_parser *p, struct ctl_args *a,
 {
 	if (parse_pttl(a->argv[2], &r->pttl) != 0)
 		return fail(p, 0, "PTTL must be -1 or a number >= 0");
-	if (a->len[0] > p->cfg.key_max || a->len[1] > p->cfg.value_max)
-		return fail(p, 0,
-			    "key or value longer than the header's "
-			    "key_max or value_max");
+	if (a->len[0] > p->cfg.key_max || a->len[1] > p->cfg.value_max) {
+		bool key = a->len[0] > p->cfg.key_max;
+
+		/* The length and the limit, as shmkv_exec says them. */
+		snprintf(p->error_text, sizeof(p->error_text),
+			 "%s is %zu bytes, the header's %s is %" PRIu32,
+			 key ? "key" : "value", a->len[key ? 0 : 1],
+			 key ? "key_max" : "value_max",
+			 key ? p->cfg.key_max : p->cfg.value_max);
+		return fail(p, 0, p->error_text);
+	}
 	r->key = a->argv[0], r->klen = a->len[0];
 	r->val = a->argv[1], r->vlen = a->len[1];
 	a->argv[0] = a->argv[1] = NULL; /* now the record's */

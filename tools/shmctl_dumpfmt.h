@@ -66,6 +66,7 @@ struct dump_parser {
 	/* After an error: what, where (line, and byte offset in the file). */
 	const char *error;
 	size_t error_line, error_offset;
+	char error_text[96]; /* where an error that names numbers is written */
 };
 
 void dump_parse_init(struct dump_parser *p, const char *buf, size_t len);

@@ -100,14 +100,19 @@ static int check_fits(const struct restore *r, shmkv_t *kv, const char *name)
 
 	shmkv_get_config(kv, &cfg);
 	for (size_t i = 0; i < r->d.n; i++) {
-		if (r->d.e[i].rec.klen <= cfg.key_max &&
-		    r->d.e[i].rec.vlen <= cfg.value_max)
+		const struct dump_record *e = &r->d.e[i].rec;
+		bool key = e->klen > cfg.key_max;
+
+		if (!key && e->vlen <= cfg.value_max)
 			continue;
+		/* The length and the limit, as shmkv_exec says them. */
 		ctl_err(NULL,
-			"%s:%zu: key or value longer than %s allows "
-			"(key_max %" PRIu32 ", value_max %" PRIu32 ")",
-			r->file, r->d.e[i].line, name, cfg.key_max,
-			cfg.value_max);
+			"%s:%zu: %s is %zu bytes, %s's %s is %" PRIu32
+			": nothing restored",
+			r->file, r->d.e[i].line, key ? "key" : "value",
+			key ? e->klen : e->vlen, name,
+			key ? "key_max" : "value_max",
+			key ? cfg.key_max : cfg.value_max);
 		return CTL_INPUT;
 	}
 	return CTL_OK;

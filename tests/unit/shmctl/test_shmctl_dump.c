@@ -232,7 +232,7 @@ Test(shmctl_dump, restore_refuses_a_malformed_file_by_line_and_changes_nothing)
 			 "0123456789012345678901234567890123456789"
 			 "0123456789012345678901234567890123456789\" \"b\" -1\n"
 			 "END 1\n",
-		  ":2: key or value longer" },
+		  ":2: key is 80 bytes, " },
 	};
 	struct tu_snap *snap = tu_snap_take(tu_kv);
 	char path[64], fresh[TU_NAME_CAP], want[128];
@@ -266,8 +266,20 @@ Test(shmctl_dump,
 			     "-1\nEND 2\n",
 		      "restore", tu_name, "-");
 	assert_code(r, 6);
-	assert_has(r.err, "(stdin):3: key or value longer than ");
+	assert_has(r.err, "(stdin):3: key is 17 bytes, ");
+	assert_has(r.err, "'s key_max is 8: nothing restored");
 	tu_assert_missing_str(tu_kv, "short");
+	/* A value past the header's value_max (64) is named the same way. */
+	r = RUN_STDIN(HEADER "\"short\" \"v\" -1\n\"k\" \""
+			     "0123456789012345678901234567890123456789"
+			     "0123456789012345678901234567890123456789\" -1\n"
+			     "END 2\n",
+		      "restore", tu_name, "-");
+	assert_code(r, 6);
+	assert_has(r.err,
+		   "(stdin):3: value is 80 bytes, the header's value_max is 64");
+	tu_assert_missing_str(tu_kv, "short");
+	tu_assert_missing_str(tu_kv, "k");
 }
 
 /*
