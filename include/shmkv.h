@@ -818,7 +818,16 @@ struct shmkv_stats {
 				       the table being moved (0: none) */
 	uint64_t growing_moved;	  /**< of those, how many the sweep has
 				       passed (all are moved at the end) */
-	uint64_t reserved[7];	  /**< room for later counts; zeroed */
+	uint64_t slots_max;	  /**< the most slots the table may reach by
+				       doubling (it doubles at 7/8 full):
+				       each doubling needs the new table
+				       beside the old within max_memory,
+				       counting the value pages allocated
+				       now, and within the reservation.
+				       Equal to slots: the table cannot
+				       grow, and a full one refuses new
+				       keys (or evicts, per the policy) */
+	uint64_t reserved[6];	  /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */

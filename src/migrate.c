@@ -606,6 +606,26 @@ int shmkv_maintain(shmkv_t *kv)
 	return err ? err : finish_growth(kv, &tabs);
 }
 
+/* The most slots the table that commands write in (epoch @e, @slots) may
+ * reach by doubling, by grow_start's rule with the value pages allocated
+ * now. */
+static uint64_t slots_reachable(const struct shmkv *kv, uint64_t e,
+				uint64_t slots)
+{
+	/* Relaxed: a setting, read as grow_start reads it. */
+	uint64_t max = shmkv__load_relaxed(&header(kv)->max_memory);
+	uint64_t used = shmkv__footprint(&kv->geo, shmkv__pages_ready(kv));
+
+	while (e + 1 <= kv->geo.epoch_max &&
+	       used + shmkv__tables_extra(&kv->geo,
+					  SHMKV_LIFE_OF_GEN(2 * e + 1)) <=
+		       max) {
+		e++;
+		slots *= 2;
+	}
+	return slots;
+}
+
 void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)
 {
 	const struct shmkv_header_shm *h = header(kv);
@@ -613,8 +633,12 @@ void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)
 	/* Relaxed: counts, read as they are now. */
 	uint64_t life = shmkv__load_relaxed(&h->life);
 	uint64_t f = shmkv__load_relaxed(&h->grow_front);
+	uint64_t gen = SHMKV_LIFE_GEN(life);
 
-	st->growths = SHMKV_LIFE_GEN(life) / 2;
+	/* The table commands write in: T(e), or T(e+1) while one grows. */
+	st->slots_max = slots_reachable(kv, (gen + 1) / 2, st->slots);
+
+	st->growths = gen / 2;
 	if ((shmkv__tables(kv, &tabs) == SHMKV__GROWING)) {
 		st->growing_from = tabs.old->mask + 1ull;
 		st->growing_moved =

@@ -188,6 +188,7 @@ static void json_counts(struct ctl_json *j, const struct ctl_info *in)
 	cj_num(j, "load_factor", ctl_info_load(st));
 	cj_u64(j, "initial", in->cfg.slots);
 	cj_u64(j, "growths", st->growths);
+	cj_u64(j, "max", st->slots_max);
 	json_growth(j, st);
 	cj_end(j, '}');
 }
@@ -283,9 +284,12 @@ const struct ctl_cmd ctl_cmd_info = {
 		"size class when the class first needs room.\n"
 		"Eviction: the maxmemory-policy and the keys it evicted\n"
 		"since the store was created.\n"
-		"Warnings: table over 75% full (live keys and pending slots),\n"
-		"a size class over 90% used with no free page left, corrupt\n"
-		"or pending slots, a probe run at the probe limit. The store\n"
+		"The table line says how far the table may still double\n"
+		"(at 7/8 full) within max_memory.\n"
+		"Warnings: table over 75% full (live keys and pending slots)\n"
+		"with no doubling left, a size class over 90% used with no\n"
+		"free page left, corrupt or pending slots, a probe run at the\n"
+		"probe limit. The store\n"
 		"keeps no operation counters (they would be a shared\n"
 		"contention point), so none are shown.\n\n"
 		"Options:\n"

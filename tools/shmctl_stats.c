@@ -82,11 +82,16 @@ void ctl_info_table_line(const struct ctl_info *in, char *buf, size_t cap)
 {
 	const struct shmkv_stats *st = &in->st;
 
+	char more[48] = ", may not double within max_memory";
+
+	if (st->slots_max > st->slots)
+		snprintf(more, sizeof(more), ", may double to %" PRIu64,
+			 st->slots_max);
 	snprintf(buf, cap,
 		 "%" PRIu64 " slots (%" PRIu32 " at creation, doubled %" PRIu64
-		 " time%s)",
+		 " time%s%s)",
 		 st->slots, in->cfg.slots, st->growths,
-		 st->growths == 1 ? "" : "s");
+		 st->growths == 1 ? "" : "s", more);
 }
 
 bool ctl_info_growth_line(const struct shmkv_stats *st, char *buf, size_t cap)
@@ -187,10 +192,13 @@ int ctl_info_warnings(const struct ctl_info *in, char (*w)[CTL_WARN_LEN],
 	const struct shmkv_stats *st = &in->st;
 	int n = 0;
 
-	if (n < max && ctl_info_load(st) > WARN_TABLE_LOAD)
+	/* A table that may still double does so at 7/8 full: a load past
+	 * 75% is news only where it may not. */
+	if (n < max && ctl_info_load(st) > WARN_TABLE_LOAD &&
+	    st->slots_max <= st->slots)
 		snprintf(w[n++], CTL_WARN_LEN,
-			 "table %.0f%% full (over 75%%): %s (maxmemory-policy "
-			 "%s)",
+			 "table %.0f%% full (over 75%%) and may not double "
+			 "within max_memory: %s (maxmemory-policy %s)",
 			 100 * ctl_info_load(st), full_table_fate(st),
 			 ctl_policy_name(st->evict_policy));
 	/* A class grows into free pages, except the ones kept for classes

@@ -115,6 +115,7 @@ static PyObject *st_info(PyObject *self, PyObject *unused)
 	PUT(d, "growths", st.growths);
 	PUT(d, "growing_from", st.growing_from);
 	PUT(d, "growing_moved", st.growing_moved);
+	PUT(d, "slots_max", st.slots_max);
 	const char *pol = shmkv_evict_policy_name((int)st.evict_policy);
 	PyObject *po = PyUnicode_FromString(pol ? pol : "unknown");
 	if (!po || PyDict_SetItemString(d, "evict_policy", po) < 0) {

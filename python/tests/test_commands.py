@@ -327,6 +327,9 @@ def test_info_config_check_recover_sweep_maintain(store):
     assert info["live_keys"] == 2
     assert info["volatile_keys"] == 1
     assert info["slots"] == 1024
+    # A table may only double: slots_max is slots times a power of two.
+    assert info["slots_max"] >= 1024
+    assert info["slots_max"] & (info["slots_max"] - 1) == 0
     assert info["evict_policy"] == "noeviction"
     assert info["memory_bytes"] > 0
     assert isinstance(info["classes"], list) and info["classes"]

@@ -532,7 +532,8 @@ Test(shmctl_info, shows_geometry_keys_tombstones_and_classes)
 	assert_code(r, 0);
 	assert_has(
 		r.out,
-		"table     1024 slots (1024 at creation, doubled 0 times)\n");
+		"table     1024 slots (1024 at creation, doubled 0 times, may "
+		"not double within max_memory)\n");
 	assert_has(r.out,
 		   "geometry  key_max 64, value_max 1024, probe_limit 1024");
 	assert_has(r.out, "3 live, 1 with a TTL");
@@ -568,22 +569,45 @@ Test(shmctl_info, json_follows_the_documented_schema)
 	assert_has(r.out, "\"warnings\":[]}\n");
 }
 
-Test(shmctl_info, warns_about_a_table_over_75_percent_full)
+/* A table that may double (at 7/8 full) is not a warning at 81%: info
+ * says how far it may grow. One whose limit leaves no room to double is. */
+Test(shmctl_info, warns_about_a_table_over_75_percent_full_that_cannot_grow)
 {
 	struct shmkv_config cfg = tu_config(16, 16, 100, 0);
 	struct run r;
 	char k[8];
 
+	/* Room for the table to double a few times beside its pages. */
+	cfg.max_memory = tu_initial_footprint(&cfg) + (64 << 10);
 	ctl_recreate(&cfg);
 	for (unsigned i = 0; i < 13; i++)
 		ctl_set_kv(k, tu_fmt(k, sizeof(k), "k", i), LIT("v"), 0);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
-	assert_has(r.out, "table 81% full (over 75%): new keys may fail with "
-			  "'table full' (maxmemory-policy noeviction)");
+	assert_has(r.out, "16 slots (16 at creation, doubled 0 times, may "
+			  "double to ");
+	assert_lacks(r.out, "full (over 75%)");
+	r = RUN("info", tu_name, "--json");
+	assert_has(r.out, "\"growths\":0,\"max\":");
+	assert_lacks(r.out, "\"max\":16,");
+
+	cfg.max_memory = 0; /* tu_create's: the initial footprint */
+	ctl_recreate(&cfg);
+	for (unsigned i = 0; i < 13; i++)
+		ctl_set_kv(k, tu_fmt(k, sizeof(k), "k", i), LIT("v"), 0);
+	r = RUN("info", tu_name);
+	assert_code(r, 0);
+	assert_has(r.out, "16 slots (16 at creation, doubled 0 times, may not "
+			  "double within max_memory)");
+	assert_has(r.out, "table 81% full (over 75%) and may not double "
+			  "within max_memory: new keys may fail with 'table "
+			  "full' (maxmemory-policy noeviction)");
+	r = RUN("info", tu_name, "--json");
+	assert_has(r.out, "\"growths\":0,\"max\":16,");
 	tu_assert_ok(shmkv_set_evict_policy(tu_kv, SHMKV_EVICT_ALLKEYS_LFU));
 	r = RUN("info", tu_name);
-	assert_has(r.out, "table 81% full (over 75%): new keys evict others "
+	assert_has(r.out, "table 81% full (over 75%) and may not double "
+			  "within max_memory: new keys evict others "
 			  "(maxmemory-policy allkeys-lfu)");
 }
 

@@ -173,13 +173,13 @@ Test(shmctl_grow, info_shows_a_growth_under_way_and_its_end)
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
 	assert_has(r.out, "  table     1024 slots (1024 at creation, doubled 0 "
-			  "times)\n");
+			  "times, may double to 262144)\n");
 	assert_lacks(r.out, "growing");
 	start_growth(SLOTS);
 	r = RUN("info", tu_name);
 	assert_code(r, 0);
 	assert_has(r.out, "  table     2048 slots (1024 at creation, doubled 0 "
-			  "times)\n"
+			  "times, may double to 262144)\n"
 			  "  growing   from 1024 to 2048 slots: 0 of 1024 old "
 			  "slots moved (0.0%); writes move the rest, shmctl "
 			  "maintain finishes it\n");
@@ -191,15 +191,17 @@ Test(shmctl_grow, info_shows_a_growth_under_way_and_its_end)
 	assert_has(r.out, "\"slots\":{\"total\":2048,");
 	assert_has(r.out,
 		   "\"load_factor\":0.1465,\"initial\":1024,"
-		   "\"growths\":0,\"growing\":{\"from\":1024,\"to\":2048,"
+		   "\"growths\":0,\"max\":262144,\"growing\":{\"from\":1024,"
+		   "\"to\":2048,"
 		   "\"moved\":0,\"progress\":0.0000}},");
 	assert_code(RUN("maintain", tu_name), 0);
 	r = RUN("info", tu_name);
 	assert_has(r.out, "  table     2048 slots (1024 at creation, doubled 1 "
-			  "time)\n");
+			  "time, may double to 262144)\n");
 	assert_lacks(r.out, "growing");
 	r = RUN("info", "--json", tu_name);
-	assert_has(r.out, "\"initial\":1024,\"growths\":1,\"growing\":null},");
+	assert_has(r.out, "\"initial\":1024,\"growths\":1,\"max\":262144,"
+		   "\"growing\":null},");
 	assert_has(r.out, "\"config\":{\"slots\":1024,");
 }
 
@@ -241,20 +243,20 @@ Test(shmctl_grow, watch_shows_a_growth_live)
 	r = RUN("watch", tu_name, "--interval", "0.1", "--count", "1");
 	assert_code(r, 0);
 	assert_has(r.out, "table    1024 slots (1024 at creation, doubled 0 "
-			  "times)\n");
+			  "times, may double to 262144)\n");
 	assert_lacks(r.out, "growing");
 	start_growth(SLOTS);
 	r = RUN("watch", tu_name, "--interval", "0.1", "--count", "2");
 	assert_code(r, 0);
 	assert_has(r.out, "table    2048 slots (1024 at creation, doubled 0 "
-			  "times)\n"
+			  "times, may double to 262144)\n"
 			  "growing  from 1024 to 2048 slots: 0 of 1024 old "
 			  "slots moved (0.0%), +0.0/s\n");
 	cr_assert_eq(stats().growing_moved, 0, "watch moved keys");
 	assert_code(RUN("maintain", tu_name), 0);
 	r = RUN("watch", tu_name, "--interval", "0.1", "--count", "1");
 	assert_has(r.out, "table    2048 slots (1024 at creation, doubled 1 "
-			  "time)\n");
+			  "time, may double to 262144)\n");
 	assert_lacks(r.out, "growing");
 }
 

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1190,6 +1191,8 @@ static void assert_full_table(shmkv_t *kv, const char *name)
 	cr_assert_eq(tu_shm_allocated(name), alloc);
 	cr_assert_eq(stats_of(kv).growths, 0);
 	cr_assert_eq(stats_of(kv).growing_from, 0);
+	/* What stats says of it: no doubling left. */
+	cr_assert_eq(stats_of(kv).slots_max, stats_of(kv).slots);
 	/* Keys already there are still written as before. */
 	tu_assert_rc(lane_set(kv, "f", 0), 1);
 	tu_assert_rc(shmkv_check(kv, NULL, NULL), 0);
@@ -1220,7 +1223,39 @@ Test(migrate, a_max_memory_lowered_below_the_next_table_stops_growth)
 	assert_full_table(tu_kv, tu_name);
 	/* Room again: the next insert grows the table. */
 	tu_assert_ok(shmkv_set_max_memory(tu_kv, 64u << 20));
+	cr_assert_gt(stats_of(tu_kv).slots_max, stats_of(tu_kv).slots);
 	tu_assert_rc(lane_set(tu_kv, "g", 0), 1);
 	cr_assert(stats_of(tu_kv).growths == 1 || growing_now(tu_kv),
 		  "no growth with room for it");
+}
+
+/* shmkv_stats' slots_max is the size the table reaches: integers (no
+ * value pages) fill it, doubling, until an insert finds no room, and
+ * then it has exactly slots_max slots. */
+Test(migrate, the_table_grows_to_the_slots_stats_says_and_no_further)
+{
+	struct shmkv_config cfg = small_config(1024);
+	struct shmkv_stats st;
+	unsigned i;
+	int rc = 1;
+
+	cfg.max_memory = 64u << 20;
+	tu_kv = tu_create_growing(&cfg, tu_name);
+	st = stats_of(tu_kv);
+	/* Room for two doublings, not three (in T(0)'s sizes beyond
+	 * memory_bytes, which counts T(0)): T(0) to T(1) needs T(1) beside
+	 * T(0), 2 more; T(1) to T(2) needs T(1) and T(2), 5; T(2) to T(3)
+	 * 11. */
+	tu_assert_ok(shmkv_set_max_memory(
+		tu_kv, st.memory_bytes + 8ull * st.slots * tu_kv->geo.slot_size));
+	st = stats_of(tu_kv);
+	cr_assert_eq(st.slots_max, 4 * st.slots);
+	for (i = 0; rc == 1 && i < (1u << 22); i++)
+		rc = lane_set(tu_kv, "f", i);
+	cr_assert_eq(rc, -ENOSPC, "SET f%u: %s", i - 1, tu_rcname(rc));
+	tu_assert_ok(shmkv_maintain(tu_kv));
+	cr_assert_eq(stats_of(tu_kv).slots, st.slots_max,
+		     "the table has %" PRIu64 " slots, stats said %" PRIu64,
+		     stats_of(tu_kv).slots, st.slots_max);
+	cr_assert_eq(stats_of(tu_kv).slots_max, st.slots_max);
 }
