@@ -201,6 +201,10 @@ static inline const struct shmkv_table *shmkv__table_now(const struct shmkv *kv)
  * corrupt).
  */
 #define SHMKV__GROWING 1
+/* What shmkv__life_error (and so shmkv__live and every path built on it)
+ * answers for a handle of another backend (backend.h, redis.h): the
+ * public calls that dispatch look for it on their error path only. */
+#define SHMKV__REMOTE (-EREMOTE)
 int shmkv__life_error(const struct shmkv *kv);
 
 /* The table commands write in now (T(e), or T(e + 1) while T(e)
