@@ -149,7 +149,29 @@ void shmkv__redis_link_close(struct shmkv_redis_link *l);
  * key, mod 16384: Redis Cluster's key slot. */
 unsigned shmkv__redis_key_slot(const void *key, size_t len);
 
+/*
+ * A "MOVED <slot> <host>:<port>" or "ASK <slot> <host>:<port>" error
+ * reply's parts. Return: 1 (MOVED), 2 (ASK), 0 (not a redirection), or
+ * -EPROTO (malformed).
+ */
+int shmkv__redis_redirect_parse(const char *err, size_t len, unsigned *slot,
+				struct shmkv_redis_addr *to);
+
 struct shmkv_redis_cluster; /* redis_cluster.c's: nodes, the slot map */
+struct shmkv_redis;
+
+/* The cluster half of redis_backend.c's calls (called with the handle's
+ * mutex held): open reads the slot map from the URI's seeds (the first
+ * that answers CLUSTER SLOTS) into r->cluster; close frees it. */
+int shmkv__redis_cluster_open(struct shmkv_redis *r);
+void shmkv__redis_cluster_close(struct shmkv_redis *r);
+int shmkv__redis_cluster_call(struct shmkv_redis *r, const void *key,
+			      size_t klen, int argc, const char **argv,
+			      const size_t *argvlen, redisReply **rep);
+int shmkv__redis_cluster_masters(struct shmkv_redis *r);
+int shmkv__redis_cluster_call_master(struct shmkv_redis *r, int i, int argc,
+				     const char **argv, const size_t *argvlen,
+				     redisReply **rep);
 
 /* ---- redis_backend.c ---- */
 
