@@ -84,7 +84,7 @@ int shmkv__redis_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
 	int m = (int)(cursor >> MASTER_SHIFT), err, stop;
 	struct shmkv__rc c = { 0 };
 	redisReply *rep;
-	uint64_t nc;
+	uint64_t nc = 0;
 
 	if (masters <= 0)
 		return masters < 0 ? masters : -EIO;
