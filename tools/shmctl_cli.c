@@ -72,8 +72,9 @@ bool ctl_is_uri(const char *name)
 	/* RFC 3986's scheme: a letter, then letters, digits, "+-.". */
 	if (n == 0 || !((name[0] | 0x20) >= 'a' && (name[0] | 0x20) <= 'z'))
 		return false;
-	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789+-.") == n;
+	return strspn(name,
+		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789+-.") == n;
 }
 
 const char *ctl_shown(const char *name, char *buf, size_t cap)

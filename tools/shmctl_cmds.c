@@ -73,9 +73,9 @@ const struct ctl_cmd *ctl_verb_find(const char *word)
  * argument that is a URI counts.
  */
 static const struct ctl_cmd *const shm_only[] = {
-	&ctl_cmd_create,  &ctl_cmd_destroy, &ctl_cmd_dump,  &ctl_cmd_restore,
-	&ctl_cmd_check,	  &ctl_cmd_recover, &ctl_cmd_sweep, &ctl_cmd_maintain,
-	&ctl_cmd_watch,	  &ctl_cmd_config,
+	&ctl_cmd_create, &ctl_cmd_destroy, &ctl_cmd_dump,  &ctl_cmd_restore,
+	&ctl_cmd_check,	 &ctl_cmd_recover, &ctl_cmd_sweep, &ctl_cmd_maintain,
+	&ctl_cmd_watch,	 &ctl_cmd_config,
 };
 
 static int refuse_on_uri(const struct ctl_cmd *cmd, int argc, char **argv)

@@ -28,8 +28,7 @@ struct master_info {
 };
 
 /* The value of "@field:" in INFO text @s (up to its line's end). */
-static void info_field(const char *s, const char *field, char *out,
-		       size_t cap)
+static void info_field(const char *s, const char *field, char *out, size_t cap)
 {
 	size_t flen = strlen(field);
 	const char *p = s;
@@ -62,8 +61,7 @@ static int master_take(struct shmkv_redis *r, int m, struct master_info *mi)
 		freeReplyObject(rep);
 		return err;
 	}
-	info_field(rep->str, "redis_version", mi->version,
-		   sizeof(mi->version));
+	info_field(rep->str, "redis_version", mi->version, sizeof(mi->version));
 	info_field(rep->str, "role", mi->role, sizeof(mi->role));
 	info_field(rep->str, "used_memory", num, sizeof(num));
 	mi->used_memory = strtoull(num, NULL, 10);

@@ -24,7 +24,8 @@ static int probe(const struct redis_server *s, void *arg)
 		r = redisCommand(c, "INFO server");
 	if (r != NULL && r->type == REDIS_REPLY_STRING &&
 	    (p = strstr(r->str, "process_id:")) != NULL)
-		ok = strtol(p + strlen("process_id:"), NULL, 10) == (long)s->pid;
+		ok = strtol(p + strlen("process_id:"), NULL, 10) ==
+		     (long)s->pid;
 	if (r != NULL)
 		freeReplyObject(r);
 	if (c != NULL)

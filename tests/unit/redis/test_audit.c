@@ -99,9 +99,8 @@ Test(redis_audit, stats_count_the_keys_and_nothing_else)
 	cr_assert_eq(st.slots, 0);
 	cr_assert_eq(st.pages, 0);
 	/* With a prefix: its keys only (by SCAN). */
-	cr_assert_eq(shmkv_open(rh_uri(&srv, "?prefix=p:", u, sizeof(u)), 0,
-			       &p),
-		     0);
+	cr_assert_eq(
+		shmkv_open(rh_uri(&srv, "?prefix=p:", u, sizeof(u)), 0, &p), 0);
 	fill(p, 7);
 	cr_assert_eq(shmkv_stats(p, &st), 0);
 	cr_assert_eq(st.live_keys, 7);
@@ -148,9 +147,9 @@ Test(redis_audit, scan_visits_each_key_of_the_prefix_stripped)
 	shmkv_t *p;
 	int rounds = 0;
 
-	cr_assert_eq(shmkv_open(rh_uri(&srv, "?prefix=a*[x]:", u, sizeof(u)),
-			       0, &p),
-		     0);
+	cr_assert_eq(
+		shmkv_open(rh_uri(&srv, "?prefix=a*[x]:", u, sizeof(u)), 0, &p),
+		0);
 	fill(p, 50);
 	fill(kv, 10); /* outside the prefix: never visited */
 	do {

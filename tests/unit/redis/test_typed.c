@@ -136,23 +136,23 @@ Test(redis_typed, set_options_follow_redis_7)
 		     1);
 	cr_assert_eq(shmkv_pttl(kv, LIT("t"), &ms), 0);
 	cr_assert(ms > 98000 && ms <= 100000, "pttl %lld", (long long)ms);
-	cr_assert_eq(shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_KEEPTTL, 0,
-			       NULL),
-		     1);
+	cr_assert_eq(
+		shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_KEEPTTL, 0, NULL),
+		1);
 	cr_assert_eq(shmkv_pttl(kv, LIT("t"), &ms), 0);
 	cr_assert(ms > 0);
 	cr_assert_eq(shmkv_set(kv, LIT("t"), LIT("w"), 0, 0, NULL), 1);
 	cr_assert_eq(shmkv_pttl(kv, LIT("t"), &ms), 0);
 	cr_assert_eq(ms, -1);
 	/* PX, and a PXAT in the past: the key is gone. */
-	cr_assert_eq(shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_PX, 50000,
-			       NULL),
-		     1);
+	cr_assert_eq(
+		shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_PX, 50000, NULL),
+		1);
 	cr_assert_eq(shmkv_pttl(kv, LIT("t"), &ms), 0);
 	cr_assert(ms > 48000 && ms <= 50000);
-	cr_assert_eq(shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_PXAT, 1000,
-			       NULL),
-		     1);
+	cr_assert_eq(
+		shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_PXAT, 1000, NULL),
+		1);
 	cr_assert_eq(shmkv_exists(kv, LIT("t")), 0);
 	cr_assert_eq(shmkv_set(kv, LIT("t"), LIT("w"), SHMKV_SET_EXAT,
 			       4000000000LL, NULL),
@@ -200,9 +200,9 @@ Test(redis_typed, enobufs_on_a_writing_call_changes_nothing)
 	char got[16];
 
 	cr_assert_eq(shmkv_set(kv, LIT("k"), LIT("long"), 0, 0, NULL), 1);
-	cr_assert_eq(shmkv_set(kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0,
-			       &old),
-		     -ENOBUFS);
+	cr_assert_eq(
+		shmkv_set(kv, LIT("k"), LIT("new"), SHMKV_SET_GET, 0, &old),
+		-ENOBUFS);
 	cr_assert_eq(old.len, 4);
 	cr_assert_eq(shmkv_getset(kv, LIT("k"), LIT("new"), &old), -ENOBUFS);
 	cr_assert_eq(shmkv_getdel(kv, LIT("k"), &old), -ENOBUFS);
@@ -221,8 +221,7 @@ Test(redis_typed, getset_getdel_getex_give_the_old_value)
 	int64_t ms;
 
 	cr_assert_eq(shmkv_getset(kv, LIT("k"), LIT("a"), &v), 0);
-	cr_assert_eq(shmkv_set(kv, LIT("k"), LIT("a"), SHMKV_SET_EX, 100,
-			       NULL),
+	cr_assert_eq(shmkv_set(kv, LIT("k"), LIT("a"), SHMKV_SET_EX, 100, NULL),
 		     1);
 	cr_assert_eq(shmkv_getset(kv, LIT("k"), LIT("b"), &v), 1);
 	cr_assert_eq(v.len, 1);
@@ -280,9 +279,9 @@ Test(redis_typed, incr_family_and_its_errors)
 	cr_assert_eq(v, -9);
 	cr_assert_eq(shmkv_incrby(kv, LIT("n"), 1, NULL), 0);
 	cr_assert_eq(shmkv_decrby(kv, LIT("n"), INT64_MIN, &v), -EOVERFLOW);
-	cr_assert_eq(shmkv_set(kv, LIT("m"), LIT("9223372036854775807"), 0, 0,
-			       NULL),
-		     1);
+	cr_assert_eq(
+		shmkv_set(kv, LIT("m"), LIT("9223372036854775807"), 0, 0, NULL),
+		1);
 	cr_assert_eq(shmkv_incr(kv, LIT("m"), &v), -EOVERFLOW);
 	cr_assert_eq(shmkv_set(kv, LIT("s"), LIT("12a"), 0, 0, NULL), 1);
 	cr_assert_eq(shmkv_incr(kv, LIT("s"), &v), -EDOM);
@@ -356,9 +355,9 @@ Test(redis_typed, expire_family_with_the_redis_7_conditions)
 				  SHMKV_EXPIRE_GT | SHMKV_EXPIRE_LT, 1),
 		     -EINVAL);
 	cr_assert_eq(shmkv_expire(kv, LIT("k"), 9, 0, 1), -EINVAL);
-	cr_assert_eq(shmkv_expire(kv, LIT("k"), SHMKV_EXPIRE_SEC, 0,
-				  INT64_MAX / 10),
-		     -EINVAL);
+	cr_assert_eq(
+		shmkv_expire(kv, LIT("k"), SHMKV_EXPIRE_SEC, 0, INT64_MAX / 10),
+		-EINVAL);
 	cr_assert_eq(shmkv_pttl(kv, LIT("k"), NULL), -EINVAL);
 	cr_assert_eq(shmkv_ttl(kv, NULL, 1, &s), -EINVAL);
 }
@@ -391,12 +390,10 @@ Test(redis_typed, prefixes_keep_handles_apart)
 	shmkv_t *a, *b;
 	int64_t n;
 
-	cr_assert_eq(shmkv_open(rh_uri(&srv, "?prefix=a:", u, sizeof(u)), 0,
-			       &a),
-		     0);
-	cr_assert_eq(shmkv_open(rh_uri(&srv, "?prefix=b:", u, sizeof(u)), 0,
-			       &b),
-		     0);
+	cr_assert_eq(
+		shmkv_open(rh_uri(&srv, "?prefix=a:", u, sizeof(u)), 0, &a), 0);
+	cr_assert_eq(
+		shmkv_open(rh_uri(&srv, "?prefix=b:", u, sizeof(u)), 0, &b), 0);
 	cr_assert_eq(shmkv_set(a, LIT("k"), LIT("A"), 0, 0, NULL), 1);
 	cr_assert_eq(shmkv_set(b, LIT("k"), LIT("B"), 0, 0, NULL), 1);
 	cr_assert_eq(shmkv_incr(a, LIT("n"), &n), 0);
@@ -477,9 +474,9 @@ Test(redis_typed, prepared_keys_are_plain_calls)
 	cr_assert_eq(shmkv_key_setnx(kv, &ref, LIT("42")), 1);
 	cr_assert_eq(shmkv_key_getdel(kv, &ref, &v), 1);
 	cr_assert_eq(shmkv_key_del(kv, &ref), 0);
-	cr_assert_eq(shmkv_key_set(kv, &ref, LIT("a"), SHMKV_SET_PX, 30000,
-				   NULL),
-		     1);
+	cr_assert_eq(
+		shmkv_key_set(kv, &ref, LIT("a"), SHMKV_SET_PX, 30000, NULL),
+		1);
 	cr_assert(exec_int(kv, "PTTL", "ctr") > 0);
 	/* A reference of another handle is -EINVAL. */
 	cr_assert_eq(shmkv_open(srv.uri, 0, &kv2), 0);
