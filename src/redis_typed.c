@@ -459,7 +459,7 @@ int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
 	return key_int(kv, key, klen, &c, NULL);
 }
 
-/* GETSET, GETDEL: the GET-then-write script; with no buffer to respect,
+/* GETDEL (and its kin): the GET-then-write script; with no buffer to respect,
  * the native command. */
 static int get_then(shmkv_t *kv, const void *key, size_t klen,
 		    const char *script_cmd, const char *native, const void *val,
@@ -494,13 +494,6 @@ static int get_then(shmkv_t *kv, const void *key, size_t klen,
 	}
 	shmkv__rk_free(&k);
 	return err;
-}
-
-int shmkv__redis_getset(shmkv_t *kv, const void *key, size_t klen,
-			const void *val, size_t vlen, struct shmkv_value *old)
-{
-	/* GETSET drops the TTL, as SET without KEEPTTL does. */
-	return get_then(kv, key, klen, "SET", "GETSET", val, vlen, true, old);
 }
 
 int shmkv__redis_getdel(shmkv_t *kv, const void *key, size_t klen,

@@ -36,8 +36,6 @@ int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		     struct shmkv_value *old);
 int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
 		       const void *val, size_t vlen);
-int shmkv__redis_getset(shmkv_t *kv, const void *key, size_t klen,
-			const void *val, size_t vlen, struct shmkv_value *old);
 int shmkv__redis_getdel(shmkv_t *kv, const void *key, size_t klen,
 			struct shmkv_value *old);
 int shmkv__redis_del(shmkv_t *kv, const void *key, size_t klen);
