@@ -299,7 +299,6 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	int err;
 
 	(void)how; /* the database always exists: see the top */
-	*out = NULL;
 	if (flags & ~(unsigned)(SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE))
 		return -EINVAL;
 	if (cfg != NULL && !shmkv__config_known(cfg))
