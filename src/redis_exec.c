@@ -33,7 +33,7 @@ struct sent {
 	int argc;
 	const char **argv;
 	size_t *len;
-	char **owned; /* the prefixed keys, freed after */
+	char **owned;	   /* the prefixed keys, freed after */
 	const char *route; /* the first key, as sent (NULL: none) */
 	size_t route_len;
 };
@@ -139,8 +139,8 @@ static int send_one(struct exec_ctx *c, struct shmkv_redis *r,
 
 	*rep = NULL;
 	if (err == 0)
-		err = shmkv__redis_call(r, s.route, s.route_len, s.argc,
-					s.argv, s.len, rep);
+		err = shmkv__redis_call(r, s.route, s.route_len, s.argc, s.argv,
+					s.len, rep);
 	sent_free(&s);
 	return err;
 }
@@ -195,11 +195,13 @@ int shmkv__redis_exec(shmkv_t *kv, int argc, const char *const *argv,
 		      const size_t *argvlen, struct shmkv_reply *reply)
 {
 	struct shmkv_redis *r = shmkv__redis_of(kv);
-	const struct shmkv_command *cmd =
-		shmkv_command_find(argv[0], argvlen[0]);
+	const struct shmkv_command *cmd = shmkv_command_find(argv[0],
+							     argvlen[0]);
 	/* exec.c's row: its first member is the public one (C11 6.7.2.1). */
-	struct exec_ctx c = { kv,     argc, argv, argvlen, reply,
-			      (const struct exec_cmd *)(const void *)cmd };
+	struct exec_ctx c = {
+		kv,	 argc,	argv,
+		argvlen, reply, (const struct exec_cmd *)(const void *)cmd
+	};
 
 	memset(reply, 0, sizeof(*reply));
 	if (cmd == NULL) /* shmkv_exec looked it up first: not reached */

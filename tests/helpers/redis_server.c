@@ -80,9 +80,9 @@ static pid_t spawn(const char *bin, int port, const char *log_path,
 		   const char *const *extra)
 {
 	const char *args[16 + EXTRA_MAX + 1] = {
-		"redis-server", "--port",      NULL,	   "--save",
-		"",		"--appendonly", "no",	   "--daemonize",
-		"no",		"--bind",      "127.0.0.1",
+		"redis-server", "--port", NULL,		 "--save", "",
+		"--appendonly", "no",	  "--daemonize", "no",	   "--bind",
+		"127.0.0.1",
 	};
 	pid_t parent = getpid(), pid;
 	char portstr[16];
@@ -90,8 +90,7 @@ static pid_t spawn(const char *bin, int port, const char *log_path,
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
 	args[2] = portstr;
-	for (int i = 0; extra != NULL && extra[i] != NULL && i < EXTRA_MAX;
-	     i++)
+	for (int i = 0; extra != NULL && extra[i] != NULL && i < EXTRA_MAX; i++)
 		args[n++] = extra[i];
 	args[n] = NULL;
 	pid = fork();

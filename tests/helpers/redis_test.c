@@ -92,8 +92,7 @@ int rt_cmd_type(redisContext *c, int type, const char *fmt, ...)
 	return ok ? 0 : -1;
 }
 
-void rt_uri(char *buf, size_t n, const struct redis_server *s,
-	    const char *tail)
+void rt_uri(char *buf, size_t n, const struct redis_server *s, const char *tail)
 {
 	snprintf(buf, n, "redis://127.0.0.1:%d%s", s->port,
 		 tail != NULL ? tail : "");

@@ -51,7 +51,9 @@ Test(backend, the_error_names_the_scheme_as_the_cause)
 Test(backend, the_redis_schemes_have_a_backend)
 {
 	static const char *const uris[] = {
-		"redis://h:0", "REDIS+UNIX://", "Redis+Cluster://a,,b",
+		"redis://h:0",
+		"REDIS+UNIX://",
+		"Redis+Cluster://a,,b",
 	};
 	shmkv_t *kv = NULL;
 

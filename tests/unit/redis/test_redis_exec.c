@@ -130,7 +130,8 @@ Test(redis_exec, replies_equal_the_shared_memory_stores)
 		cr_assert_eq(b.r.len, a.r.len, "%s: '%s', shm's '%s'",
 			     script[i], b.r.str ? b.r.str : "",
 			     a.r.str ? a.r.str : "");
-		cr_assert(a.r.len == 0 || memcmp(a.r.str, b.r.str, a.r.len) == 0,
+		cr_assert(a.r.len == 0 ||
+				  memcmp(a.r.str, b.r.str, a.r.len) == 0,
 			  "%s: '%s', shm's '%s'", script[i], b.r.str, a.r.str);
 		shmkv_reply_free(&a.r);
 		shmkv_reply_free(&b.r);

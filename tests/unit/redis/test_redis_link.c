@@ -277,8 +277,7 @@ static int set_cut_short(shmkv_t *kv)
 
 	cr_assert_not_null(big);
 	memset(big, 'x', BIG);
-	rc = shmkv__redis_call(shmkv__redis_of(kv), "k", 1, 3, argv, len,
-			       &rep);
+	rc = shmkv__redis_call(shmkv__redis_of(kv), "k", 1, 3, argv, len, &rep);
 	free(big);
 	if (rc == 0)
 		freeReplyObject(rep);

@@ -180,8 +180,7 @@ Test(redis_open, an_acl_user_logs_in_with_its_own_password)
 		cr_assert_eq(strncmp(got, "-NOPERM", 7), 0, "%s", got);
 	}
 	shmkv_close(kv);
-	snprintf(uri, sizeof(uri), "redis://alice:nope@127.0.0.1:%d",
-		 srv.port);
+	snprintf(uri, sizeof(uri), "redis://alice:nope@127.0.0.1:%d", srv.port);
 	cr_assert_eq(shmkv_open(uri, 0, &kv), -EACCES);
 	snprintf(uri, sizeof(uri), "redis://bob:a%%25pw@127.0.0.1:%d",
 		 srv.port);

@@ -74,8 +74,8 @@ Test(redis_uri, ipv6_literals_are_in_brackets_with_or_without_a_port)
 
 Test(redis_uri, a_unix_socket_takes_its_db_and_prefix_in_the_query)
 {
-	struct shmkv_redis_uri u =
-		parse_ok("redis+unix://:pw@/run/redis/r.sock?db=3&prefix=p");
+	struct shmkv_redis_uri u = parse_ok(
+		"redis+unix://:pw@/run/redis/r.sock?db=3&prefix=p");
 
 	cr_assert_eq(u.kind, SHMKV_REDIS_UNIX);
 	cr_assert_str_eq(u.path, "/run/redis/r.sock");
@@ -126,43 +126,43 @@ static void assert_bad(const char *s)
 Test(redis_uri, anything_malformed_is_einval_with_a_reason)
 {
 	static const char *const bad[] = {
-		"redis://",			/* no host */
-		"redis://:pw@",			/* no host */
-		"redis://h:0",			/* port range */
-		"redis://h:65536",		/* port range */
-		"redis://h:",			/* empty port */
-		"redis://h:12x",		/* port not a number */
-		"redis://h/x",			/* db not a number */
-		"redis://h/-1",			/* db range */
-		"redis://h/2147483648",		/* db range */
-		"redis://h/1/2",		/* a path past the db */
-		"redis://h?db=1",		/* db in the query, TCP */
-		"redis://h?foo=1",		/* unknown key */
-		"redis://h?prefix",		/* key without = */
-		"redis://h?prefix=a&prefix=b",	/* twice */
-		"redis://h?timeout=-1",		/* range */
-		"redis://h?timeout=86400001",	/* range */
-		"redis://h?connect_timeout=0",	/* range */
-		"redis://h?prefix=a&",		/* trailing & */
-		"redis://h#frag",		/* fragment */
-		"redis://user@h",		/* user without password */
-		"redis://user:@h",		/* empty password */
-		"redis://:p%zz@h",		/* bad escape */
-		"redis://:p%00@h",		/* NUL */
-		"redis://:p%4@h",		/* short escape */
-		"redis://h?prefix=%00",		/* NUL */
-		"redis://a,b",			/* list outside a cluster */
-		"redis://h h",			/* bad host char */
-		"redis://[::1",			/* no ] */
-		"redis://[::1]x",		/* text after ] */
-		"redis://[g::1]",		/* not v6 */
-		"redis+cluster://a,b/1",	/* db on a cluster */
-		"redis+cluster://a,,b",		/* empty seed */
-		"redis+unix://",		/* no path */
-		"redis+unix://host/sock",	/* a host */
-		"redis+unix:///s?db=x",		/* db */
-		"redis+unix:///s%20x",		/* % in a path */
-		"rediss://h",			/* TLS: not built */
+		"redis://",		       /* no host */
+		"redis://:pw@",		       /* no host */
+		"redis://h:0",		       /* port range */
+		"redis://h:65536",	       /* port range */
+		"redis://h:",		       /* empty port */
+		"redis://h:12x",	       /* port not a number */
+		"redis://h/x",		       /* db not a number */
+		"redis://h/-1",		       /* db range */
+		"redis://h/2147483648",	       /* db range */
+		"redis://h/1/2",	       /* a path past the db */
+		"redis://h?db=1",	       /* db in the query, TCP */
+		"redis://h?foo=1",	       /* unknown key */
+		"redis://h?prefix",	       /* key without = */
+		"redis://h?prefix=a&prefix=b", /* twice */
+		"redis://h?timeout=-1",	       /* range */
+		"redis://h?timeout=86400001",  /* range */
+		"redis://h?connect_timeout=0", /* range */
+		"redis://h?prefix=a&",	       /* trailing & */
+		"redis://h#frag",	       /* fragment */
+		"redis://user@h",	       /* user without password */
+		"redis://user:@h",	       /* empty password */
+		"redis://:p%zz@h",	       /* bad escape */
+		"redis://:p%00@h",	       /* NUL */
+		"redis://:p%4@h",	       /* short escape */
+		"redis://h?prefix=%00",	       /* NUL */
+		"redis://a,b",		       /* list outside a cluster */
+		"redis://h h",		       /* bad host char */
+		"redis://[::1",		       /* no ] */
+		"redis://[::1]x",	       /* text after ] */
+		"redis://[g::1]",	       /* not v6 */
+		"redis+cluster://a,b/1",       /* db on a cluster */
+		"redis+cluster://a,,b",	       /* empty seed */
+		"redis+unix://",	       /* no path */
+		"redis+unix://host/sock",      /* a host */
+		"redis+unix:///s?db=x",	       /* db */
+		"redis+unix:///s%20x",	       /* % in a path */
+		"rediss://h",		       /* TLS: not built */
 		"http://h",
 		"redis:/h",
 	};
