@@ -125,6 +125,26 @@ static int reply_from(struct exec_ctx *c, const redisReply *rep)
 	}
 }
 
+/* A server's error reply that says what a shared-memory store's failure
+ * would (a write to a read-only replica, no memory left): the reply keeps
+ * the server's text, and shmkv_exec returns the errno as the shm store
+ * does. Other error replies are Redis's replies: 0. */
+static int server_refusal(const struct shmkv_reply *r)
+{
+	static const struct {
+		const char *word;
+		int err;
+	} refusals[] = { { "READONLY ", -EROFS }, { "OOM ", -ENOMEM } };
+
+	if (r->type != SHMKV_REPLY_ERROR || r->str == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		if (strncmp(r->str, refusals[i].word,
+			    strlen(refusals[i].word)) == 0)
+			return refusals[i].err;
+	return 0;
+}
+
 /* One command (@head's words, then @argv's from @from on) and its
  * reply. */
 static int send_one(struct exec_ctx *c, struct shmkv_redis *r,
@@ -164,7 +184,7 @@ static int forward(struct exec_ctx *c, struct shmkv_redis *r)
 		return shmkv__reply_fail(c, err);
 	err = reply_from(c, rep);
 	freeReplyObject(rep);
-	return err;
+	return err ? err : server_refusal(c->reply);
 }
 
 /* DEL k1 k2 ... on a cluster: one key at a time, the counts summed. */
