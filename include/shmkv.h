@@ -833,8 +833,7 @@ struct shmkv_stats {
 	uint64_t reserved[6];	  /**< room for later counts; zeroed */
 };
 
-/** shmkv_stats - walks the store and fills @st. Return: 0 or -errno
- * (-ENOTSUP on a store on Redis: its numbers are the server's INFO). */
+/** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
 SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 
 /**

@@ -633,9 +633,6 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 
 	if (kv == NULL)
 		return -EINVAL;
-	/* A store on another backend has no segment to walk (redis.h). */
-	if (kv->backend != NULL)
-		return -ENOTSUP;
 	err = refs_alloc(&c);
 	if (err == 0) {
 		check_header(&c);

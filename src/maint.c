@@ -53,9 +53,6 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 
 	if (kv == NULL || cursor == NULL)
 		return -EINVAL;
-	/* A store on another backend has no segment to walk (redis.h). */
-	if (kv->backend != NULL)
-		return -ENOTSUP;
 	if (kv->readonly)
 		return -EROFS;
 	/* The table commands write in: a migrating one's keys are copied
@@ -133,9 +130,6 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 
 	if (kv == NULL)
 		return -EINVAL;
-	/* A store on another backend has no segment to walk (redis.h). */
-	if (kv->backend != NULL)
-		return -ENOTSUP;
 	if (kv->readonly)
 		return -EROFS;
 	memset(&rep, 0, sizeof(rep));
@@ -250,9 +244,6 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 	if (kv == NULL || st == NULL)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	/* A store on another backend has no segment to walk (redis.h). */
-	if (kv->backend != NULL)
-		return -ENOTSUP;
 	n = shmkv__tables_walk(kv, ts);
 	st->slots = ts[n - 1]->mask + 1ull;
 	st->segment_bytes = kv->geo.segment_size;
