@@ -78,13 +78,14 @@ static int sent_build(struct shmkv_redis *r, const struct shmkv_command *cmd,
 	for (int i = from; i < argc; i++) {
 		int o = nhead + i - from;
 		size_t cap = r->uri.prefix_len + argvlen[i];
-		ssize_t k;
 
 		s->argv[o] = argv[i] != NULL ? argv[i] : "";
 		s->len[o] = argvlen[i];
 		if (!is_key(cmd, argc, i))
 			continue;
 		if (r->uri.prefix_len > 0) {
+			ssize_t k;
+
 			s->owned[o] = malloc(cap + 1);
 			if (s->owned[o] == NULL)
 				return -ENOMEM;
