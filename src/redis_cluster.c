@@ -296,24 +296,28 @@ static int map_read(struct shmkv_redis_link *l,
 
 /*
  * Reads the map again: from the current masters but @avoid (a node index
- * that just failed, or -1), then from the URI's seeds. Return: 0, or the
- * last node's error (the old map stays, marked stale).
+ * that just failed, or -1), those connected first, then from the URI's
+ * seeds. Return: 0, or the last node's error (the old map stays, marked
+ * stale).
  */
 static int map_refresh(struct shmkv_redis *r, int avoid)
 {
 	struct shmkv_redis_cluster *cl = r->cluster;
 	struct map *m = &cl->next;
 	struct shmkv_redis_link seed;
-	int i, n, err = -EHOSTUNREACH;
+	int i, n, pass, err = -EHOSTUNREACH;
 
-	for (i = 0; i < cl->nmasters; i++) {
-		n = cl->master[i];
-		if (n == avoid)
-			continue;
-		err = map_read(&cl->node[n].link, &cl->node[n].addr, m);
-		if (err == 0)
-			goto found;
-	}
+	/* Connected masters first: one that is not may be the dead one,
+	 * and a connect to a dead host costs the connect timeout. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < cl->nmasters; i++) {
+			n = cl->master[i];
+			if (n == avoid || (cl->node[n].link.c == NULL) != pass)
+				continue;
+			err = map_read(&cl->node[n].link, &cl->node[n].addr, m);
+			if (err == 0)
+				goto found;
+		}
 	for (i = 0; i < r->uri.nseeds; i++) {
 		n = node_find(cl, &r->uri.seeds[i]);
 		if (n >= 0 && (n == avoid || is_master(cl, n)))
