@@ -189,8 +189,8 @@ int shmkv__redis_err(const redisReply *rep)
 }
 
 /* The handle's fields that the shared-memory code reads (redis.h). */
-static void handle_fields(struct shmkv_redis *r,
-			  const struct shmkv_backend *be, bool readonly)
+static void handle_fields(struct shmkv_redis *r, const struct shmkv_backend *be,
+			  bool readonly)
 {
 	struct shmkv *kv = &r->kv;
 
@@ -275,8 +275,8 @@ const struct shmkv_backend shmkv__backend_redis_unix = {
 	"redis+unix", redis_open, redis_unlink, redis_close, shmkv__redis_exec,
 };
 const struct shmkv_backend shmkv__backend_redis_cluster = {
-	"redis+cluster", redis_open, redis_unlink, redis_close,
-	shmkv__redis_exec,
+	"redis+cluster", redis_open,	    redis_unlink,
+	redis_close,	 shmkv__redis_exec,
 };
 
 static const struct shmkv_backend *row_of(enum shmkv_redis_kind kind)
@@ -299,7 +299,6 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	int err;
 
 	(void)how; /* the database always exists: see the top */
-	*out = NULL;
 	if (flags & ~(unsigned)(SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE))
 		return -EINVAL;
 	if (cfg != NULL && !shmkv__config_known(cfg))
@@ -316,7 +315,8 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	pthread_mutex_init(&r->mu, NULL);
 	r->pid = getpid();
 	shmkv__redis_link_init(&r->link, &r->uri,
-			       r->uri.kind == SHMKV_REDIS_UNIX, &r->uri.seeds[0]);
+			       r->uri.kind == SHMKV_REDIS_UNIX,
+			       &r->uri.seeds[0]);
 	handle_fields(r, row_of(r->uri.kind), flags & SHMKV_OPEN_READONLY);
 	err = first_contact(r);
 	if (err) {

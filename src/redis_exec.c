@@ -33,7 +33,7 @@ struct sent {
 	int argc;
 	const char **argv;
 	size_t *len;
-	char **owned; /* the prefixed keys, freed after */
+	char **owned;	   /* the prefixed keys, freed after */
 	const char *route; /* the first key, as sent (NULL: none) */
 	size_t route_len;
 };
@@ -55,14 +55,14 @@ static void sent_free(struct sent *s)
 	free(s->len);
 }
 
-/* @argv[@from..@argc) into @s, after @head's @nhead words, keys
- * prefixed. Return: 0, -ENOMEM, -ENAMETOOLONG. */
+/* @argv[@from..@argc) into @s, after @head's @nhead words, keys (by
+ * their index in @argv) prefixed. Return: 0, -ENOMEM, -ENAMETOOLONG. */
 static int sent_build(struct shmkv_redis *r, const struct shmkv_command *cmd,
-		      const char *const *head, int nhead, int argc,
+		      const char *const *head, int nhead, int from, int argc,
 		      const char *const *argv, const size_t *argvlen,
 		      struct sent *s)
 {
-	int n = nhead + argc;
+	int n = nhead + argc - from;
 
 	memset(s, 0, sizeof(*s));
 	s->argv = calloc((size_t)n, sizeof(*s->argv));
@@ -75,8 +75,8 @@ static int sent_build(struct shmkv_redis *r, const struct shmkv_command *cmd,
 		s->argv[i] = head[i];
 		s->len[i] = strlen(head[i]);
 	}
-	for (int i = 0; i < argc; i++) {
-		int o = nhead + i;
+	for (int i = from; i < argc; i++) {
+		int o = nhead + i - from;
 		size_t cap = r->uri.prefix_len + argvlen[i];
 		ssize_t k;
 
@@ -125,20 +125,22 @@ static int reply_from(struct exec_ctx *c, const redisReply *rep)
 	}
 }
 
-/* One command (@head words, then @argv's) and its reply into @c. */
+/* One command (@head's words, then @argv's from @from on) and its
+ * reply. */
 static int send_one(struct exec_ctx *c, struct shmkv_redis *r,
-		    const char *const *head, int nhead, int argc,
+		    const char *const *head, int nhead, int from, int argc,
 		    const char *const *argv, const size_t *argvlen,
 		    redisReply **rep)
 {
 	const struct shmkv_command *cmd = &c->cmd->pub;
 	struct sent s;
-	int err = sent_build(r, cmd, head, nhead, argc, argv, argvlen, &s);
+	int err = sent_build(r, cmd, head, nhead, from, argc, argv, argvlen,
+			     &s);
 
 	*rep = NULL;
 	if (err == 0)
-		err = shmkv__redis_call(r, s.route, s.route_len, s.argc,
-					s.argv, s.len, rep);
+		err = shmkv__redis_call(r, s.route, s.route_len, s.argc, s.argv,
+					s.len, rep);
 	sent_free(&s);
 	return err;
 }
@@ -152,10 +154,10 @@ static int forward(struct exec_ctx *c, struct shmkv_redis *r)
 		const char *head[3] = { "EVAL", delifeq_script, "1" };
 
 		/* argv[0] (DELIFEQ) is dropped: EVAL script 1 key value. */
-		err = send_one(c, r, head, 3, c->argc - 1, c->argv + 1,
-			       c->argvlen + 1, &rep);
+		err = send_one(c, r, head, 3, 1, c->argc, c->argv, c->argvlen,
+			       &rep);
 	} else {
-		err = send_one(c, r, NULL, 0, c->argc, c->argv, c->argvlen,
+		err = send_one(c, r, NULL, 0, 0, c->argc, c->argv, c->argvlen,
 			       &rep);
 	}
 	if (err)
@@ -174,7 +176,7 @@ static int forward_split(struct exec_ctx *c, struct shmkv_redis *r)
 		const char *argv[2] = { c->argv[0], c->argv[i] };
 		size_t len[2] = { c->argvlen[0], c->argvlen[i] };
 		redisReply *rep;
-		int err = send_one(c, r, NULL, 0, 2, argv, len, &rep);
+		int err = send_one(c, r, NULL, 0, 0, 2, argv, len, &rep);
 
 		if (err)
 			return shmkv__reply_fail(c, err);
@@ -193,11 +195,13 @@ int shmkv__redis_exec(shmkv_t *kv, int argc, const char *const *argv,
 		      const size_t *argvlen, struct shmkv_reply *reply)
 {
 	struct shmkv_redis *r = shmkv__redis_of(kv);
-	const struct shmkv_command *cmd =
-		shmkv_command_find(argv[0], argvlen[0]);
+	const struct shmkv_command *cmd = shmkv_command_find(argv[0],
+							     argvlen[0]);
 	/* exec.c's row: its first member is the public one (C11 6.7.2.1). */
-	struct exec_ctx c = { kv,     argc, argv, argvlen, reply,
-			      (const struct exec_cmd *)(const void *)cmd };
+	struct exec_ctx c = {
+		kv,	 argc,	argv,
+		argvlen, reply, (const struct exec_cmd *)(const void *)cmd
+	};
 
 	memset(reply, 0, sizeof(*reply));
 	if (cmd == NULL) /* shmkv_exec looked it up first: not reached */

@@ -201,9 +201,9 @@ static int setup(struct shmkv_redis_link *l)
 		if (u->user[0] != '\0')
 			err = setup_command(l, 3, auth, -EACCES);
 		else
-			err = setup_command(l, 2, (const char *[]){ "AUTH",
-								    u->password },
-					    -EACCES);
+			err = setup_command(
+				l, 2, (const char *[]){ "AUTH", u->password },
+				-EACCES);
 	}
 	if (err == 0 && u->db != 0) {
 		snprintf(db, sizeof(db), "%d", u->db);
@@ -221,10 +221,9 @@ static int link_connect(struct shmkv_redis_link *l)
 	int err, saved;
 
 	errno = 0;
-	l->c = l->unix_socket
-		       ? redisConnectUnixWithTimeout(u->path, ctv)
-		       : redisConnectWithTimeout(l->addr.host, l->addr.port,
-						 ctv);
+	l->c = l->unix_socket ? redisConnectUnixWithTimeout(u->path, ctv)
+			      : redisConnectWithTimeout(l->addr.host,
+							l->addr.port, ctv);
 	saved = errno;
 	if (l->c == NULL || l->c->err) {
 		err = connect_error(l->c, saved);

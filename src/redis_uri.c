@@ -23,14 +23,14 @@
 
 #include "redis.h"
 
-#define DEFAULT_PORT		  6379
-#define DEFAULT_CONNECT_TIMEOUT	  2000
-#define DEFAULT_COMMAND_TIMEOUT	  5000
+#define DEFAULT_PORT		6379
+#define DEFAULT_CONNECT_TIMEOUT 2000
+#define DEFAULT_COMMAND_TIMEOUT 5000
 /* A day: longer is a mistake (and keeps ms * 1000 in a timeval's range). */
-#define TIMEOUT_MAX_MS		  86400000
+#define TIMEOUT_MAX_MS 86400000
 /* Redis's own bound on "databases" is INT_MAX; the server says whether it
  * has the one asked for (SELECT at connect). */
-#define DB_MAX			  INT_MAX
+#define DB_MAX INT_MAX
 
 static const struct {
 	const char *scheme;
@@ -331,8 +331,7 @@ static int parse_scheme(const char *uri, struct shmkv_redis_uri *u,
 	const char *sep = strstr(uri, "://");
 	size_t n = sep ? (size_t)(sep - uri) : 0;
 
-	for (size_t i = 0; sep && i < sizeof(schemes) / sizeof(schemes[0]);
-	     i++)
+	for (size_t i = 0; sep && i < sizeof(schemes) / sizeof(schemes[0]); i++)
 		if (strlen(schemes[i].scheme) == n &&
 		    strncasecmp(schemes[i].scheme, uri, n) == 0) {
 			u->kind = schemes[i].kind;
