@@ -23,6 +23,7 @@
 #include "helpers/resp.h"
 #include "redis.h"
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 static struct redis_cluster cl;
 
@@ -367,4 +368,61 @@ Test(redis_cluster, the_fixture_leaves_no_process_or_file_behind)
 	}
 	cr_assert_eq(stat(dir, &st), -1);
 	cr_assert_eq(errno, ENOENT);
+}
+
+/* shmkv_exec of @line (words split at spaces) on @kv: its reply. */
+static struct shmkv_reply exec_line(shmkv_t *kv, const char *line)
+{
+	const char *argv[8];
+	size_t len[8];
+	char copy[256], *save = NULL, *w;
+	struct shmkv_reply rep;
+	int argc = 0;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (w = strtok_r(copy, " ", &save); w && argc < 8;
+	     w = strtok_r(NULL, " ", &save)) {
+		argv[argc] = w;
+		len[argc++] = strlen(w);
+	}
+	cr_assert_eq(shmkv_exec(kv, argc, argv, len, &rep), 0, "%s", line);
+	return rep;
+}
+
+Test(redis_cluster, exec_and_a_prefix_route_by_the_key_as_sent)
+{
+	char uri[128], cmd[64];
+	shmkv_t *kv = NULL;
+	struct shmkv_reply rep;
+	const char *keys[] = { "a", "b", "c", "d", "e", "f" };
+	int owners = 0, i, owner;
+
+	snprintf(uri, sizeof(uri),
+		 "redis+cluster://127.0.0.1:%d?prefix=app:", cl.node[0].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0);
+	for (i = 0; i < 6; i++) {
+		snprintf(cmd, sizeof(cmd), "SET %s %s", keys[i], keys[i]);
+		rep = exec_line(kv, cmd);
+		cr_assert_eq(rep.type, SHMKV_REPLY_STATUS, "%s", rep.str);
+		shmkv_reply_free(&rep);
+		/* On the node of "app:<key>"'s slot, under that name. */
+		snprintf(cmd, sizeof(cmd), "app:%s", keys[i]);
+		owner = redis_cluster_slot_owner(
+			&cl, shmkv__redis_key_slot(cmd, strlen(cmd)));
+		owners |= 1 << owner;
+		snprintf(cmd, sizeof(cmd), "GET app:%s", keys[i]);
+		cr_assert_eq(node_says(owner, cmd)[0], keys[i][0], "%s", cmd);
+	}
+	cr_assert_gt(__builtin_popcount(owners), 1, "keys on several nodes");
+	rep = exec_line(kv, "GET d");
+	cr_assert_eq(rep.type, SHMKV_REPLY_BULK);
+	cr_assert_str_eq(rep.str, "d");
+	shmkv_reply_free(&rep);
+	rep = exec_line(kv, "DEL a b c d e f nokey");
+	cr_assert_eq(rep.type, SHMKV_REPLY_INTEGER);
+	cr_assert_eq(rep.integer, 6);
+	shmkv_reply_free(&rep);
+	for (i = 0; i < REDIS_CLUSTER_NODES; i++)
+		cr_assert_eq(errors_of(i, "MOVED"), 0);
+	shmkv_close(kv);
 }
