@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers/redis_cluster.h"
@@ -425,4 +426,51 @@ Test(redis_cluster, exec_and_a_prefix_route_by_the_key_as_sent)
 	for (i = 0; i < REDIS_CLUSTER_NODES; i++)
 		cr_assert_eq(errors_of(i, "MOVED"), 0);
 	shmkv_close(kv);
+}
+
+/* @n rounds of INCR @counter and GET of the three keys k0..k2 (values
+ * "v0".."v2") through @r. Return: 0 if every reply was right. */
+static int incr_and_read(struct shmkv_redis *r, const char *counter, int n)
+{
+	char key[8], want[8];
+	redisReply *rep;
+	int i, k, bad = 0;
+
+	for (i = 1; i <= n && !bad; i++) {
+		if (call(r, &rep, counter, 2, "INCR", counter) != 0)
+			return -1;
+		bad = rep->type != REDIS_REPLY_INTEGER || rep->integer != i;
+		freeReplyObject(rep);
+		for (k = 0; k < 3 && !bad; k++) {
+			snprintf(key, sizeof(key), "k%d", k);
+			snprintf(want, sizeof(want), "v%d", k);
+			bad = strcmp(get(r, key), want) != 0;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+Test(redis_cluster, a_fork_child_and_its_parent_each_get_their_replies)
+{
+	struct shmkv_redis *r = open_on(0);
+	char key[8], val[8];
+	int k, status;
+	pid_t pid;
+
+	for (k = 0; k < 3; k++) {
+		snprintf(key, sizeof(key), "k%d", k);
+		snprintf(val, sizeof(val), "v%d", k);
+		set(r, key, val); /* the links are connected when we fork */
+	}
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) /* no cr_assert in the child: its exit says */
+		_exit(incr_and_read(r, "child", 300) == 0 ? 0 : 1);
+	cr_assert_eq(incr_and_read(r, "parent", 300), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child's replies were wrong");
+	cr_assert_str_eq(get(r, "child"), "300");
+	cr_assert_str_eq(get(r, "parent"), "300");
+	shmkv_close(&r->kv);
 }
