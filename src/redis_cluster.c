@@ -214,37 +214,46 @@ static int map_addr(struct map *m, const redisReply *host,
 	return m->naddr++;
 }
 
-/* CLUSTER SLOTS' reply: [[lo, hi, [host, port, id...], replicas...]...]. */
+/* One range of CLUSTER SLOTS, [lo, hi, [host, port, id...], replicas...],
+ * into @m. */
+static int map_range(struct map *m, const redisReply *rg,
+		     const struct shmkv_redis_addr *from)
+{
+	const redisReply *who;
+	long long lo, hi;
+	int n;
+
+	if (rg->type != REDIS_REPLY_ARRAY || rg->elements < 3 ||
+	    rg->element[0]->type != REDIS_REPLY_INTEGER ||
+	    rg->element[1]->type != REDIS_REPLY_INTEGER)
+		return -EPROTO;
+	lo = rg->element[0]->integer;
+	hi = rg->element[1]->integer;
+	who = rg->element[2];
+	if (lo < 0 || hi < lo || hi >= SHMKV_REDIS_SLOTS ||
+	    who->type != REDIS_REPLY_ARRAY || who->elements < 2)
+		return -EPROTO;
+	n = map_addr(m, who->element[0], who->element[1], from);
+	if (n < 0)
+		return n;
+	memset(m->owner + lo, n, (size_t)(hi - lo + 1));
+	return 0;
+}
+
+/* CLUSTER SLOTS' reply (an array of ranges) into @m. */
 static int map_parse(struct map *m, const redisReply *rep,
 		     const struct shmkv_redis_addr *from)
 {
-	const redisReply *rg, *who;
-	long long lo, hi;
 	size_t i;
-	int n;
+	int err = 0;
 
 	memset(m->owner, NO_OWNER, sizeof(m->owner));
 	m->naddr = 0;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements == 0)
 		return -EPROTO; /* no slot served: not a usable cluster */
-	for (i = 0; i < rep->elements; i++) {
-		rg = rep->element[i];
-		if (rg->type != REDIS_REPLY_ARRAY || rg->elements < 3 ||
-		    rg->element[0]->type != REDIS_REPLY_INTEGER ||
-		    rg->element[1]->type != REDIS_REPLY_INTEGER)
-			return -EPROTO;
-		lo = rg->element[0]->integer;
-		hi = rg->element[1]->integer;
-		who = rg->element[2];
-		if (lo < 0 || hi < lo || hi >= SHMKV_REDIS_SLOTS ||
-		    who->type != REDIS_REPLY_ARRAY || who->elements < 2)
-			return -EPROTO;
-		n = map_addr(m, who->element[0], who->element[1], from);
-		if (n < 0)
-			return n;
-		memset(m->owner + lo, n, (size_t)(hi - lo + 1));
-	}
-	return 0;
+	for (i = 0; i < rep->elements && err == 0; i++)
+		err = map_range(m, rep->element[i], from);
+	return err;
 }
 
 /* Makes @m the handle's map: the nodes it names keep their links (moved

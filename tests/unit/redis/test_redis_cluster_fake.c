@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,12 @@ enum fake_mode {
 
 static struct {
 	int port, dead_port;
-	int mode;   /* enum fake_mode; __atomic */
-	int data;   /* data commands received; __atomic */
-	int slots;  /* CLUSTER SLOTS received; __atomic */
-	int asking; /* ASKING received; __atomic */
+	/* Seq-cst words of the test's own, shared with the server threads
+	 * (the test reads a count after the reply that followed it). */
+	atomic_int mode;   /* enum fake_mode */
+	atomic_int data;   /* data commands received */
+	atomic_int slots;  /* CLUSTER SLOTS received */
+	atomic_int asking; /* ASKING received */
 } fake;
 
 /* Reads one RESP array of bulk strings: its first two words (command and
@@ -84,9 +87,9 @@ static void say(int fd, const char *s)
 static const char *answer(const char *key, char *buf, size_t cap)
 {
 	unsigned slot = shmkv__redis_key_slot(key, strlen(key));
-	int n = __atomic_add_fetch(&fake.data, 1, __ATOMIC_SEQ_CST);
+	int n = atomic_fetch_add(&fake.data, 1) + 1;
 
-	switch (__atomic_load_n(&fake.mode, __ATOMIC_SEQ_CST)) {
+	switch (atomic_load(&fake.mode)) {
 	case FAKE_MOVED_SELF:
 		snprintf(buf, cap, "-MOVED %u 127.0.0.1:%d\r\n", slot,
 			 fake.port);
@@ -126,10 +129,10 @@ static void *serve(void *arg)
 		if (!strcmp(w0, "PING")) {
 			say(fd, "+PONG\r\n");
 		} else if (!strcmp(w0, "ASKING")) {
-			__atomic_add_fetch(&fake.asking, 1, __ATOMIC_SEQ_CST);
+			atomic_fetch_add(&fake.asking, 1);
 			say(fd, "+OK\r\n");
 		} else if (!strcmp(w0, "CLUSTER")) {
-			__atomic_add_fetch(&fake.slots, 1, __ATOMIC_SEQ_CST);
+			atomic_fetch_add(&fake.slots, 1);
 			snprintf(buf, sizeof(buf),
 				 "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n"
 				 "$9\r\n127.0.0.1\r\n:%d\r\n$4\r\nfake\r\n",
@@ -213,14 +216,14 @@ static int run(struct shmkv_redis *r, int mode, const char *cmd,
 	const char *argv[] = { cmd, key };
 	size_t len[] = { strlen(cmd), strlen(key) };
 
-	__atomic_store_n(&fake.mode, mode, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&fake.data, 0, __ATOMIC_SEQ_CST);
+	atomic_store(&fake.mode, mode);
+	atomic_store(&fake.data, 0);
 	return shmkv__redis_call(r, key, strlen(key), 2, argv, len, rep);
 }
 
 static int sent(void)
 {
-	return __atomic_load_n(&fake.data, __ATOMIC_SEQ_CST);
+	return atomic_load(&fake.data);
 }
 
 Test(redis_cluster_fake, moved_to_itself_stops_after_five_redirections)
@@ -243,10 +246,10 @@ Test(redis_cluster_fake, ask_to_itself_stops_after_five_redirections)
 	struct shmkv_redis *r = open_fake();
 	redisReply *rep;
 
-	__atomic_store_n(&fake.asking, 0, __ATOMIC_SEQ_CST);
+	atomic_store(&fake.asking, 0);
 	cr_assert_eq(run(r, FAKE_ASK_SELF, "GET", "k", &rep), -ELOOP);
 	cr_assert_eq(sent(), 6);
-	cr_assert_eq(__atomic_load_n(&fake.asking, __ATOMIC_SEQ_CST), 5,
+	cr_assert_eq(atomic_load(&fake.asking), 5,
 		     "ASKING before each command an ASK sent back");
 	shmkv_close(&r->kv);
 }
@@ -282,14 +285,14 @@ Test(redis_cluster_fake, clusterdown_rereads_the_map_between_retries)
 {
 	struct shmkv_redis *r = open_fake();
 	redisReply *rep;
-	int maps = __atomic_load_n(&fake.slots, __ATOMIC_SEQ_CST);
+	int maps = atomic_load(&fake.slots);
 
 	cr_assert_eq(run(r, FAKE_CLUSTERDOWN, "GET", "k", &rep), 0);
 	cr_assert_eq(rep->type, REDIS_REPLY_ERROR);
 	cr_assert(!strncmp(rep->str, "CLUSTERDOWN", 11), "%s", rep->str);
 	freeReplyObject(rep);
 	cr_assert_eq(sent(), 6);
-	cr_assert_eq(__atomic_load_n(&fake.slots, __ATOMIC_SEQ_CST) - maps, 5);
+	cr_assert_eq(atomic_load(&fake.slots) - maps, 5);
 	shmkv_close(&r->kv);
 }
 
