@@ -303,6 +303,19 @@ static int map_read(struct shmkv_redis_link *l,
 	return err;
 }
 
+/* A seed's link that just read the map: kept as its node's if the seed is
+ * a master without a connection (saves a connect and AUTH at open), else
+ * closed. */
+static void adopt(struct shmkv_redis_cluster *cl, struct shmkv_redis_link *l)
+{
+	int n = node_find(cl, &l->addr);
+
+	if (n >= 0 && cl->node[n].link.c == NULL)
+		cl->node[n].link = *l;
+	else
+		shmkv__redis_link_close(l);
+}
+
 /*
  * Reads the map again: from the current masters but @avoid (a node index
  * that just failed, or -1), those connected first, then from the URI's
@@ -333,9 +346,12 @@ static int map_refresh(struct shmkv_redis *r, int avoid)
 			continue; /* failed just now, or tried above */
 		shmkv__redis_link_init(&seed, &r->uri, false, &r->uri.seeds[i]);
 		err = map_read(&seed, &r->uri.seeds[i], m);
+		if (err == 0) {
+			map_install(r, m);
+			adopt(cl, &seed);
+			return 0;
+		}
 		shmkv__redis_link_close(&seed);
-		if (err == 0)
-			goto found;
 	}
 	cl->stale = true;
 	return err;

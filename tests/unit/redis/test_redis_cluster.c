@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,7 +81,7 @@ static int call(struct shmkv_redis *r, redisReply **rep, const char *key,
 /* GET @key through @r: its value, "(nil)", or "error <errno>". */
 static const char *get(struct shmkv_redis *r, const char *key)
 {
-	static char out[256];
+	static __thread char out[256]; /* threads call it too */
 	redisReply *rep;
 	int err = call(r, &rep, key, 2, "GET", key);
 
@@ -472,5 +473,45 @@ Test(redis_cluster, a_fork_child_and_its_parent_each_get_their_replies)
 		  "the child's replies were wrong");
 	cr_assert_str_eq(get(r, "child"), "300");
 	cr_assert_str_eq(get(r, "parent"), "300");
+	shmkv_close(&r->kv);
+}
+
+struct worker {
+	struct shmkv_redis *r;
+	char counter[16];
+	int result;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	w->result = incr_and_read(w->r, w->counter, 200);
+	return NULL;
+}
+
+Test(redis_cluster, threads_sharing_a_handle_each_get_their_replies)
+{
+	struct shmkv_redis *r = open_on(1);
+	struct worker w[4];
+	pthread_t t[4];
+	char key[8], val[8];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		set(r, key, val);
+	}
+	for (i = 0; i < 4; i++) {
+		w[i].r = r;
+		snprintf(w[i].counter, sizeof(w[i].counter), "t%d", i);
+		cr_assert_eq(pthread_create(&t[i], NULL, work, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(w[i].result, 0, "thread %d's replies", i);
+		cr_assert_str_eq(get(r, w[i].counter), "200");
+	}
 	shmkv_close(&r->kv);
 }
