@@ -14,13 +14,16 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "redis.h"
 #include "redis_lock.h"
 
-#define RL_REMOTE 1u /* h->remote: bound to a Redis store */
+#define RL_REMOTE	1u /* h->remote: bound to a Redis store */
+#define RL_NATIVE_KNOWN 2u /* the server was asked for DELIFEQ */
+#define RL_NATIVE	4u /* and has it (Valkey 9) */
 
 _Static_assert(SHMKV__LOCK_HOLDING == 1u, "lock.c's holding bit");
 
@@ -68,6 +71,35 @@ static int handle_keys(const struct shmkv__lock *h, struct shmkv__rl_keys *k,
 static bool holding(const struct shmkv__lock *h)
 {
 	return (h->flags & SHMKV__LOCK_HOLDING) && h->pid == shmkv__self_pid();
+}
+
+/*
+ * Does the lock's server have Valkey's native DELIFEQ? Asked once per
+ * handle (COMMAND INFO, on the lock's node); a failed question is asked
+ * again next time. With it, release is DELIFEQ, which cannot mark the
+ * token released, so acquire cannot tell an expiry from a release and
+ * never reports LEASE_EXPIRED (every client of one server asks the same).
+ */
+static bool native_delifeq(struct shmkv__lock *h,
+			   const struct shmkv__rl_keys *k)
+{
+	const char *av[3] = { "COMMAND", "INFO", "DELIFEQ" };
+	size_t al[3] = { 7, 4, 7 };
+	redisReply *rep;
+
+	if (h->remote & RL_NATIVE_KNOWN)
+		return h->remote & RL_NATIVE;
+	if (shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 3, av, al,
+			      &rep) != 0)
+		return false;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1) {
+		h->remote |= RL_NATIVE_KNOWN;
+		/* An unknown command's entry is nil. */
+		if (rep->element[0]->type == REDIS_REPLY_ARRAY)
+			h->remote |= RL_NATIVE;
+	}
+	freeReplyObject(rep);
+	return h->remote & RL_NATIVE;
 }
 
 /* What one busy attempt found. */
@@ -140,7 +172,8 @@ static int acquire_once(struct shmkv__lock *h, const struct shmkv__rl_keys *k,
 	struct shmkv_redis *r = redis_of(h);
 	struct shmkv__rl_self me;
 	char ls[24], ident[160];
-	const char *av[5] = { ls, ident, NULL, take, "0" };
+	const char *av[5] = { ls, ident, NULL, take,
+			      native_delifeq(h, k) ? "1" : "0" };
 	size_t al[5];
 	redisReply *rep;
 	uint64_t nonce = shmkv__rl_nonce();
@@ -282,6 +315,64 @@ static void mine_args(const struct shmkv__lock *h, const char **av,
 				 mine ? (unsigned long long)h->token : 0ull);
 }
 
+/* After a DELIFEQ that deleted nothing, whose is it? Two reads, not one
+ * step: only the error's kind can be stale (the lock may change between
+ * them), never the outcome, which DELIFEQ decided atomically. */
+static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
+{
+	const char *av[3] = { "EXISTS", k->rec, NULL };
+	size_t al[3] = { 6, k->rec_len, 0 };
+	redisReply *rep;
+	unsigned long long t = 0;
+	int rc = shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 2, av, al,
+				   &rep);
+
+	if (rc)
+		return rc;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1
+		     ? SHMKV_LOCK_NOT_OWNER
+		     : 0;
+	freeReplyObject(rep);
+	if (rc || !holding(h))
+		return rc ? rc : SHMKV_LOCK_NOT_HELD;
+	av[0] = "HGET", al[0] = 4, av[1] = k->ctr, al[1] = k->ctr_len;
+	av[2] = "t", al[2] = 1;
+	rc = shmkv__redis_call(redis_of(h), k->ctr, k->ctr_len, 3, av, al,
+			       &rep);
+	if (rc)
+		return rc;
+	if (rep->type == REDIS_REPLY_STRING)
+		t = strtoull(rep->str, NULL, 10);
+	freeReplyObject(rep);
+	return t > h->token ? SHMKV_LOCK_NOT_OWNER : SHMKV_LOCK_NOT_HELD;
+}
+
+/* Release by Valkey's DELIFEQ on our exact record. */
+static int release_native(struct shmkv__lock *h,
+			  const struct shmkv__rl_keys *k)
+{
+	const char *av[3] = { "DELIFEQ", k->rec, h->rec };
+	size_t al[3] = { 7, k->rec_len, h->rec_len };
+	redisReply *rep;
+	int rc;
+
+	if (!holding(h))
+		return classify(h, k);
+	rc = shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 3, av, al,
+			       &rep);
+	if (rc)
+		return rc;
+	if (rep->type == REDIS_REPLY_ERROR)
+		rc = shmkv__redis_err(rep) == -EPROTOTYPE ? -EEXIST
+							  : shmkv__redis_err(rep);
+	else if (rep->type != REDIS_REPLY_INTEGER)
+		rc = -EPROTO;
+	else
+		rc = rep->integer == 1 ? 0 : 1;
+	freeReplyObject(rep);
+	return rc == 1 ? classify(h, k) : rc;
+}
+
 int shmkv__redis_lock_release(struct shmkv_lock *lk)
 {
 	struct shmkv__lock *h = shmkv__lock_of(lk);
@@ -294,6 +385,13 @@ int shmkv__redis_lock_release(struct shmkv_lock *lk)
 
 	if (rc)
 		return rc;
+	if (native_delifeq(h, &k)) {
+		rc = release_native(h, &k);
+		if (rc == 0 || rc == SHMKV_LOCK_NOT_OWNER ||
+		    rc == SHMKV_LOCK_NOT_HELD)
+			h->flags &= ~SHMKV__LOCK_HOLDING;
+		return rc;
+	}
 	mine_args(h, av, al, tok, sizeof(tok));
 	rc = shmkv__rl_eval(redis_of(h), SHMKV__RL_RELEASE, &k, 2, av, al,
 			    &rep);

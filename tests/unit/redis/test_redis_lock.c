@@ -7,10 +7,12 @@
  * pipe, and the parent asserts. No assertion depends on how long anything
  * took; waits for a lease to end poll the server, bounded by a count.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,4 +413,101 @@ RL_TEST(forked_child_does_not_own_its_parents_grant)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	cr_assert_eq(shmkv_lock_held(&a), 1);
 	cr_assert_eq(shmkv_lock_release(&a), 0);
+}
+
+/* Starts redis-server again on @port with its data in @dir (the RDB the
+ * old one saved), dying with us; waits until it answers. Return: pid. */
+static pid_t restart_on(int port, const char *dir)
+{
+	char ports[16];
+	pid_t parent = getpid(), pid;
+
+	snprintf(ports, sizeof(ports), "%d", port);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+		    getppid() != parent)
+			_exit(127);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp(redis_server_find(), "redis-server", "--port", ports,
+		       "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+		       "--appendonly", "no", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 3000; i++) {
+		struct timeval tv = { 1, 0 };
+		redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+		redisReply *r = c && !c->err ? redisCommand(c, "PING") : NULL;
+		bool up = r && r->type == REDIS_REPLY_STATUS;
+
+		if (r)
+			freeReplyObject(r);
+		if (c)
+			redisFree(c);
+		if (up)
+			return pid;
+		sleep_ms(10);
+	}
+	cr_assert_fail("redis-server did not come back on port %d", port);
+	return -1;
+}
+
+/* The server restarted between two calls, its data back from its RDB
+ * and its script cache empty: the handle reconnects, NOSCRIPT loads the
+ * scripts again, and the tokens go on from the saved counter. */
+Test(redis_lock, a_restarted_server_keeps_the_lock_and_reloads_scripts,
+     .fini = fini)
+{
+	struct shmkv_lock a, b;
+	char dir[] = "/tmp/rlock-restart-XXXXXX", path[64];
+	redisReply *r;
+	int rc;
+
+	start(false);
+	cr_assert_not_null(mkdtemp(dir));
+	/* Our own server on the target's port, its data in @dir: the
+	 * helper's writes its RDB to /tmp, shared, and Redis 7 refuses
+	 * CONFIG SET dir. */
+	redis_server_stop(&target.s);
+	target.s.pid = restart_on(target.s.port, dir);
+	cr_assert_eq(shmkv_lock_init(kv, &a, "rs"), 0);
+	cr_assert_eq(shmkv_lock_init(kv, &b, "rs"), 0);
+	rc = shmkv_lock_try_acquire(&a, 60000);
+	cr_assert_eq(rc, 0, "%d", rc);
+	cr_assert_eq(shmkv_lock_release(&a), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), 0);
+	cr_assert_eq(shmkv_lock_token(&a), 2);
+	r = rl_cmd(kv, "SAVE", NULL);
+	cr_assert(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	redis_server_stop(&target.s);
+	target.s.pid = restart_on(target.s.port, dir);
+	rc = shmkv_lock_try_acquire(&b, 60000);
+	cr_assert_eq(rc, -EBUSY, "%d", rc);
+	cr_assert_eq(shmkv_lock_extend(&a, SHMKV_LOCK_EXTEND_ADD, 10), 0);
+	cr_assert_eq(shmkv_lock_release(&a), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&b, 60000), SHMKV_LOCK_ACQUIRED);
+	cr_assert_eq(shmkv_lock_token(&b), 3);
+	snprintf(path, sizeof(path), "%s/dump.rdb", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A server that lost everything (no persistence): the grant is gone, and
+ * so is the counter; documented, not hidden. */
+Test(redis_lock, a_server_that_lost_its_data_loses_the_grant, .fini = fini)
+{
+	struct shmkv_lock a;
+
+	start(false);
+	cr_assert_eq(shmkv_lock_init(kv, &a, "lost"), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), 0);
+	cr_assert_eq(rl_cmd_all(kv, "FLUSHALL", NULL), 0);
+	cr_assert_eq(rl_cmd_all(kv, "SCRIPT", "FLUSH"), 0);
+	cr_assert_eq(shmkv_lock_held(&a), 0);
+	cr_assert_eq(shmkv_lock_release(&a), SHMKV_LOCK_NOT_HELD);
 }
