@@ -32,8 +32,7 @@ static struct shmkv_redis *redis_of(const struct shmkv__lock *h)
 	return shmkv__redis_of(h->kv);
 }
 
-int shmkv__redis_lock_init(shmkv_t *kv, struct shmkv_lock *lk,
-			   const char *name)
+int shmkv__redis_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 {
 	struct shmkv__lock *h = shmkv__lock_of(lk);
 	struct shmkv__rl_keys k;
@@ -107,15 +106,15 @@ struct busy {
 	int64_t pttl; /* the holder's lease left, ms */
 };
 
-static int granted(struct shmkv__lock *h, const redisReply *rep,
-		   int64_t sent, int64_t lease)
+static int granted(struct shmkv__lock *h, const redisReply *rep, int64_t sent,
+		   int64_t lease)
 {
 	const redisReply *rec = rep->element[1], *kind = rep->element[2];
 	struct shmkv__rl_rec r;
 
-	if (rec->type != REDIS_REPLY_STRING || kind->type != REDIS_REPLY_INTEGER ||
-	    kind->integer < 0 || kind->integer > 2 ||
-	    rec->len > sizeof(h->rec) ||
+	if (rec->type != REDIS_REPLY_STRING ||
+	    kind->type != REDIS_REPLY_INTEGER || kind->integer < 0 ||
+	    kind->integer > 2 || rec->len > sizeof(h->rec) ||
 	    shmkv__rl_rec_parse(rec->str, rec->len, &r) != 0)
 		return -EPROTO;
 	memcpy(h->rec, rec->str, rec->len);
@@ -303,8 +302,8 @@ static int not_mine(long long code)
 }
 
 /* Our record and token as script arguments ("", "0" if we hold none). */
-static void mine_args(const struct shmkv__lock *h, const char **av,
-		      size_t *al, char *tok, size_t cap)
+static void mine_args(const struct shmkv__lock *h, const char **av, size_t *al,
+		      char *tok, size_t cap)
 {
 	bool mine = holding(h);
 
@@ -348,8 +347,7 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 }
 
 /* Release by Valkey's DELIFEQ on our exact record. */
-static int release_native(struct shmkv__lock *h,
-			  const struct shmkv__rl_keys *k)
+static int release_native(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 {
 	const char *av[3] = { "DELIFEQ", k->rec, h->rec };
 	size_t al[3] = { 7, k->rec_len, h->rec_len };
@@ -363,8 +361,9 @@ static int release_native(struct shmkv__lock *h,
 	if (rc)
 		return rc;
 	if (rep->type == REDIS_REPLY_ERROR)
-		rc = shmkv__redis_err(rep) == -EPROTOTYPE ? -EEXIST
-							  : shmkv__redis_err(rep);
+		rc = shmkv__redis_err(rep) == -EPROTOTYPE
+			     ? -EEXIST
+			     : shmkv__redis_err(rep);
 	else if (rep->type != REDIS_REPLY_INTEGER)
 		rc = -EPROTO;
 	else
@@ -423,7 +422,8 @@ int shmkv__redis_lock_extend(struct shmkv_lock *lk, unsigned mode, int64_t ms)
 	if (rc)
 		return rc;
 	if (ms < 1 || ms > SHMKV_LOCK_LEASE_MAX ||
-	    (mode != SHMKV_LOCK_EXTEND_ADD && mode != SHMKV_LOCK_EXTEND_REPLACE))
+	    (mode != SHMKV_LOCK_EXTEND_ADD &&
+	     mode != SHMKV_LOCK_EXTEND_REPLACE))
 		return -EINVAL;
 	mine_args(h, av, al, tok, sizeof(tok));
 	al[2] = 1;
@@ -431,8 +431,7 @@ int shmkv__redis_lock_extend(struct shmkv_lock *lk, unsigned mode, int64_t ms)
 	al[4] = (size_t)snprintf(max, sizeof(max), "%lld",
 				 (long long)SHMKV_LOCK_LEASE_MAX);
 	sent = shmkv__mono_ms();
-	rc = shmkv__rl_eval(redis_of(h), SHMKV__RL_EXTEND, &k, 5, av, al,
-			    &rep);
+	rc = shmkv__rl_eval(redis_of(h), SHMKV__RL_EXTEND, &k, 5, av, al, &rep);
 	if (rc)
 		return rc;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||

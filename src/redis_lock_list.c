@@ -102,7 +102,8 @@ static int visit(struct rlist *l, const char *name, size_t nlen)
 			goto out;
 		info.alive = -1;
 		if (h->type == REDIS_REPLY_STRING)
-			sscanf(h->str, "%llu", (unsigned long long *)&info.token);
+			sscanf(h->str, "%llu",
+			       (unsigned long long *)&info.token);
 		freeReplyObject(h);
 	} else {
 		goto out; /* not a lock, or gone meanwhile: skipped */
@@ -149,8 +150,8 @@ static int scan_master(struct rlist *l, int m)
 	size_t plen = pattern(l->r, pat, sizeof(pat));
 
 	do {
-		const char *av[8] = { "SCAN", cursor, "MATCH", pat,
-				      "COUNT", "512", "TYPE", "hash" };
+		const char *av[8] = { "SCAN",  cursor, "MATCH", pat,
+				      "COUNT", "512",  "TYPE",	"hash" };
 		size_t al[8] = { 4, strlen(cursor), 5, plen, 5, 3, 4, 4 };
 		redisReply *rep;
 		int rc = shmkv__redis_call_master(l->r, m, 8, av, al, &rep);

@@ -68,8 +68,8 @@ static int cmd(struct rpattern *p, const char *name, const char *val,
 {
 	const char *av[3] = { name, p->k.rec, val };
 	size_t al[3] = { strlen(name), p->k.rec_len, vlen };
-	int rc = shmkv__redis_call(p->r, p->k.rec, p->k.rec_len,
-				   val ? 3 : 2, av, al, rep);
+	int rc = shmkv__redis_call(p->r, p->k.rec, p->k.rec_len, val ? 3 : 2,
+				   av, al, rep);
 
 	if (rc == 0 && (*rep)->type == REDIS_REPLY_ERROR) {
 		rc = shmkv__redis_err(*rep);
@@ -245,8 +245,8 @@ int shmkv__redis_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 	if (rc)
 		return rc;
 	rc = rep->type != REDIS_REPLY_INTEGER ? -EPROTO
-	     : rep->integer == 1		   ? 0
-						   : -ENOLCK;
+	     : rep->integer == 1	      ? 0
+					      : -ENOLCK;
 	freeReplyObject(rep);
 	return rc;
 }

@@ -61,8 +61,7 @@ void rl_target_stop(struct rl_target *t)
 		redis_server_cleanup(&t->s);
 }
 
-int rl_target_open(const struct rl_target *t, const char *query,
-		   shmkv_t **out)
+int rl_target_open(const struct rl_target *t, const char *query, shmkv_t **out)
 {
 	char uri[512];
 

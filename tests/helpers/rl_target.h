@@ -28,8 +28,7 @@ void rl_target_stop(struct rl_target *t);
 
 /* "redis[+cluster]://127.0.0.1:<port>" plus @query ("" or "?prefix=..."),
  * opened. Return: 0 or shmkv_open's error. */
-int rl_target_open(const struct rl_target *t, const char *query,
-		   shmkv_t **out);
+int rl_target_open(const struct rl_target *t, const char *query, shmkv_t **out);
 
 /*
  * One command on @kv's connection(s): NULL-terminated string arguments;

@@ -347,8 +347,7 @@ RL_TEST(killed_holder_on_this_host_is_taken_over_at_once)
 	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), -EBUSY);
 	kill9(pid);
 	/* An hour of lease left: only the dead-owner rule can grant it. */
-	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000),
-		     SHMKV_LOCK_OWNER_DEAD);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), SHMKV_LOCK_OWNER_DEAD);
 	cr_assert_gt(shmkv_lock_token(&a), token);
 	cr_assert_eq(shmkv_lock_release(&a), 0);
 }
@@ -380,15 +379,15 @@ RL_TEST(holder_in_another_pid_namespace_is_not_judged)
 	shmkv__rl_self(&me);
 	snprintf(rec, sizeof(rec), "7:%s:%u:%u:0:1:1:h", me.boot, me.ns + 1,
 		 (unsigned)0x3ffffff0);
-	freeReplyObject(rl_cmd(kv, "SET", "lock.{pidns}", rec, "PX", "60000",
-			       NULL));
+	freeReplyObject(
+		rl_cmd(kv, "SET", "lock.{pidns}", rec, "PX", "60000", NULL));
 	cr_assert_eq(shmkv_lock_init(kv, &a, "pidns"), 0);
 	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), -EBUSY);
 	/* The same record in our namespace: dead, taken over. */
 	snprintf(rec, sizeof(rec), "7:%s:%u:%u:0:1:1:h", me.boot, me.ns,
 		 (unsigned)0x3ffffff0);
-	freeReplyObject(rl_cmd(kv, "SET", "lock.{pidns}", rec, "PX", "60000",
-			       NULL));
+	freeReplyObject(
+		rl_cmd(kv, "SET", "lock.{pidns}", rec, "PX", "60000", NULL));
 	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), SHMKV_LOCK_OWNER_DEAD);
 }
 
@@ -440,7 +439,8 @@ static pid_t restart_on(int port, const char *dir)
 	}
 	for (int i = 0; i < 3000; i++) {
 		struct timeval tv = { 1, 0 };
-		redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+		redisContext *c = redisConnectWithTimeout("127.0.0.1", port,
+							  tv);
 		redisReply *r = c && !c->err ? redisCommand(c, "PING") : NULL;
 		bool up = r && r->type == REDIS_REPLY_STATUS;
 

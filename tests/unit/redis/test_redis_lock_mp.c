@@ -129,8 +129,8 @@ static void run_counter(bool pattern)
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 			  "child %d: status %d", i, st);
 	}
-	cr_assert_eq(int_of(rl_cmd(kv, "GET", "ctr{x}", NULL)),
-		     NPROC * ITERS, "lost updates: not mutually exclusive");
+	cr_assert_eq(int_of(rl_cmd(kv, "GET", "ctr{x}", NULL)), NPROC * ITERS,
+		     "lost updates: not mutually exclusive");
 	if (pattern)
 		return;
 	/* Tokens strictly increase in the order the grants happened. */
@@ -164,8 +164,7 @@ static void c5_was_faster(enum shmkv__pattern_step s)
 
 	if (s != SHMKV__PATTERN_SAW_EXPIRED)
 		return;
-	snprintf(t, sizeof(t), "%lld",
-		 (long long)shmkv__unix_ms() + 600000);
+	snprintf(t, sizeof(t), "%lld", (long long)shmkv__unix_ms() + 600000);
 	freeReplyObject(rl_cmd(hook_kv, "SET", "lock.{pg}", t, NULL));
 }
 
@@ -203,8 +202,8 @@ RL_TEST(pattern_lock_follows_the_setnx_page)
 	cr_assert_eq(shmkv_pattern_acquire(&a, 60000, 0, &ea), -EBUSY);
 	shmkv__pattern_hook = NULL;
 	/* Not a time: another kind of lock. */
-	freeReplyObject(rl_cmd(kv, "SET", "lock.{pg}", "1:x:1:1:1:1:1:h",
-			       NULL));
+	freeReplyObject(
+		rl_cmd(kv, "SET", "lock.{pg}", "1:x:1:1:1:1:1:h", NULL));
 	cr_assert_eq(shmkv_pattern_acquire(&a, 60000, 0, &ea), -EEXIST);
 }
 
