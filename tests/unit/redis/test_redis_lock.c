@@ -8,6 +8,7 @@
  * took; waits for a lease to end poll the server, bounded by a count.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,4 +511,70 @@ Test(redis_lock, a_server_that_lost_its_data_loses_the_grant, .fini = fini)
 	cr_assert_eq(rl_cmd_all(kv, "SCRIPT", "FLUSH"), 0);
 	cr_assert_eq(shmkv_lock_held(&a), 0);
 	cr_assert_eq(shmkv_lock_release(&a), SHMKV_LOCK_NOT_HELD);
+}
+
+RL_TEST(tokens_rise_across_releases_expiries_and_kills)
+{
+	struct shmkv_lock a;
+	uint64_t last = 0, token;
+
+	cr_assert_eq(shmkv_lock_init(kv, &a, "mix"), 0);
+	for (int round = 0; round < 8; round++) {
+		pid_t pid = spawn_holder("mix", 3600000, NULL, &token);
+
+		cr_assert_gt(token, last);
+		kill9(pid);
+		cr_assert_eq(shmkv_lock_try_acquire(&a, 60000),
+			     SHMKV_LOCK_OWNER_DEAD);
+		cr_assert_gt(shmkv_lock_token(&a), token);
+		last = shmkv_lock_token(&a);
+		if (round % 2) {
+			cr_assert_eq(shmkv_lock_release(&a), 0);
+		} else { /* a short lease, left to run out */
+			cr_assert_eq(shmkv_lock_extend(
+					     &a, SHMKV_LOCK_EXTEND_REPLACE, 5),
+				     0);
+			wait_gone("lock.{mix}");
+		}
+		cr_assert_eq(shmkv_lock_try_acquire(&a, 60000),
+			     round % 2 ? SHMKV_LOCK_ACQUIRED
+				       : SHMKV_LOCK_LEASE_EXPIRED);
+		cr_assert_gt(shmkv_lock_token(&a), last);
+		last = shmkv_lock_token(&a);
+		cr_assert_eq(shmkv_lock_release(&a), 0);
+	}
+}
+
+struct waiter {
+	struct shmkv_lock *lk;
+	int rc;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = shmkv_lock_acquire(w->lk, 60000);
+	return NULL;
+}
+
+/* A waiter blocked on one handle must not hold its mutex while it
+ * sleeps: the holder releases through the same handle meanwhile. */
+RL_TEST(a_blocked_waiter_leaves_the_shared_handle_usable)
+{
+	struct shmkv_lock a, b;
+	struct waiter w = { .lk = &b, .rc = -1 };
+	pthread_t th;
+
+	cr_assert_eq(shmkv_lock_init(kv, &a, "share"), 0);
+	cr_assert_eq(shmkv_lock_init(kv, &b, "share"), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 3600000), 0);
+	cr_assert_eq(pthread_create(&th, NULL, wait_thread, &w), 0);
+	/* Until the waiter has polled a few times (it cannot have won). */
+	sleep_ms(50);
+	cr_assert_eq(shmkv_lock_held(&a), 1);
+	cr_assert_eq(shmkv_lock_release(&a), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(w.rc, SHMKV_LOCK_ACQUIRED);
+	cr_assert_eq(shmkv_lock_token(&b), 2);
 }
