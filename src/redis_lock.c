@@ -209,11 +209,14 @@ static int acquire_once(struct shmkv__lock *h, const struct shmkv__rl_keys *k,
 			rc = -EPROTO;
 		else if (shmkv__rl_rec_parse(c->str, c->len, cur) != 0)
 			rc = -EEXIST; /* a pattern lock, or anything else */
-		else if (c->len > sizeof(h->rec))
-			rc = -EEXIST; /* longer than any record we write */
 		else {
-			memcpy(cur_raw, c->str, c->len);
-			*cur_len = c->len;
+			/* Longer than any record we write: busy, never
+			 * taken over (*cur_len 0). */
+			*cur_len = 0;
+			if (c->len <= SHMKV__LOCK_REC_CAP) {
+				memcpy(cur_raw, c->str, c->len);
+				*cur_len = c->len;
+			}
 			b->pttl = p->integer;
 		}
 	}
@@ -242,7 +245,7 @@ static int attempt(struct shmkv__lock *h, const struct shmkv__rl_keys *k,
 	    memcmp(raw, h->rec, raw_len) == 0)
 		return -EDEADLK;
 	shmkv__rl_self(&me);
-	if (!shmkv__rl_holder_dead(&cur, &me))
+	if (raw_len == 0 || !shmkv__rl_holder_dead(&cur, &me))
 		return -EBUSY;
 	return acquire_once(h, k, lease, raw, raw_len, &cur, raw, &raw_len, b);
 }
