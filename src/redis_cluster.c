@@ -214,37 +214,46 @@ static int map_addr(struct map *m, const redisReply *host,
 	return m->naddr++;
 }
 
-/* CLUSTER SLOTS' reply: [[lo, hi, [host, port, id...], replicas...]...]. */
+/* One range of CLUSTER SLOTS, [lo, hi, [host, port, id...], replicas...],
+ * into @m. */
+static int map_range(struct map *m, const redisReply *rg,
+		     const struct shmkv_redis_addr *from)
+{
+	const redisReply *who;
+	long long lo, hi;
+	int n;
+
+	if (rg->type != REDIS_REPLY_ARRAY || rg->elements < 3 ||
+	    rg->element[0]->type != REDIS_REPLY_INTEGER ||
+	    rg->element[1]->type != REDIS_REPLY_INTEGER)
+		return -EPROTO;
+	lo = rg->element[0]->integer;
+	hi = rg->element[1]->integer;
+	who = rg->element[2];
+	if (lo < 0 || hi < lo || hi >= SHMKV_REDIS_SLOTS ||
+	    who->type != REDIS_REPLY_ARRAY || who->elements < 2)
+		return -EPROTO;
+	n = map_addr(m, who->element[0], who->element[1], from);
+	if (n < 0)
+		return n;
+	memset(m->owner + lo, n, (size_t)(hi - lo + 1));
+	return 0;
+}
+
+/* CLUSTER SLOTS' reply (an array of ranges) into @m. */
 static int map_parse(struct map *m, const redisReply *rep,
 		     const struct shmkv_redis_addr *from)
 {
-	const redisReply *rg, *who;
-	long long lo, hi;
 	size_t i;
-	int n;
+	int err = 0;
 
 	memset(m->owner, NO_OWNER, sizeof(m->owner));
 	m->naddr = 0;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements == 0)
 		return -EPROTO; /* no slot served: not a usable cluster */
-	for (i = 0; i < rep->elements; i++) {
-		rg = rep->element[i];
-		if (rg->type != REDIS_REPLY_ARRAY || rg->elements < 3 ||
-		    rg->element[0]->type != REDIS_REPLY_INTEGER ||
-		    rg->element[1]->type != REDIS_REPLY_INTEGER)
-			return -EPROTO;
-		lo = rg->element[0]->integer;
-		hi = rg->element[1]->integer;
-		who = rg->element[2];
-		if (lo < 0 || hi < lo || hi >= SHMKV_REDIS_SLOTS ||
-		    who->type != REDIS_REPLY_ARRAY || who->elements < 2)
-			return -EPROTO;
-		n = map_addr(m, who->element[0], who->element[1], from);
-		if (n < 0)
-			return n;
-		memset(m->owner + lo, n, (size_t)(hi - lo + 1));
-	}
-	return 0;
+	for (i = 0; i < rep->elements && err == 0; i++)
+		err = map_range(m, rep->element[i], from);
+	return err;
 }
 
 /* Makes @m the handle's map: the nodes it names keep their links (moved
@@ -294,35 +303,55 @@ static int map_read(struct shmkv_redis_link *l,
 	return err;
 }
 
+/* A seed's link that just read the map: kept as its node's if the seed is
+ * a master without a connection (saves a connect and AUTH at open), else
+ * closed. */
+static void adopt(struct shmkv_redis_cluster *cl, struct shmkv_redis_link *l)
+{
+	int n = node_find(cl, &l->addr);
+
+	if (n >= 0 && cl->node[n].link.c == NULL)
+		cl->node[n].link = *l;
+	else
+		shmkv__redis_link_close(l);
+}
+
 /*
  * Reads the map again: from the current masters but @avoid (a node index
- * that just failed, or -1), then from the URI's seeds. Return: 0, or the
- * last node's error (the old map stays, marked stale).
+ * that just failed, or -1), those connected first, then from the URI's
+ * seeds. Return: 0, or the last node's error (the old map stays, marked
+ * stale).
  */
 static int map_refresh(struct shmkv_redis *r, int avoid)
 {
 	struct shmkv_redis_cluster *cl = r->cluster;
 	struct map *m = &cl->next;
 	struct shmkv_redis_link seed;
-	int i, n, err = -EHOSTUNREACH;
+	int i, n, pass, err = -EHOSTUNREACH;
 
-	for (i = 0; i < cl->nmasters; i++) {
-		n = cl->master[i];
-		if (n == avoid)
-			continue;
-		err = map_read(&cl->node[n].link, &cl->node[n].addr, m);
-		if (err == 0)
-			goto found;
-	}
+	/* Connected masters first: one that is not may be the dead one,
+	 * and a connect to a dead host costs the connect timeout. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < cl->nmasters; i++) {
+			n = cl->master[i];
+			if (n == avoid || (cl->node[n].link.c == NULL) != pass)
+				continue;
+			err = map_read(&cl->node[n].link, &cl->node[n].addr, m);
+			if (err == 0)
+				goto found;
+		}
 	for (i = 0; i < r->uri.nseeds; i++) {
 		n = node_find(cl, &r->uri.seeds[i]);
 		if (n >= 0 && (n == avoid || is_master(cl, n)))
 			continue; /* failed just now, or tried above */
 		shmkv__redis_link_init(&seed, &r->uri, false, &r->uri.seeds[i]);
 		err = map_read(&seed, &r->uri.seeds[i], m);
+		if (err == 0) {
+			map_install(r, m);
+			adopt(cl, &seed);
+			return 0;
+		}
 		shmkv__redis_link_close(&seed);
-		if (err == 0)
-			goto found;
 	}
 	cl->stale = true;
 	return err;

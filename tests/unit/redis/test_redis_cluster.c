@@ -10,12 +10,14 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers/redis_cluster.h"
@@ -23,6 +25,7 @@
 #include "helpers/resp.h"
 #include "redis.h"
 #include "shmkv.h"
+#include "shmkv_exec.h"
 
 static struct redis_cluster cl;
 
@@ -78,7 +81,7 @@ static int call(struct shmkv_redis *r, redisReply **rep, const char *key,
 /* GET @key through @r: its value, "(nil)", or "error <errno>". */
 static const char *get(struct shmkv_redis *r, const char *key)
 {
-	static char out[256];
+	static __thread char out[256]; /* threads call it too */
 	redisReply *rep;
 	int err = call(r, &rep, key, 2, "GET", key);
 
@@ -367,4 +370,148 @@ Test(redis_cluster, the_fixture_leaves_no_process_or_file_behind)
 	}
 	cr_assert_eq(stat(dir, &st), -1);
 	cr_assert_eq(errno, ENOENT);
+}
+
+/* shmkv_exec of @line (words split at spaces) on @kv: its reply. */
+static struct shmkv_reply exec_line(shmkv_t *kv, const char *line)
+{
+	const char *argv[8];
+	size_t len[8];
+	char copy[256], *save = NULL, *w;
+	struct shmkv_reply rep;
+	int argc = 0;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (w = strtok_r(copy, " ", &save); w && argc < 8;
+	     w = strtok_r(NULL, " ", &save)) {
+		argv[argc] = w;
+		len[argc++] = strlen(w);
+	}
+	cr_assert_eq(shmkv_exec(kv, argc, argv, len, &rep), 0, "%s", line);
+	return rep;
+}
+
+Test(redis_cluster, exec_and_a_prefix_route_by_the_key_as_sent)
+{
+	char uri[128], cmd[64];
+	shmkv_t *kv = NULL;
+	struct shmkv_reply rep;
+	const char *keys[] = { "a", "b", "c", "d", "e", "f" };
+	int owners = 0, i, owner;
+
+	snprintf(uri, sizeof(uri),
+		 "redis+cluster://127.0.0.1:%d?prefix=app:", cl.node[0].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0);
+	for (i = 0; i < 6; i++) {
+		snprintf(cmd, sizeof(cmd), "SET %s %s", keys[i], keys[i]);
+		rep = exec_line(kv, cmd);
+		cr_assert_eq(rep.type, SHMKV_REPLY_STATUS, "%s", rep.str);
+		shmkv_reply_free(&rep);
+		/* On the node of "app:<key>"'s slot, under that name. */
+		snprintf(cmd, sizeof(cmd), "app:%s", keys[i]);
+		owner = redis_cluster_slot_owner(
+			&cl, shmkv__redis_key_slot(cmd, strlen(cmd)));
+		owners |= 1 << owner;
+		snprintf(cmd, sizeof(cmd), "GET app:%s", keys[i]);
+		cr_assert_eq(node_says(owner, cmd)[0], keys[i][0], "%s", cmd);
+	}
+	cr_assert_gt(__builtin_popcount(owners), 1, "keys on several nodes");
+	rep = exec_line(kv, "GET d");
+	cr_assert_eq(rep.type, SHMKV_REPLY_BULK);
+	cr_assert_str_eq(rep.str, "d");
+	shmkv_reply_free(&rep);
+	rep = exec_line(kv, "DEL a b c d e f nokey");
+	cr_assert_eq(rep.type, SHMKV_REPLY_INTEGER);
+	cr_assert_eq(rep.integer, 6);
+	shmkv_reply_free(&rep);
+	for (i = 0; i < REDIS_CLUSTER_NODES; i++)
+		cr_assert_eq(errors_of(i, "MOVED"), 0);
+	shmkv_close(kv);
+}
+
+/* @n rounds of INCR @counter and GET of the three keys k0..k2 (values
+ * "v0".."v2") through @r. Return: 0 if every reply was right. */
+static int incr_and_read(struct shmkv_redis *r, const char *counter, int n)
+{
+	char key[8], want[8];
+	redisReply *rep;
+	int i, k, bad = 0;
+
+	for (i = 1; i <= n && !bad; i++) {
+		if (call(r, &rep, counter, 2, "INCR", counter) != 0)
+			return -1;
+		bad = rep->type != REDIS_REPLY_INTEGER || rep->integer != i;
+		freeReplyObject(rep);
+		for (k = 0; k < 3 && !bad; k++) {
+			snprintf(key, sizeof(key), "k%d", k);
+			snprintf(want, sizeof(want), "v%d", k);
+			bad = strcmp(get(r, key), want) != 0;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+Test(redis_cluster, a_fork_child_and_its_parent_each_get_their_replies)
+{
+	struct shmkv_redis *r = open_on(0);
+	char key[8], val[8];
+	int k, status;
+	pid_t pid;
+
+	for (k = 0; k < 3; k++) {
+		snprintf(key, sizeof(key), "k%d", k);
+		snprintf(val, sizeof(val), "v%d", k);
+		set(r, key, val); /* the links are connected when we fork */
+	}
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) /* no cr_assert in the child: its exit says */
+		_exit(incr_and_read(r, "child", 300) == 0 ? 0 : 1);
+	cr_assert_eq(incr_and_read(r, "parent", 300), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child's replies were wrong");
+	cr_assert_str_eq(get(r, "child"), "300");
+	cr_assert_str_eq(get(r, "parent"), "300");
+	shmkv_close(&r->kv);
+}
+
+struct worker {
+	struct shmkv_redis *r;
+	char counter[16];
+	int result;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	w->result = incr_and_read(w->r, w->counter, 200);
+	return NULL;
+}
+
+Test(redis_cluster, threads_sharing_a_handle_each_get_their_replies)
+{
+	struct shmkv_redis *r = open_on(1);
+	struct worker w[4];
+	pthread_t t[4];
+	char key[8], val[8];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		set(r, key, val);
+	}
+	for (i = 0; i < 4; i++) {
+		w[i].r = r;
+		snprintf(w[i].counter, sizeof(w[i].counter), "t%d", i);
+		cr_assert_eq(pthread_create(&t[i], NULL, work, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(w[i].result, 0, "thread %d's replies", i);
+		cr_assert_str_eq(get(r, w[i].counter), "200");
+	}
+	shmkv_close(&r->kv);
 }
