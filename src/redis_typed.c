@@ -118,14 +118,18 @@ static int reply_int(const redisReply *rep, int64_t *v)
  * give_value: 1 and the value, 0 (none), or -ENOBUFS with out->len the
  * length needed.
  */
-int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out)
+int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out,
+		    bool from_script)
 {
 	if (rep->type == REDIS_REPLY_NIL) {
 		if (out != NULL)
 			out->len = 0;
 		return 0;
 	}
-	if (rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0) {
+	/* Only the getcmd script answers a length: from a command, an
+	 * integer is a reply we do not understand, never a short buffer. */
+	if (from_script && rep->type == REDIS_REPLY_INTEGER &&
+	    rep->integer >= 0) {
 		if (out != NULL)
 			out->len = (size_t)rep->integer;
 		return -ENOBUFS;
@@ -259,7 +263,7 @@ int shmkv__rc_get_then(struct shmkv_redis *r, const struct shmkv__rk *k,
 	err = shmkv__rc_script(r, k, &shmkv__script_getcmd, &c, &rep);
 	if (err)
 		return err;
-	err = shmkv__rc_value(rep, out);
+	err = shmkv__rc_value(rep, out, true);
 	freeReplyObject(rep);
 	return err;
 }
@@ -323,7 +327,7 @@ int shmkv__redis_get(shmkv_t *kv, const void *key, size_t klen,
 	shmkv__rc_arg(&c, k.p, k.len);
 	err = shmkv__rc_run(r, &k, &c, &rep);
 	if (err == 0) {
-		err = shmkv__rc_value(rep, out);
+		err = shmkv__rc_value(rep, out, false);
 		freeReplyObject(rep);
 	}
 	shmkv__rk_free(&k);
@@ -489,7 +493,7 @@ static int get_then(shmkv_t *kv, const void *key, size_t klen,
 		shmkv__rc_arg(&c, val, vlen);
 	err = shmkv__rc_run(r, &k, &c, &rep);
 	if (err == 0) {
-		err = shmkv__rc_value(rep, NULL);
+		err = shmkv__rc_value(rep, NULL, false);
 		freeReplyObject(rep);
 	}
 	shmkv__rk_free(&k);

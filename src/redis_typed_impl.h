@@ -47,8 +47,10 @@ void shmkv__rc_int(struct shmkv__rc *c, int64_t v);
 int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,
 		  struct shmkv__rc *c, redisReply **rep);
 
-/* A value reply into @out (1, 0, -ENOBUFS with out->len, -EPROTO). */
-int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out);
+/* A value reply into @out (1, 0, -ENOBUFS with out->len, -EPROTO); an
+ * integer is a length only @from_script (shmkv__script_getcmd's). */
+int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out,
+		    bool from_script);
 
 struct shmkv__script {
 	const char *sha; /* SHA1 of body, hex: EVALSHA's name for it */
