@@ -526,20 +526,23 @@ static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
 {
 	static const char *argv[] = { "COMMAND", "INFO", "DELIFEQ" };
 	static const size_t len[] = { 7, 4, 7 };
-	int known = __atomic_load_n(&r->typed_delifeq, __ATOMIC_RELAXED);
+	/* Relaxed: a process-local answer that every asker finds the same;
+	 * a race only asks twice, and no other word is published with it. */
+	uint32_t known = shmkv__load32_relaxed(&r->typed_delifeq);
 	redisReply *rep;
 
 	if (known != 0)
-		return known > 0;
+		return known == 1;
 	if (shmkv__redis_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
 		return false; /* the call itself will say what went wrong */
 	known = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
 				rep->element[0]->type == REDIS_REPLY_ARRAY
 			? 1
-			: -1;
+			: 2;
 	freeReplyObject(rep);
-	__atomic_store_n(&r->typed_delifeq, known, __ATOMIC_RELAXED);
-	return known > 0;
+	/* Relaxed: as the load above. */
+	shmkv__store32_relaxed(&r->typed_delifeq, known);
+	return known == 1;
 }
 
 int shmkv__redis_delifeq(shmkv_t *kv, const void *key, size_t klen,
