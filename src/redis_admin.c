@@ -100,7 +100,7 @@ int shmkv__redis_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
 	shmkv__rc_arg(&c, match, match_of(r, match));
 	shmkv__rc_str(&c, "COUNT");
 	shmkv__rc_int(&c, count == 0 ? 10 : count);
-	err = shmkv__redis_call_master(r, m, c.argc, c.argv, c.len, &rep);
+	err = shmkv__rc_call_master(r, m, c.argc, c.argv, c.len, &rep);
 	if (err)
 		return err;
 	err = rep->type == REDIS_REPLY_ERROR ? shmkv__redis_err(rep)
@@ -160,7 +160,7 @@ static int count_dbsize(struct shmkv_redis *r, uint64_t *n)
 		return masters < 0 ? masters : -EIO;
 	for (int m = 0; m < masters; m++) {
 		redisReply *rep;
-		int err = shmkv__redis_call_master(r, m, 1, argv, len, &rep);
+		int err = shmkv__rc_call_master(r, m, 1, argv, len, &rep);
 
 		if (err)
 			return err;

@@ -86,20 +86,42 @@ static int reply_err(const redisReply *rep)
 	return shmkv__redis_err(rep);
 }
 
+int shmkv__rc_call(struct shmkv_redis *r, const void *key, size_t klen,
+		   int argc, const char **argv, const size_t *argvlen,
+		   redisReply **rep)
+{
+	int err;
+
+	*rep = NULL;
+	err = shmkv__redis_call(r, key, klen, argc, argv, argvlen, rep);
+	return err != 0 ? err : *rep != NULL ? 0 : -EPROTO;
+}
+
+int shmkv__rc_call_master(struct shmkv_redis *r, int m, int argc,
+			  const char **argv, const size_t *argvlen,
+			  redisReply **rep)
+{
+	int err;
+
+	*rep = NULL;
+	err = shmkv__redis_call_master(r, m, argc, argv, argvlen, rep);
+	return err != 0 ? err : *rep != NULL ? 0 : -EPROTO;
+}
+
 int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,
 		  struct shmkv__rc *c, redisReply **rep)
 {
-	int err = shmkv__redis_call(r, k->p, k->len, c->argc, c->argv, c->len,
-				    rep);
+	int err = shmkv__rc_call(r, k->p, k->len, c->argc, c->argv, c->len,
+				 rep);
 
 	if (err)
 		return err;
-	if ((*rep)->type == REDIS_REPLY_ERROR) {
-		err = reply_err(*rep);
-		freeReplyObject(*rep);
-		*rep = NULL;
-	}
-	return err;
+	if ((*rep)->type != REDIS_REPLY_ERROR)
+		return 0;
+	err = reply_err(*rep);
+	freeReplyObject(*rep);
+	*rep = NULL;
+	return err < 0 ? err : -EIO; /* an error reply is never a success */
 }
 
 /* An integer reply into *@v: 0, or -EPROTO (a reply of another type: a
@@ -217,8 +239,8 @@ int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
 		shmkv__rc_arg(&c, k->p, k->len);
 		for (int i = 0; i < args->argc; i++)
 			shmkv__rc_arg(&c, args->argv[i], args->len[i]);
-		err = shmkv__redis_call(r, k->p, k->len, c.argc, c.argv, c.len,
-					rep);
+		err = shmkv__rc_call(r, k->p, k->len, c.argc, c.argv, c.len,
+				     rep);
 		if (err)
 			return err;
 		if ((*rep)->type != REDIS_REPLY_ERROR)
@@ -230,7 +252,7 @@ int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
 	err = reply_err(*rep);
 	freeReplyObject(*rep);
 	*rep = NULL;
-	return err;
+	return err < 0 ? err : -EIO;
 }
 
 /* The buffer bound a script compares with: a NULL buffer takes any. Lua
@@ -533,7 +555,7 @@ static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
 
 	if (known != 0)
 		return known == 1;
-	if (shmkv__redis_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
+	if (shmkv__rc_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
 		return false; /* the call itself will say what went wrong */
 	known = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
 				rep->element[0]->type == REDIS_REPLY_ARRAY
@@ -607,7 +629,7 @@ int shmkv__redis_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
 	return 0;
 }
 
-int shmkv__redis_ref_key(shmkv_t *kv, struct shmkv_keyref *ref,
+int shmkv__redis_ref_key(const shmkv_t *kv, struct shmkv_keyref *ref,
 			 const void **key, size_t *klen)
 {
 	const struct shmkv__keyref *kr = shmkv__kref(ref);

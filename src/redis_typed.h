@@ -59,7 +59,7 @@ int shmkv__redis_getex(shmkv_t *kv, const void *key, size_t klen,
 int shmkv__redis_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
 			     const void *key, size_t klen);
 /* The key of @ref, if it was prepared for @kv: 0, or -EINVAL. */
-int shmkv__redis_ref_key(shmkv_t *kv, struct shmkv_keyref *ref,
+int shmkv__redis_ref_key(const shmkv_t *kv, struct shmkv_keyref *ref,
 			 const void **key, size_t *klen);
 
 /* redis_admin.c: the whole-store calls (SCAN over every master, the
