@@ -1,8 +1,8 @@
 /*
  * redis_admin.c - the whole-store calls on a Redis handle (redis_typed.h):
- * shmkv_scan as SCAN over every master, shmkv_stats as far as a Redis can
- * answer it honestly (shmkv_get_config needs nothing of its own: a remote
- * handle's geometry holds only key_max and value_max, its fd is -1). The shm store's maintenance
+ * shmkv_scan as SCAN over every master, shmkv_stats and shmkv_get_config
+ * as far as a Redis can answer them honestly, without a read of the
+ * zeroed header a remote handle points at. The shm store's maintenance
  * calls (sweep, maintain, recover, check, huge pages, max_memory, the
  * eviction policy) have no meaning on a server that runs its own: they
  * answer -ENOTSUP in their own files, before any read of the segment.
@@ -190,5 +190,15 @@ int shmkv__redis_stats(shmkv_t *kv, struct shmkv_stats *st)
 	if (err)
 		return err;
 	st->live_keys = n;
+	return 0;
+}
+
+int shmkv__redis_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
+{
+	/* The limits a key and a value have on this handle; no geometry,
+	 * memory, policy or mode: the server's settings are not the store's. */
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->key_max = kv->geo.key_max;
+	cfg->value_max = kv->geo.value_max;
 	return 0;
 }
