@@ -551,7 +551,8 @@ static int attempt(struct shmkv_redis *r, struct trip *t, int argc,
 		   const char **argv, const size_t *argvlen, redisReply **rep)
 {
 	struct shmkv_redis_cluster *cl = r->cluster;
-	int err = node_connect(cl, t->node);
+	struct shmkv_redis_addr failed;
+	int i, err = node_connect(cl, t->node);
 
 	if (err == 0 && t->ask)
 		err = asking(cl, t->node);
@@ -576,8 +577,15 @@ static int attempt(struct shmkv_redis *r, struct trip *t, int argc,
 	if (t->remapped || t->ask)
 		return err;
 	t->remapped = true;
+	failed = cl->node[t->node].addr;
 	map_refresh(r, t->node);
 	err = route(cl, t->slot);
+	/* A key-less command may go to any master: another one. */
+	for (i = 0; t->slot < 0 && i < cl->nmasters; i++)
+		if (!addr_eq(&cl->node[cl->master[i]].addr, &failed)) {
+			err = cl->master[i];
+			break;
+		}
 	if (err < 0)
 		return err;
 	t->node = err;

@@ -515,3 +515,28 @@ Test(redis_cluster, threads_sharing_a_handle_each_get_their_replies)
 	}
 	shmkv_close(&r->kv);
 }
+
+Test(redis_cluster, a_keyless_command_goes_to_a_live_master)
+{
+	struct shmkv_redis *r = open_on(0);
+	int i, first = 0;
+	char id[64];
+	redisReply *rep;
+
+	/* The first master (by address: the lowest port) is killed. */
+	for (i = 1; i < REDIS_CLUSTER_NODES; i++)
+		if (cl.node[i].port < cl.node[first].port)
+			first = i;
+	cr_assert_eq(call(r, &rep, NULL, 2, "CLUSTER", "MYID"), 0);
+	cr_assert_str_eq(rep->str, cl.node[first].id);
+	freeReplyObject(rep);
+	redis_cluster_kill_node(&cl, first);
+	cr_assert_eq(call(r, &rep, NULL, 2, "CLUSTER", "MYID"), 0);
+	snprintf(id, sizeof(id), "%s", rep->str);
+	freeReplyObject(rep);
+	cr_assert_str_neq(id, cl.node[first].id);
+	cr_assert_eq(call(r, &rep, NULL, 1, "PING"), 0);
+	cr_assert_str_eq(rep->str, "PONG");
+	freeReplyObject(rep);
+	shmkv_close(&r->kv);
+}
