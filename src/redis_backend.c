@@ -67,6 +67,9 @@ static void atfork_register(void)
 	pthread_atfork(NULL, NULL, child_reinit);
 }
 
+_Static_assert(sizeof(pid_t) == sizeof(uint32_t),
+	       "r->pid is read and written by atomic.h's 32-bit wrappers");
+
 /* Takes @r's mutex, first making it this process's if @r was inherited
  * across fork. */
 static void redis_lock(struct shmkv_redis *r)
@@ -77,13 +80,14 @@ static void redis_lock(struct shmkv_redis *r)
 	 * fork child, under fork_fix; a thread that reads the new pid sees
 	 * the new mutex, one that reads the old takes fork_fix and reads it
 	 * again. In the parent it never changes. */
-	if (__atomic_load_n(&r->pid, __ATOMIC_ACQUIRE) != me) {
+	if ((pid_t)shmkv__load32_acquire((const uint32_t *)&r->pid) != me) {
 		pthread_mutex_lock(&fork_fix);
 		if (r->pid != me) {
 			pthread_mutex_init(&r->mu, NULL);
 			/* Release: pairs with the acquire above, so a thread
 			 * that sees the new pid sees the new mutex. */
-			__atomic_store_n(&r->pid, me, __ATOMIC_RELEASE);
+			shmkv__store32_release((uint32_t *)&r->pid,
+					       (uint32_t)me);
 		}
 		pthread_mutex_unlock(&fork_fix);
 	}
@@ -195,7 +199,10 @@ static void handle_fields(struct shmkv_redis *r, const struct shmkv_backend *be,
 	struct shmkv *kv = &r->kv;
 
 	kv->backend = be;
-	kv->base = (unsigned char *)(uintptr_t)shmkv__redis_no_segment;
+	/* The handle's base is writable for a segment; nothing writes
+	 * through it for a remote handle (and a stray write would fault:
+	 * the zeroed header is read-only data). */
+	kv->base = (unsigned char *)shmkv__redis_no_segment;
 	kv->life_cached = REMOTE_LIFE_CACHED;
 	kv->serial = shmkv__serial_next();
 	kv->readonly = readonly;

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "helpers/redis_test.h"
@@ -102,6 +104,36 @@ Test(redis_open, a_port_nobody_listens_on_is_econnrefused_at_open)
 	start(NULL);
 	redis_server_stop(&srv);
 	cr_assert_eq(open_rc(""), -ECONNREFUSED);
+}
+
+/* A listener whose accept queue is full (backlog 0, never accepting)
+ * drops further SYNs: a connect there can only time out. */
+Test(redis_open, a_connect_that_is_never_answered_times_out_at_open)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c[4];
+	char uri[128];
+	shmkv_t *kv = NULL;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_geq(l, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(l, 0), 0);
+	cr_assert_eq(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+	for (int i = 0; i < 4; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(c[i], (struct sockaddr *)&a, sizeof(a));
+	}
+	snprintf(uri, sizeof(uri), "redis://127.0.0.1:%d?connect_timeout=100",
+		 ntohs(a.sin_port));
+	cr_assert_eq(shmkv_open(uri, 0, &kv), -ETIMEDOUT);
+	cr_assert_null(kv);
+	for (int i = 0; i < 4; i++)
+		close(c[i]);
+	close(l);
 }
 
 Test(redis_open, create_and_open_or_create_open_the_database)
@@ -278,6 +310,10 @@ Test(redis_open, shm_only_calls_say_enotsup_and_the_life_word_is_remote)
 	start(NULL);
 	kv = open_ok("", 0);
 	cr_assert_eq(shmkv_huge_mapped(kv, &bytes), -ENOTSUP);
+	/* (sweep, recover, check, stats: s15-typed's hooks in maint.c and
+	 * check.c, tested by its test_audit.c.) */
+	cr_assert_eq(shmkv_maintain(kv), -ENOTSUP);
+	cr_assert_eq(shmkv_set_max_memory(kv, 1 << 20), -ENOTSUP);
 	/* Every command's slow path answers SHMKV__REMOTE, with nothing of
 	 * a segment read. */
 	cr_assert_null(shmkv__table_now(kv));
