@@ -540,3 +540,63 @@ Test(redis_cluster, a_keyless_command_goes_to_a_live_master)
 	freeReplyObject(rep);
 	shmkv_close(&r->kv);
 }
+
+/* The fixture's own promise, without a cluster started by the suite. */
+TestSuite(redis_cluster_fixture, .timeout = 120);
+
+struct started {
+	pid_t pid[REDIS_CLUSTER_NODES];
+	char dir[sizeof(cl.dir)];
+};
+
+Test(redis_cluster_fixture, a_killed_test_takes_its_nodes_with_it)
+{
+	struct redis_cluster mine;
+	struct started s;
+	int fd[2], i, k, status;
+	char path[512];
+	pid_t child;
+
+	if (!redis_server_find() || !redis_cluster_cli_find())
+		cr_skip_test("no redis-server or redis-cli");
+	cr_assert_eq(pipe(fd), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) { /* a test program that dies without cleaning up */
+		memset(&mine, 0, sizeof(mine));
+		memset(&s, 0, sizeof(s));
+		if (redis_cluster_start(&mine, "rcl-killed") == 0) {
+			for (i = 0; i < REDIS_CLUSTER_NODES; i++)
+				s.pid[i] = mine.node[i].pid;
+			memcpy(s.dir, mine.dir, sizeof(s.dir));
+		}
+		if (write(fd[1], &s, sizeof(s)) != (ssize_t)sizeof(s))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd[1]);
+	cr_assert_eq(read(fd[0], &s, sizeof(s)), (ssize_t)sizeof(s));
+	close(fd[0]);
+	cr_assert_gt(s.pid[0], 0, "the child's cluster did not start");
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	/* PR_SET_PDEATHSIG kills each node; init reaps it. Polled, not
+	 * timed: up to 1000 looks 10 ms apart. */
+	for (i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		for (k = 0; k < 1000 && kill(s.pid[i], 0) == 0; k++)
+			usleep(10000);
+		cr_assert_eq(kill(s.pid[i], 0), -1, "node %d outlived its test",
+			     i);
+	}
+	/* The temp dir is what a SIGKILL leaves: removed here. */
+	for (i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		snprintf(path, sizeof(path), "%s/nodes-%d.conf", s.dir, i);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/node-%d.log", s.dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/create.log", s.dir);
+	unlink(path);
+	cr_assert_eq(rmdir(s.dir), 0, "%s: %s", s.dir, strerror(errno));
+}
