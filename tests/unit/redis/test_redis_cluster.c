@@ -600,3 +600,32 @@ Test(redis_cluster_fixture, a_killed_test_takes_its_nodes_with_it)
 	unlink(path);
 	cr_assert_eq(rmdir(s.dir), 0, "%s: %s", s.dir, strerror(errno));
 }
+
+Test(redis_cluster, one_moved_rereads_the_whole_map)
+{
+	struct shmkv_redis *r = open_on(0);
+	char k1[16] = "{m1}x", k2[16];
+	unsigned s1 = shmkv__redis_key_slot(k1, strlen(k1)), s2 = s1;
+	int src = redis_cluster_slot_owner(&cl, s1), dst = other_than(src);
+	int i;
+
+	/* A second key on another slot of the same master. */
+	for (i = 0; s2 == s1 || redis_cluster_slot_owner(&cl, s2) != src; i++) {
+		snprintf(k2, sizeof(k2), "{m%d}y", i + 2);
+		s2 = shmkv__redis_key_slot(k2, strlen(k2));
+	}
+	set(r, k1, "one");
+	set(r, k2, "two");
+	/* Both slots move behind the handle's back. */
+	migrate_key(s1, src, dst, k1);
+	settle_slot(s1, dst);
+	migrate_key(s2, src, dst, k2);
+	settle_slot(s2, dst);
+	node_says(src, "CONFIG RESETSTAT");
+	cr_assert_str_eq(get(r, k1), "one");
+	cr_assert_eq(errors_of(src, "MOVED"), 1);
+	/* The MOVED for s1 made the next call read the map: s2 is known. */
+	cr_assert_str_eq(get(r, k2), "two");
+	cr_assert_eq(errors_of(src, "MOVED"), 1, "no MOVED for the 2nd slot");
+	shmkv_close(&r->kv);
+}
