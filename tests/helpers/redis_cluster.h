@@ -10,7 +10,8 @@
  * slots fail, the others' keep serving (what a test of a lost node wants
  * to see), and with no replicas there is no failover. No client library
  * and no Criterion: it talks RESP itself (resp.h), so standalone programs
- * link it.
+ * link it. One thread at a time per process (wait_agreed and slot_owner
+ * use static buffers).
  */
 #ifndef SHMKV_REDIS_CLUSTER_H
 #define SHMKV_REDIS_CLUSTER_H
