@@ -4,7 +4,7 @@
  * persistence, their nodes.conf files and logs in a temp dir of their
  * own, joined by redis-cli --cluster create (no replicas), killed and
  * reaped at the end, and killed by the kernel if the program dies first
- * (PR_SET_PDEATHSIG).
+ * (PR_SET_PDEATHSIG), its temp dir then removed by a janitor process.
  *
  * The nodes run with cluster-require-full-coverage no: a killed master's
  * slots fail, the others' keep serving (what a test of a lost node wants
@@ -34,6 +34,14 @@ struct redis_cluster {
 	/* The temp dir: nodes-<i>.conf, node-<i>.log, create.log. "" when
 	 * none. */
 	char dir[64];
+	/* The janitor: a child that removes the dir if this process dies
+	 * without redis_cluster_cleanup (a crash, a SIGKILL, a signal
+	 * handler that only stops the nodes): it waits for EOF on a pipe
+	 * only this process writes (the nodes' pids go down it), then for
+	 * the nodes to be gone (PR_SET_PDEATHSIG kills them), then removes
+	 * the dir. 0 when none runs. */
+	volatile pid_t janitor;
+	int janitor_fd; /* the pipe's write end, close-on-exec */
 };
 
 /* The redis-cli to run: $SHMKV_REDIS_CLI if set (NULL if it is not
@@ -65,10 +73,12 @@ int redis_cluster_slot_owner(struct redis_cluster *c, unsigned slot);
 /* Kills node @i with SIGKILL and reaps it. Async-signal-safe. */
 void redis_cluster_kill_node(struct redis_cluster *c, int i);
 
-/* Kills and reaps every node. Async-signal-safe. */
+/* Kills and reaps every node. Async-signal-safe. The temp dir stays (the
+ * janitor removes it when this process ends). */
 void redis_cluster_stop(struct redis_cluster *c);
 
-/* Stops the nodes and removes the temp dir and what is in it. */
+/* Stops the nodes and the janitor, and removes the temp dir and what is
+ * in it. */
 void redis_cluster_cleanup(struct redis_cluster *c);
 
 #endif /* SHMKV_REDIS_CLUSTER_H */
