@@ -82,6 +82,29 @@ void redis_cluster_cleanup(struct redis_cluster *c)
 	c->dir[0] = '\0';
 }
 
+int redis_cluster_pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ')' itself, the state follows
+	 * the last one. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* The janitor's life (see redis_cluster.h): never returns. Forked from a
  * test that may have threads, it calls opendir (malloc): glibc's fork
  * leaves malloc usable in the child, which is what this relies on. */
@@ -110,11 +133,12 @@ static void janitor_run(int rfd, const char *dir)
 		else if (r == 0 || errno != EINTR)
 			break; /* EOF: the test process is gone */
 	}
-	/* Its nodes die of PR_SET_PDEATHSIG and init reaps them; none may
-	 * write its nodes.conf after the removal. Polled up to 5 s each
+	/* Its nodes die of PR_SET_PDEATHSIG (a zombie is dead enough: a
+	 * subreaper may be slow to reap it); none may write its nodes.conf
+	 * after the removal. Polled up to 5 s each
 	 * (a pid reused meanwhile only makes this wait longer). */
 	for (i = 0; i < n; i++)
-		for (k = 0; k < 200 && kill(pid[i], 0) == 0; k++)
+		for (k = 0; k < 200 && !redis_cluster_pid_gone(pid[i]); k++)
 			usleep(25000);
 	remove_dir(dir);
 	_exit(0);

@@ -70,6 +70,9 @@ int redis_cluster_wait_agreed(struct redis_cluster *c, int allow_fail);
  * running node's) CLUSTER SLOTS, or -1. */
 int redis_cluster_slot_owner(struct redis_cluster *c, unsigned slot);
 
+/* 1 if @pid is no process, or a zombie (it runs no more), else 0. */
+int redis_cluster_pid_gone(pid_t pid);
+
 /* Kills node @i with SIGKILL and reaps it. Async-signal-safe. */
 void redis_cluster_kill_node(struct redis_cluster *c, int i);
 
