@@ -638,3 +638,29 @@ Test(redis_cluster, one_moved_rereads_the_whole_map)
 	cr_assert_eq(errors_of(src, "MOVED"), 1, "no MOVED for the 2nd slot");
 	shmkv_close(&r->kv);
 }
+
+Test(redis_cluster, an_incr_that_times_out_in_flight_runs_once)
+{
+	char uri[160];
+	shmkv_t *kv = NULL;
+	struct shmkv_redis *r;
+	const char *key = "{stopped}n";
+	int owner = redis_cluster_slot_owner(
+		&cl, shmkv__redis_key_slot(key, strlen(key)));
+	redisReply *rep;
+
+	/* A 300 ms command timeout, so the test does not wait long. */
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d?timeout=300",
+		 cl.node[0].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0);
+	r = shmkv__redis_of(kv);
+	cr_assert_str_eq(get(r, key), "(nil)"); /* its link is connected */
+	cr_assert_eq(kill(cl.node[owner].pid, SIGSTOP), 0);
+	cr_assert_eq(call(r, &rep, key, 2, "INCR", key), -ETIMEDOUT);
+	cr_assert_eq(kill(cl.node[owner].pid, SIGCONT), 0);
+	/* The node ran the INCR it had read; the handle did not send it
+	 * again, and its next call connects afresh. */
+	cr_assert_str_eq(get(r, key), "1");
+	cr_assert_str_eq(node_says(owner, "GET {stopped}n"), "1\n");
+	shmkv_close(kv);
+}
