@@ -664,3 +664,22 @@ Test(redis_cluster, an_incr_that_times_out_in_flight_runs_once)
 	cr_assert_str_eq(node_says(owner, "GET {stopped}n"), "1\n");
 	shmkv_close(kv);
 }
+
+Test(redis_cluster, open_takes_the_first_seed_that_answers)
+{
+	char uri[160];
+	shmkv_t *kv = NULL;
+	int dead = cl.node[2].port; /* nobody listens there once killed */
+
+	redis_cluster_kill_node(&cl, 2);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+		 dead, cl.node[1].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0, "the second seed answers");
+	cr_assert_eq(shmkv__redis_masters(shmkv__redis_of(kv)), 3,
+		     "the map still names the dead master");
+	shmkv_close(kv);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d", dead);
+	kv = NULL;
+	cr_assert_eq(shmkv_open(uri, 0, &kv), -ECONNREFUSED);
+	cr_assert_null(kv);
+}
