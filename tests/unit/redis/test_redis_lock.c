@@ -357,7 +357,7 @@ RL_TEST(killed_holder_on_another_host_is_waited_out_to_its_lease)
 {
 	struct shmkv_lock a;
 	uint64_t token;
-	pid_t pid = spawn_holder("far", 300, "another-host-boot-id", &token);
+	pid_t pid = spawn_holder("far", 3000, "another-host-boot-id", &token);
 	long long left;
 
 	kill9(pid);
