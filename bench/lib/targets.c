@@ -18,8 +18,8 @@
 #define CYCLE_DONE INT32_MIN
 
 const char *const target_op_name[OP_N] = {
-	"GET 16 B",   "SET 16 B",     "INCR",
-	"safe lock",  "pattern lock", "SET NX PX + EVALSHA del",
+	"GET 16 B",  "SET 16 B",     "INCR",
+	"safe lock", "pattern lock", "SET NX PX + EVALSHA del",
 };
 const char *const target_op_tag[OP_N] = {
 	"get", "set", "incr", "safe_lock", "pattern_lock", "raw_lock",
@@ -57,8 +57,7 @@ static void ctr_name(char *out, const struct target *t, uint32_t i)
 	snprintf(out, NAME_LEN + 1, "c%d:%09u", t->digit, i % TARGET_KEYS);
 }
 
-static void lock_name(char *out, char kind, const struct target *t,
-		      uint32_t i)
+static void lock_name(char *out, char kind, const struct target *t, uint32_t i)
 {
 	snprintf(out, NAME_LEN + 1, "%c%d.%09u", kind, t->digit,
 		 i % TARGET_LOCKS);
@@ -69,9 +68,9 @@ static void value_of(char *out, uint32_t i)
 	snprintf(out, TARGET_VLEN + 1, "v:%014u", i % TARGET_KEYS);
 }
 
-int target_has(const struct target *t, enum target_op op)
+int target_has(int bare, enum target_op op)
 {
-	if (t->kv)
+	if (!bare)
 		return op != OP_RAWLOCK;
 	return op != OP_SAFE && op != OP_PATTERN;
 }
@@ -101,8 +100,8 @@ static redisContext *raw_connect(struct target *t, const char *path,
 			       : redisConnectWithTimeout(host, port, tv);
 
 	if (!c || c->err) {
-		fail(t, -ECONNREFUSED, "connect %s%s%d: %s",
-		     path ? path : host, path ? "" : ":", path ? 0 : port,
+		fail(t, -ECONNREFUSED, "connect %s%s%d: %s", path ? path : host,
+		     path ? "" : ":", path ? 0 : port,
 		     c ? c->errstr : "out of memory");
 		redisFree(c);
 		return NULL;
@@ -155,8 +154,8 @@ static int raw_slots(struct target *t, uint8_t *owner, char addrs[][64])
 		    (m = e->element[2])->type != REDIS_REPLY_ARRAY ||
 		    m->elements < 2)
 			continue;
-		n = raw_node(t, m->element[0]->str,
-			     (int)m->element[1]->integer, addrs);
+		n = raw_node(t, m->element[0]->str, (int)m->element[1]->integer,
+			     addrs);
 		if (n < 0) {
 			freeReplyObject(r);
 			return -EIO;
@@ -201,7 +200,9 @@ static int raw_map(struct target *t)
 		err = (n = raw_owner(t, owner, name)) < 0 ? -EPROTO : 0;
 		t->key_node[i] = (uint8_t)n;
 		ctr_name(name, t, i);
-		err = err ? err : (n = raw_owner(t, owner, name)) < 0 ? -EPROTO : 0;
+		err = err				    ? err
+		      : (n = raw_owner(t, owner, name)) < 0 ? -EPROTO
+							    : 0;
 		t->ctr_node[i] = (uint8_t)n;
 	}
 	for (uint32_t i = 0; i < TARGET_LOCKS && !err; i++) {
@@ -325,8 +326,8 @@ static void raw_do(struct target *t, enum target_op op, uint32_t i)
 	}
 	if ((t->rc = raw_call(t, n, &r, argc, argv, len)))
 		return;
-	if (op == OP_GET && !(t->rc = raw_expect(t, r, REDIS_REPLY_STRING,
-						 "GET"))) {
+	if (op == OP_GET &&
+	    !(t->rc = raw_expect(t, r, REDIS_REPLY_STRING, "GET"))) {
 		t->out_len = r->len < sizeof(t->out) ? r->len : sizeof(t->out);
 		memcpy(t->out, r->str, t->out_len);
 		t->rc = 1;
@@ -389,22 +390,13 @@ static void api_do(struct target *t, enum target_op op, uint32_t i)
 	}
 }
 
-int target_shmkv(struct target *t, const char *name, const char *tag,
-		 int digit, shmkv_t *kv)
+int target_shmkv(struct target *t, const char *name, const char *tag, int digit,
+		 shmkv_t *kv)
 {
-	char lname[NAME_LEN + 1];
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->name = name, t->tag = tag, t->digit = digit, t->kv = kv;
-	for (uint32_t i = 0; i < TARGET_LOCKS; i++) {
-		lock_name(lname, 's', t, i);
-		if ((err = shmkv_lock_init(kv, &t->lk[i], lname)))
-			return shmkv_fail(t, "shmkv_lock_init", err);
-		lock_name(lname, 'p', t, i);
-		if ((err = shmkv_pattern_init(kv, &t->pl[i], lname)))
-			return shmkv_fail(t, "shmkv_pattern_init", err);
-	}
 	for (uint32_t i = 0; i < TARGET_KEYS; i++) {
 		api_do(t, OP_SET, i);
 		if ((err = target_check(t, OP_SET, i)))
@@ -413,6 +405,23 @@ int target_shmkv(struct target *t, const char *name, const char *tag,
 		if (t->rc)
 			return shmkv_fail(t, "shmkv_incr", t->rc);
 		t->count[i] = t->incr;
+	}
+	return 0;
+}
+
+int target_locks(struct target *t, enum target_op op)
+{
+	char name[NAME_LEN + 1];
+	int err;
+
+	for (uint32_t i = 0; i < TARGET_LOCKS; i++) {
+		lock_name(name, op == OP_SAFE ? 's' : 'p', t, i);
+		if (op == OP_SAFE &&
+		    (err = shmkv_lock_init(t->kv, &t->lk[i], name)))
+			return shmkv_fail(t, "shmkv_lock_init", err);
+		if (op == OP_PATTERN &&
+		    (err = shmkv_pattern_init(t->kv, &t->pl[i], name)))
+			return shmkv_fail(t, "shmkv_pattern_init", err);
 	}
 	return 0;
 }
@@ -448,8 +457,7 @@ static int check_cycle(struct target *t, enum target_op op)
 			    t->rc);
 	/* A release's error and an acquire's are told apart by neither
 	 * code alone: name both. */
-	return fail(t, t->rc, "%s or %s: %s", acq, rel,
-		    shmkv_strerror(t->rc));
+	return fail(t, t->rc, "%s or %s: %s", acq, rel, shmkv_strerror(t->rc));
 }
 
 int target_check(struct target *t, enum target_op op, uint32_t i)
@@ -472,9 +480,9 @@ int target_check(struct target *t, enum target_op op, uint32_t i)
 				    t->rc, t->out_len, want);
 		return 0;
 	case OP_SET:
-		return t->rc == 1 ? 0
-				  : fail(t, -EBADMSG, "SET gave %d, not 1",
-					 t->rc);
+		return t->rc == 1
+			       ? 0
+			       : fail(t, -EBADMSG, "SET gave %d, not 1", t->rc);
 	case OP_INCR:
 		if (t->incr != t->count[k] + 1)
 			return fail(t, -EBADMSG,

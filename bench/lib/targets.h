@@ -69,17 +69,22 @@ struct target {
 	char why[200];		    /* the first failure, "" while none */
 };
 
-/* 1 if @t runs @op: shmkv targets all but OP_RAWLOCK, bare hiredis
- * GET, SET, INCR and OP_RAWLOCK. */
-int target_has(const struct target *t, enum target_op op);
+/* 1 if a target runs @op: shmkv's (@bare 0) all but OP_RAWLOCK, bare
+ * hiredis's GET, SET, INCR and OP_RAWLOCK. */
+int target_has(int bare, enum target_op op);
 
 /*
- * Binds @t to the open shmkv handle @kv (left the caller's), inits its
- * lock handles, and writes the GET keys' values with shmkv_set.
+ * Binds @t to the open shmkv handle @kv (left the caller's), writes the
+ * GET keys' values with shmkv_set and reads its counters with shmkv_incr.
  * Return: 0, or a negative errno with the reason in t->why.
  */
-int target_shmkv(struct target *t, const char *name, const char *tag,
-		 int digit, shmkv_t *kv);
+int target_shmkv(struct target *t, const char *name, const char *tag, int digit,
+		 shmkv_t *kv);
+
+/* Inits @t's lock handles for @op (OP_SAFE, OP_PATTERN): apart from
+ * target_shmkv, so a lock that cannot be set up leaves the other
+ * operations their figures. Return: as target_shmkv. */
+int target_locks(struct target *t, enum target_op op);
 
 /*
  * Bare hiredis on one server: TCP 127.0.0.1:@port, or the unix socket
