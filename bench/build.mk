@@ -5,7 +5,7 @@ BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_LIB_SRCS := $(sort $(wildcard bench/lib/*.c))
 BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
-BENCH_LIBS := -lhiredis -lurcu-cds -lurcu -lurcu-common -lpthread -lm
+BENCH_LIBS := -lurcu-cds -lurcu -lurcu-common $(LIB_LIBS) -lm
 ALL_OBJS += $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_LIB_OBJS)
 
 $(BUILD)/obj/bench/%.o: override CFLAGS += $(PROG_CFLAGS) -Ibench

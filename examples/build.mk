@@ -19,4 +19,4 @@ examples: $(EXAMPLES)
 $(DEMO): $(DEMO_PART_SRCS:%.c=$(BUILD)/obj/%.o)
 
 $(EXAMPLES): $(BUILD)/%: $(BUILD)/obj/examples/%.o $(LIB_A) $(BUILD)/.sources
-	$(call link-prog,$(filter %.o,$^) $(filter %.a,$^),-lpthread)
+	$(call link-prog,$(filter %.o,$^) $(filter %.a,$^),$(LIB_LIBS))

@@ -78,7 +78,7 @@ $(FUZZ_BINS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o \
 		$(FUZZ_HELPER_OBJS) $(FUZZ_LIB_OBJS) $(FUZZ_TOOL_OBJS)
 	$(call quiet,LINK,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_LDFLAGS) -o $@ \
 		$< $(FUZZ_HELPER_OBJS) $(FUZZ_EXTRA) $(FUZZ_LIB_OBJS) \
-		-lpthread -lm
+		$(LIB_LIBS) -lm
 
 -include $(wildcard $(FUZZ_BUILD)/obj/*/*.d $(FUZZ_BUILD)/obj/*/*/*.d)
 

@@ -54,6 +54,8 @@ ext = Extension(
         "-fvisibility=hidden",
         "-fno-semantic-interposition",
     ],
+    # The Redis backends' client (Debian: libhiredis-dev).
+    libraries=["hiredis"],
     extra_link_args=["-pthread"],
 )
 

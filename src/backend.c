@@ -9,9 +9,11 @@
 
 #include "backend.h"
 
-/* The registered backends, NULL-terminated; none is built in yet: Redis
- * and Redis Cluster will be the first rows. */
+/* The registered backends, NULL-terminated. */
 static const struct shmkv_backend *const backends[] = {
+	&shmkv__backend_redis,
+	&shmkv__backend_redis_unix,
+	&shmkv__backend_redis_cluster,
 	NULL,
 };
 

@@ -3,8 +3,8 @@
  *
  * A store name is a POSIX shm name ("/orders", or "orders" for short:
  * this library's own shared-memory store) or a URI, "scheme://...",
- * naming a store that lives elsewhere (Redis and Redis Cluster are the
- * planned ones). shmkv_open, shmkv_create, shmkv_open_or_create and
+ * naming a store that lives elsewhere: redis://, redis+unix:// and
+ * redis+cluster:// (redis.h). shmkv_open, shmkv_create, shmkv_open_or_create and
  * shmkv_unlink route a URI to the backend registered for its scheme
  * (backend.c's table); the handle it returns carries ->backend, and
  * shmkv_close and shmkv_exec dispatch on it. A handle of the
@@ -42,6 +42,11 @@ struct shmkv_backend {
 	int (*exec)(shmkv_t *kv, int argc, const char *const *argv,
 		    const size_t *argvlen, struct shmkv_reply *reply);
 };
+
+/* The rows (redis_backend.c). */
+extern const struct shmkv_backend shmkv__backend_redis;
+extern const struct shmkv_backend shmkv__backend_redis_unix;
+extern const struct shmkv_backend shmkv__backend_redis_cluster;
 
 /*
  * shmkv__backend_route - which store @name names.

@@ -9,7 +9,9 @@ LIB_SO_REAL := $(BUILD)/libshmkv.so.$(VERSION)
 LIB_SO_MAJOR := $(BUILD)/libshmkv.so.$(MAJOR)
 LIB_SO := $(BUILD)/libshmkv.so
 LIBS_ALL := $(LIB_A) $(LIB_SO_REAL) $(LIB_SO_MAJOR) $(LIB_SO)
-LIB_LIBS := -lpthread
+# What a program that links libshmkv.a needs besides (the Redis backends'
+# client, hiredis): every binary of the tree links it after the archive.
+LIB_LIBS := -lhiredis -lpthread
 ALL_OBJS += $(LIB_OBJS)
 
 # Only what include/ marks SHMKV_API is visible outside the library; the

@@ -40,6 +40,7 @@
 #include "internal.h"
 #include "lookup.h"
 #include "owned.h"
+#include "redis_typed.h"
 #include "tables.h"
 
 /* Re-reads of a slot whose state keeps changing before we give up on it. */
@@ -633,6 +634,9 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 
 	if (kv == NULL)
 		return -EINVAL;
+	/* A Redis server's memory is not ours to verify. */
+	if (shmkv__is_remote(kv))
+		return -ENOTSUP;
 	err = refs_alloc(&c);
 	if (err == 0) {
 		check_header(&c);

@@ -23,6 +23,7 @@
 #include "intconv.h"
 #include "migrate.h"
 #include "owned.h"
+#include "redis_typed.h"
 #include "tables.h"
 
 #define RELOOKUP 2 /* the slot was recycled: find the key again */
@@ -469,6 +470,8 @@ int shmkv_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref, const void *key,
 	err = shmkv__key_check(kv, key, klen, &k);
 	if (err == 0)
 		shmkv__keyref_fill(kv, ref, &k, 0, 0);
+	else if (err == SHMKV__REMOTE) /* a Redis handle: keeps the key */
+		err = shmkv__redis_key_prepare(kv, ref, key, klen);
 	return err;
 }
 

@@ -183,8 +183,6 @@ int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
 	memset(reply, 0, sizeof(*reply));
 	if (!kv || !args_valid(argc, argv, argvlen))
 		return shmkv__reply_fail(&c, -EINVAL);
-	if (kv->backend != NULL) /* a store elsewhere (backend.h) */
-		return kv->backend->exec(kv, argc, argv, argvlen, reply);
 	argv0 = argv[0] ? argv[0] : empty;
 	c.cmd = cmd_lookup(argv0, argvlen[0]);
 	if (!c.cmd)
@@ -196,6 +194,11 @@ int shmkv_exec(shmkv_t *kv, int argc, const char *const *argv,
 	 * (GETEX without options, DEL of a missing key). */
 	if (kv->readonly && (c.cmd->pub.flags & SHMKV_CMD_WRITE))
 		return shmkv__reply_fail(&c, -EROFS);
+	/* A store elsewhere (backend.h), after the checks above: an unknown
+	 * command, a wrong arity and a read-only refusal reply alike on
+	 * every backend. */
+	if (kv->backend != NULL)
+		return kv->backend->exec(kv, argc, argv, argvlen, reply);
 	return c.cmd->fn(&c);
 }
 

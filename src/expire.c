@@ -13,6 +13,7 @@
 #include "atomic.h"
 #include "engine.h"
 #include "expire.h"
+#include "redis_typed.h"
 
 /* A larger disagreement than this between the clocks' current offset and
  * the store's means the wall clock was stepped: re-sync. Below it (slew,
@@ -170,6 +171,10 @@ int shmkv_expire(shmkv_t *kv, const void *key, size_t klen,
 		       (SHMKV_EXPIRE_XX | SHMKV_EXPIRE_GT | SHMKV_EXPIRE_LT);
 	int err;
 
+	/* A Redis handle's call (before the deadline, which is the server's
+	 * to compute); no fast path here pays the test. */
+	if (shmkv__is_remote(kv))
+		return shmkv__redis_expire(kv, key, klen, unit, flags, t);
 	if ((unsigned)unit > SHMKV_EXPIRE_AT_MSEC || (flags & ~0xfu) ||
 	    ((flags & SHMKV_EXPIRE_NX) && cmp) ||
 	    ((flags & SHMKV_EXPIRE_GT) && (flags & SHMKV_EXPIRE_LT)))
@@ -204,6 +209,8 @@ int shmkv_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms)
 			       .ctx = ms,
 			       .read_only = true };
 
+	if (shmkv__is_remote(kv))
+		return shmkv__redis_pttl(kv, key, klen, ms);
 	if (ms == NULL)
 		return -EINVAL;
 	return shmkv__run(kv, key, klen, &op);
@@ -237,6 +244,8 @@ int shmkv_persist(shmkv_t *kv, const void *key, size_t klen)
 {
 	struct shmkv_op op = { .decide = persist_decide };
 
+	if (shmkv__is_remote(kv))
+		return shmkv__redis_persist(kv, key, klen);
 	return shmkv__run(kv, key, klen, &op);
 }
 
@@ -269,6 +278,8 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 	struct shmkv_op op = { .decide = getex_decide, .ctx = &c };
 	int err = 0;
 
+	if (shmkv__is_remote(kv))
+		return shmkv__redis_getex(kv, key, klen, mode, t, out);
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)

@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "migrate.h"
 #include "owned.h"
+#include "redis_typed.h"
 #include "tables.h"
 
 /* The live value word of MEMBER slot @s (state @w), or 0 if none. For a
@@ -53,6 +54,9 @@ int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots)
 
 	if (kv == NULL || cursor == NULL)
 		return -EINVAL;
+	/* A Redis server expires its keys itself: nothing of ours to do. */
+	if (shmkv__is_remote(kv))
+		return -ENOTSUP;
 	if (kv->readonly)
 		return -EROFS;
 	/* The table commands write in: a migrating one's keys are copied
@@ -130,6 +134,9 @@ int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report)
 
 	if (kv == NULL)
 		return -EINVAL;
+	/* What dead processes leave is in shared memory: a server has none. */
+	if (shmkv__is_remote(kv))
+		return -ENOTSUP;
 	if (kv->readonly)
 		return -EROFS;
 	memset(&rep, 0, sizeof(rep));
@@ -243,6 +250,8 @@ int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st)
 
 	if (kv == NULL || st == NULL)
 		return -EINVAL;
+	if (shmkv__is_remote(kv))
+		return shmkv__redis_stats(kv, st);
 	memset(st, 0, sizeof(*st));
 	n = shmkv__tables_walk(kv, ts);
 	st->slots = ts[n - 1]->mask + 1ull;
@@ -299,6 +308,8 @@ int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count, shmkv_scan_fn fn,
 	if (kv == NULL || fn == NULL || next == NULL)
 		return -EINVAL;
 	err = shmkv__live(kv);
+	if (err == SHMKV__REMOTE)
+		return shmkv__redis_scan(kv, cursor, count, fn, arg, next);
 	if (err)
 		return err;
 	/* The cursor is (generation << 32) | position, the position in the

@@ -183,6 +183,9 @@ struct shmkv_redis {
 	struct shmkv_redis_link link;	    /* TCP, UNIX */
 	struct shmkv_redis_cluster *cluster; /* CLUSTER: else NULL */
 	bool readonly;	    /* SHMKV_OPEN_READONLY: writes are -EROFS */
+	/* redis_typed.c's: does the server have Valkey's native DELIFEQ?
+	 * 0 not asked yet, 1 yes, -1 no (relaxed atomics: idempotent). */
+	int typed_delifeq;
 };
 
 static inline struct shmkv_redis *shmkv__redis_of(shmkv_t *kv)

@@ -48,6 +48,13 @@ static void shm_path(char *buf, size_t cap, const char *name)
 
 static uint64_t last_serial; /* handles opened by this process */
 
+uint64_t shmkv__serial_next(void)
+{
+	/* Full barrier (process-local counter): only uniqueness is needed,
+	 * relaxed would do; liburcu 0.13's fetch-and-add is full. */
+	return shmkv__add_full(&last_serial, 1);
+}
+
 /* Fills the process-local handle from a validated geometry. */
 static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 			const struct shmkv_geometry *g, uint64_t seed,
@@ -70,9 +77,7 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	kv->page_table = (uint32_t *)(base + g->page_table_offset);
 	kv->pages = base + g->pages_offset;
 	kv->pages_ready = g->pages_initial;
-	/* Full barrier (process-local counter): only uniqueness is needed,
-	 * relaxed would do; liburcu 0.13's fetch-and-add is full. */
-	kv->serial = shmkv__add_full(&last_serial, 1);
+	kv->serial = shmkv__serial_next();
 	for (uint32_t c = 0; c < g->class_count; c++)
 		kv->class_blocks[c] = g->page_size / g->class_size[c];
 	/* Spread processes over the pages so they rarely collide. */
@@ -172,7 +177,7 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
 
 /* Does this library know every option @cfg asks for? An option of a later
  * version (a flag bit, a reserved word) cannot be honoured: -EINVAL. */
-static bool options_known(const struct shmkv_config *cfg)
+bool shmkv__config_known(const struct shmkv_config *cfg)
 {
 	if (cfg->flags &
 		    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
@@ -211,7 +216,7 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 		shmkv_config_init(&defaults);
 		cfg = &defaults;
 	}
-	if (cfg->mode & ~0777u || !options_known(cfg))
+	if (cfg->mode & ~0777u || !shmkv__config_known(cfg))
 		return -EINVAL;
 	return shmkv__geometry_from_config(cfg, system_memory(), g);
 }
@@ -523,7 +528,7 @@ static int open_or_create_shm(const char *name, const struct shmkv_config *cfg,
 				 : 0;
 
 	/* Refused even when the store exists and @cfg would go unused. */
-	if (cfg != NULL && !options_known(cfg))
+	if (cfg != NULL && !shmkv__config_known(cfg))
 		return -EINVAL;
 	/* Bounded: each failed round means the name appeared or vanished
 	 * between our two calls, i.e. another process made progress. */

@@ -6,6 +6,7 @@
 #define SHMKV_SEGMENT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Test seam: true makes shmkv_create build the segment in a named working
  * file, as it does where /dev/shm has no O_TMPFILE. */
@@ -34,5 +35,15 @@ int shmkv__store_remove(const char *path);
  * store holds it), or -errno.
  */
 int shmkv__store_clear_removed(const char *path);
+
+/* A new handle's serial (struct shmkv.serial): never 0, never reused in
+ * the process. For every backend's handles. */
+uint64_t shmkv__serial_next(void);
+
+struct shmkv_config;
+/* Does @cfg use only options this build knows (flags, eviction policy,
+ * reserved words zero)? shmkv_create refuses one that does not, and so
+ * does every backend, even where the options have no meaning. */
+bool shmkv__config_known(const struct shmkv_config *cfg);
 
 #endif /* SHMKV_SEGMENT_H */

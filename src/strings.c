@@ -11,7 +11,25 @@
 #include "engine.h"
 #include "expire.h"
 #include "intconv.h"
+#include "redis_typed.h"
 #include "strings_fast.h"
+
+/*
+ * On a Redis handle (redis_typed.h) a prepared key is the key it keeps,
+ * sent as the plain call sends it: the *_run functions below, the slow
+ * paths every shmkv_key_* call of such a handle reaches (its reference
+ * never names a slot), ask first, so that no fast path pays the test.
+ */
+#define REMOTE_REF(kv, ref, call)                                              \
+	do {                                                                   \
+		if (shmkv__is_remote(kv)) {                                    \
+			const void *key;                                       \
+			size_t klen;                                           \
+			int e_ = shmkv__redis_ref_key(kv, ref, &key, &klen);   \
+                                                                               \
+			return e_ ? e_ : (call);                               \
+		}                                                              \
+	} while (0)
 
 /* Points the op's copy buffer at the caller's value (or nowhere). */
 static void want_value(struct shmkv_op *op, struct shmkv_value *v)
@@ -103,8 +121,12 @@ set_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen,
 {
 	struct set_ctx c = { .flags = flags, .old = old };
 	struct shmkv_op op = { .decide = set_decide, .ctx = &c };
-	int err = set_deadline(kv, flags, expire, &c.deadline);
+	int err;
 
+	REMOTE_REF(kv, ref,
+		   shmkv__redis_set(kv, key, klen, val, vlen, flags, expire,
+				    old));
+	err = set_deadline(kv, flags, expire, &c.deadline);
 	if (err)
 		return err;
 	if ((flags & SHMKV_SET_GET) && old == NULL)
@@ -193,6 +215,7 @@ get_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *out)
 			       .ctx = out,
 			       .read_only = true };
 
+	REMOTE_REF(kv, ref, shmkv__redis_get(kv, key, klen, out));
 	want_value(&op, out);
 	return shmkv__run_ref(kv, ref, &op);
 }
@@ -256,6 +279,7 @@ get_int_run(shmkv_t *kv, struct shmkv_keyref *ref, int64_t *out)
 			       .ctx = &c,
 			       .read_only = true };
 
+	REMOTE_REF(kv, ref, shmkv__redis_get_int(kv, key, klen, out));
 	return shmkv__run_ref(kv, ref, &op);
 }
 
@@ -290,6 +314,11 @@ getdel_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *old)
 {
 	struct shmkv_op op = { .decide = del_decide, .ctx = old };
 
+	/* DEL when no value is wanted: GETDEL refuses a key of another type,
+	 * which DEL deletes. */
+	REMOTE_REF(kv, ref,
+		   old != NULL ? shmkv__redis_getdel(kv, key, klen, old)
+			       : shmkv__redis_del(kv, key, klen));
 	want_value(&op, old);
 	return shmkv__run_ref(kv, ref, &op);
 }
@@ -325,6 +354,7 @@ delifeq_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen)
 			       .cmp = val ? val : "",
 			       .cmp_len = vlen };
 
+	REMOTE_REF(kv, ref, shmkv__redis_delifeq(kv, key, klen, val, vlen));
 	return shmkv__run_ref(kv, ref, &op);
 }
 
@@ -385,6 +415,8 @@ static __attribute__((noinline)) int incrby_run(shmkv_t *kv,
 			       .buf = digits,
 			       .cap = sizeof(digits) };
 
+	REMOTE_REF(kv, ref,
+		   shmkv__redis_incrby(kv, key, klen, delta, result));
 	return shmkv__run_ref(kv, ref, &op);
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "redis_typed.h"
 #include "strings_fast.h"
 
 /* What a plain command's lookup found. */
@@ -170,8 +171,11 @@ static bool answer_absent(int found, struct shmkv_value *out)
 }
 
 /* Runs fast call @fast on the slot found, if any; else (or if it cannot
- * decide) prepared command @slow. @absent_ok: an absent key answers 0. */
-#define PLAIN(kv, key, klen, write, fast, absent_ok, out, slow)                \
+ * decide) prepared command @slow. @absent_ok: an absent key answers 0.
+ * @remote: the call on a handle of the Redis backend, which plain_find
+ * answers with SHMKV__REMOTE: tested on its error branch only, so the
+ * shared-memory store's straight line gains nothing. */
+#define PLAIN(kv, key, klen, write, fast, absent_ok, out, slow, remote)        \
 	do {                                                                   \
 		struct plain p_;                                               \
 		int r_ = plain_find(kv, key, klen, write, &p_);                \
@@ -179,7 +183,7 @@ static bool answer_absent(int found, struct shmkv_value *out)
                                                                                \
 		(void)f_;                                                      \
 		if (r_ != 0)                                                   \
-			return r_;                                             \
+			return r_ == SHMKV__REMOTE ? (remote) : r_;            \
 		if (p_.found == KEY_FOUND &&                                   \
 		    (r_ = (fast)) != SHMKV__FAST_SLOW)                         \
 			return r_;                                             \
@@ -198,13 +202,15 @@ int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 	      struct shmkv_value *out)
 {
 	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, out), true, out,
-	      shmkv_key_get(kv, ref_, out));
+	      shmkv_key_get(kv, ref_, out),
+	      shmkv__redis_get(kv, key, klen, out));
 }
 
 int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
 {
 	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, NULL), true,
-	      (struct shmkv_value *)NULL, shmkv_key_get(kv, ref_, NULL));
+	      (struct shmkv_value *)NULL, shmkv_key_get(kv, ref_, NULL),
+	      shmkv__redis_exists(kv, key, klen));
 }
 
 int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
@@ -213,7 +219,8 @@ int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
 	PLAIN(kv, key, klen, false,
 	      out != NULL ? shmkv__fast_get_int(f_, out) : SHMKV__FAST_SLOW,
 	      out != NULL, (struct shmkv_value *)NULL,
-	      shmkv_key_get_int(kv, ref_, out));
+	      shmkv_key_get_int(kv, ref_, out),
+	      shmkv__redis_get_int(kv, key, klen, out));
 }
 
 int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
@@ -223,7 +230,8 @@ int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	PLAIN(kv, key, klen, true,
 	      flags == 0 ? shmkv__fast_set(f_, val, vlen) : SHMKV__FAST_SLOW,
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old));
+	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old),
+	      shmkv__redis_set(kv, key, klen, val, vlen, flags, expire, old));
 }
 
 /* SETNX's straight-line path for a string, out of line: its code would
@@ -244,7 +252,8 @@ int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_setnx_int(f_, i)
 		      : plain_setnx_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_setnx(kv, ref_, val, vlen));
+	      shmkv_key_setnx(kv, ref_, val, vlen),
+	      shmkv__redis_setnx(kv, key, klen, val, vlen));
 }
 
 int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
@@ -257,20 +266,23 @@ int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_getset_int(f_, i, old)
 		      : SHMKV__FAST_SLOW,
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_getset(kv, ref_, val, vlen, old));
+	      shmkv_key_getset(kv, ref_, val, vlen, old),
+	      shmkv__redis_getset(kv, key, klen, val, vlen, old));
 }
 
 int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
 		 struct shmkv_value *old)
 {
 	PLAIN(kv, key, klen, true, SHMKV__FAST_SLOW, true, old,
-	      shmkv_key_getdel(kv, ref_, old));
+	      shmkv_key_getdel(kv, ref_, old),
+	      shmkv__redis_getdel(kv, key, klen, old));
 }
 
 int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
 {
 	PLAIN(kv, key, klen, true, shmkv__fast_del(f_), true,
-	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_));
+	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_),
+	      shmkv__redis_del(kv, key, klen));
 }
 
 /* DELIFEQ's straight-line path for a string, out of line: as SETNX's. */
@@ -290,7 +302,8 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_delifeq_int(f_, i)
 		      : plain_delifeq_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_delifeq(kv, ref_, val, vlen));
+	      shmkv_key_delifeq(kv, ref_, val, vlen),
+	      shmkv__redis_delifeq(kv, key, klen, val, vlen));
 }
 
 int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
@@ -298,7 +311,8 @@ int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 {
 	PLAIN(kv, key, klen, true, shmkv__fast_incr(f_, delta, result), false,
 	      (struct shmkv_value *)NULL,
-	      shmkv_key_incrby(kv, ref_, delta, result));
+	      shmkv_key_incrby(kv, ref_, delta, result),
+	      shmkv__redis_incrby(kv, key, klen, delta, result));
 }
 
 int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)

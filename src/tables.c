@@ -38,8 +38,20 @@ int shmkv__tables(const struct shmkv *kv, struct shmkv_tables *out)
 {
 	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
 						   kv->base;
+	int r;
+
+	/* A handle of another backend (redis.h) has no tables: its zeroed
+	 * views (slots NULL) are what a caller that ignores the error
+	 * would get, a fault rather than a read of memory it does not
+	 * have. Nothing of the header is read. */
+	if (kv->backend != NULL) {
+		out->t = &kv->tables[0];
+		out->old = NULL;
+		out->life = 0;
+		return SHMKV__REMOTE;
+	}
 	/* Relaxed: as shmkv__table_now's load (the same word, read again). */
-	int r = resolve(kv, shmkv__load_relaxed(&h->life), out);
+	r = resolve(kv, shmkv__load_relaxed(&h->life), out);
 
 	/* Relaxed: a process-local hint (struct shmkv); every value stored
 	 * names a table, and a thread that stores an older one than another

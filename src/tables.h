@@ -20,7 +20,8 @@ struct shmkv_tables {
  * Resolves the life word now in @kv's header into @out, and makes an even
  * generation this handle's (shmkv__table_now then gives its table).
  * Return: 0, SHMKV__GROWING (out->old migrates into out->t), -ESTALE (the
- * store was removed), -EBADMSG (a generation beyond the reserved tables).
+ * store was removed), -EBADMSG (a generation beyond the reserved tables),
+ * SHMKV__REMOTE (a handle of another backend: nothing was read).
  */
 int shmkv__tables(const struct shmkv *kv, struct shmkv_tables *out);
 

@@ -9,8 +9,8 @@ HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/obj/%.o)
 HELPER_A := $(BUILD)/tests/libhelpers.a
 TEST_PROG_SRCS := $(sort $(wildcard tests/programs/*.c))
 TEST_PROGS := $(TEST_PROG_SRCS:tests/programs/%.c=$(BUILD)/tests/%)
-TEST_LIBS := -lcriterion -lpthread -lm
-TEST_PROG_LIBS := -lcriterion -lhiredis -lpthread -lm
+TEST_LIBS := -lcriterion $(LIB_LIBS) -lm
+TEST_PROG_LIBS := -lcriterion $(LIB_LIBS) -lm
 ALL_OBJS += $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o) $(HELPER_OBJS) \
 	$(TEST_PROG_SRCS:%.c=$(BUILD)/obj/%.o)
 

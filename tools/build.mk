@@ -15,7 +15,7 @@ ifeq ($(LIBEDIT),1)
 SHMCTL_CFLAGS := -DSHMCTL_WITH_LIBEDIT
 SHMCTL_LIBS := -ledit
 endif
-TOOL_LIBS := -lpthread -lm
+TOOL_LIBS := $(LIB_LIBS) -lm
 
 $(SHMCTL_OBJS): override CFLAGS += $(SHMCTL_CFLAGS)
 

@@ -147,6 +147,19 @@ static int send_all(int fd, const char *p, size_t n)
 int resp_command(int port, int argc, const char *const *argv, char *out,
 		 size_t cap)
 {
+	size_t len[RESP_ARGS_MAX];
+	int i;
+
+	if (argc > RESP_ARGS_MAX)
+		return -1;
+	for (i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	return resp_commandv(port, argc, argv, len, out, cap);
+}
+
+int resp_commandv(int port, int argc, const char *const *argv,
+		  const size_t *argvlen, char *out, size_t cap)
+{
 	struct out o = { out, cap, 0 };
 	struct rd *r;
 	char head[32];
@@ -163,9 +176,9 @@ int resp_command(int port, int argc, const char *const *argv, char *out,
 	if (send_all(r->fd, head, strlen(head)) != 0)
 		goto done;
 	for (i = 0; i < argc; i++) {
-		snprintf(head, sizeof(head), "$%zu\r\n", strlen(argv[i]));
+		snprintf(head, sizeof(head), "$%zu\r\n", argvlen[i]);
 		if (send_all(r->fd, head, strlen(head)) != 0 ||
-		    send_all(r->fd, argv[i], strlen(argv[i])) != 0 ||
+		    send_all(r->fd, argv[i], argvlen[i]) != 0 ||
 		    send_all(r->fd, "\r\n", 2) != 0)
 			goto done;
 	}

@@ -24,6 +24,11 @@
 int resp_command(int port, int argc, const char *const *argv, char *out,
 		 size_t cap);
 
+/* As resp_command, with @argvlen[i] the length of @argv[i] (binary
+ * arguments). */
+int resp_commandv(int port, int argc, const char *const *argv,
+		  const size_t *argvlen, char *out, size_t cap);
+
 /* As resp_command, @cmd split at spaces (no quoting: for fixed commands
  * such as "CLUSTER INFO"). */
 int resp_simple(int port, const char *cmd, char *out, size_t cap);

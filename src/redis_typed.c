@@ -1,0 +1,624 @@
+/*
+ * redis_typed.c - each typed call of shmkv.h as a Redis command (or one
+ * short script), its reply mapped to the return the shared-memory store
+ * gives (redis_typed.h). The expire family is in redis_expire.c.
+ *
+ * A call that hands a value back into the caller's buffer and also writes
+ * (SET ... GET, GETSET, GETDEL, GETEX with a new TTL) runs as a script
+ * that reads the value first and writes nothing when it does not fit the
+ * buffer: the shm store's -ENOBUFS promises an unchanged store, and a
+ * plain "SET k v GET" would have written before we could see the length.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intconv.h"
+#include "keyref.h"
+#include "redis.h"
+#include "redis_typed_impl.h"
+
+/* ---- keys, commands, replies (redis_typed_impl.h) ---- */
+
+int shmkv__rk_make(struct shmkv_redis *r, const void *key, size_t klen,
+		   struct shmkv__rk *k)
+{
+	/* One spare byte: room for a NUL, whatever shmkv__redis_key wants. */
+	size_t need = r->uri.prefix_len + klen + 1;
+	ssize_t n;
+
+	k->p = k->small;
+	if (need > sizeof(k->small)) {
+		k->p = malloc(need);
+		if (k->p == NULL)
+			return -ENOMEM;
+	}
+	n = shmkv__redis_key(r, key, klen, k->p, need);
+	if (n < 0) {
+		shmkv__rk_free(k);
+		return (int)n;
+	}
+	k->len = (size_t)n;
+	return 0;
+}
+
+void shmkv__rk_free(struct shmkv__rk *k)
+{
+	if (k->p != k->small)
+		free(k->p);
+	k->p = k->small;
+}
+
+void shmkv__rc_arg(struct shmkv__rc *c, const void *p, size_t n)
+{
+	/* Callers build at most SHMKV__RC_ARGS arguments (fixed shapes). */
+	c->argv[c->argc] = p != NULL ? p : "";
+	c->len[c->argc] = n;
+	c->argc++;
+}
+
+void shmkv__rc_str(struct shmkv__rc *c, const char *s)
+{
+	shmkv__rc_arg(c, s, strlen(s));
+}
+
+void shmkv__rc_int(struct shmkv__rc *c, int64_t v)
+{
+	char *buf = c->num[c->nnum++];
+
+	shmkv__rc_arg(c, buf, shmkv__ll2string(buf, v));
+}
+
+/* A server's error reply as the shm call's errno: the typed calls' own
+ * cases first (INCR's "not an integer" is -EDOM there, as shm says). */
+static int reply_err(const redisReply *rep)
+{
+	const char *s = rep->str != NULL ? rep->str : "";
+
+	if (strstr(s, "not an integer") != NULL)
+		return -EDOM;
+	if (strstr(s, "would overflow") != NULL)
+		return -EOVERFLOW;
+	if (strstr(s, "invalid expire time") != NULL)
+		return -EINVAL;
+	return shmkv__redis_err(rep);
+}
+
+int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,
+		  struct shmkv__rc *c, redisReply **rep)
+{
+	int err = shmkv__redis_call(r, k->p, k->len, c->argc, c->argv, c->len,
+				    rep);
+
+	if (err)
+		return err;
+	if ((*rep)->type == REDIS_REPLY_ERROR) {
+		err = reply_err(*rep);
+		freeReplyObject(*rep);
+		*rep = NULL;
+	}
+	return err;
+}
+
+/* An integer reply into *@v: 0, or -EPROTO (a reply of another type: a
+ * server that does not speak this command as we do). */
+static int reply_int(const redisReply *rep, int64_t *v)
+{
+	if (rep->type != REDIS_REPLY_INTEGER)
+		return -EPROTO;
+	*v = rep->integer;
+	return 0;
+}
+
+/*
+ * A value reply (GET's: a bulk string or nil; the scripts' integer: the
+ * value's length when it did not fit @cap) into @out, as the shm store's
+ * give_value: 1 and the value, 0 (none), or -ENOBUFS with out->len the
+ * length needed.
+ */
+int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out)
+{
+	if (rep->type == REDIS_REPLY_NIL) {
+		if (out != NULL)
+			out->len = 0;
+		return 0;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0) {
+		if (out != NULL)
+			out->len = (size_t)rep->integer;
+		return -ENOBUFS;
+	}
+	if (rep->type != REDIS_REPLY_STRING)
+		return -EPROTO;
+	if (out == NULL)
+		return 1;
+	out->len = rep->len;
+	if (rep->len > out->cap)
+		return -ENOBUFS;
+	if (rep->len > 0)
+		memcpy(out->buf, rep->str, rep->len);
+	return 1;
+}
+
+/* What any call on @kv's key checks first (shmkv__key_args already made
+ * the handle and length checks on the plain calls' way): the handle. */
+static struct shmkv_redis *redis_of(shmkv_t *kv)
+{
+	return shmkv__redis_of(kv);
+}
+
+/* The shm store's check_args for a value and a buffer, in its order. */
+static int value_args(const shmkv_t *kv, const void *val, size_t vlen,
+		      const struct shmkv_value *buf, bool write)
+{
+	if (val == NULL && vlen > 0)
+		return -EINVAL;
+	if (vlen > kv->geo.value_max)
+		return -E2BIG;
+	if (buf != NULL && buf->buf == NULL && buf->cap > 0)
+		return -EINVAL;
+	if (write && kv->readonly)
+		return -EROFS;
+	return 0;
+}
+
+/* ---- scripts ---- */
+
+/*
+ * GET the key; if its value is longer than ARGV[1], answer that length
+ * and change nothing; else run ARGV[2] (SET, DEL, GETEX) on the key with
+ * ARGV[3..] when there was a value (SET: always), and answer the value
+ * read (nil when none). One script, so one SHA cached per server.
+ */
+const struct shmkv__script shmkv__script_getcmd = {
+	.sha = "e2993638e770091e2cf05be1d0a56485041a2b05",
+	.body = "local v = redis.call('GET', KEYS[1])\n"
+		"if v and #v > tonumber(ARGV[1]) then return #v end\n"
+		"if v or ARGV[2] == 'SET' then redis.call(ARGV[2], KEYS[1], "
+		"unpack(ARGV, 3)) end\n"
+		"return v",
+};
+
+/* DELIFEQ where the server has no native one: compare and delete in one
+ * script (atomic on the server, as Valkey's command is). */
+const struct shmkv__script shmkv__script_delifeq = {
+	.sha = "7f8f6677b8f2b4b65b9b9905151ced126e6b7e49",
+	.body = "if redis.call('GET', KEYS[1]) == ARGV[1] then return "
+		"redis.call('DEL', KEYS[1]) end\n"
+		"return 0",
+};
+
+/*
+ * Runs @s on key @k with the arguments of @c (ARGV only): EVALSHA first
+ * (the body is sent once per server, not per call); NOSCRIPT (a server
+ * restarted, or another node of a cluster) sends the body by EVAL, which
+ * caches it there. Either runs the script at most once: NOSCRIPT means it
+ * did not run.
+ */
+int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
+		     const struct shmkv__script *s, const struct shmkv__rc *args,
+		     redisReply **rep)
+{
+	struct shmkv__rc c = { 0 };
+	int err;
+
+	for (int eval = 0; eval < 2; eval++) {
+		c.argc = 0;
+		c.nnum = 0;
+		shmkv__rc_str(&c, eval ? "EVAL" : "EVALSHA");
+		shmkv__rc_str(&c, eval ? s->body : s->sha);
+		shmkv__rc_str(&c, "1");
+		shmkv__rc_arg(&c, k->p, k->len);
+		for (int i = 0; i < args->argc; i++)
+			shmkv__rc_arg(&c, args->argv[i], args->len[i]);
+		err = shmkv__redis_call(r, k->p, k->len, c.argc, c.argv, c.len,
+					rep);
+		if (err)
+			return err;
+		if ((*rep)->type != REDIS_REPLY_ERROR)
+			return 0;
+		if (eval || strncmp((*rep)->str, "NOSCRIPT", 8) != 0)
+			break;
+		freeReplyObject(*rep);
+	}
+	err = reply_err(*rep);
+	freeReplyObject(*rep);
+	*rep = NULL;
+	return err;
+}
+
+/* The buffer bound a script compares with: a NULL buffer takes any. Lua
+ * numbers are doubles: 2^52 is exact, and no value is that long. */
+static int64_t cap_of(const struct shmkv_value *out)
+{
+	if (out == NULL || out->cap > (1ull << 52))
+		return (int64_t)1 << 52;
+	return (int64_t)out->cap;
+}
+
+/*
+ * Reads the key's value into @out and, when it fits, runs command @cmd
+ * with @opts (SET with its value and options, DEL, GETEX with its
+ * option) on it, by shmkv__script_getcmd: the shm store's GET-then-write
+ * calls, all or nothing.
+ */
+int shmkv__rc_get_then(struct shmkv_redis *r, const struct shmkv__rk *k,
+		       const char *cmd, const struct shmkv__rc *opts,
+		       struct shmkv_value *out)
+{
+	struct shmkv__rc c = { 0 };
+	redisReply *rep;
+	int err;
+
+	shmkv__rc_int(&c, cap_of(out));
+	shmkv__rc_str(&c, cmd);
+	for (int i = 0; opts != NULL && i < opts->argc; i++)
+		shmkv__rc_arg(&c, opts->argv[i], opts->len[i]);
+	err = shmkv__rc_script(r, k, &shmkv__script_getcmd, &c, &rep);
+	if (err)
+		return err;
+	err = shmkv__rc_value(rep, out);
+	freeReplyObject(rep);
+	return err;
+}
+
+/* ---- the calls ---- */
+
+/* A command on one key whose reply is an integer, as the call's return
+ * (EXISTS, DEL, SETNX, PERSIST: 1 or 0) or into *@v. */
+static int key_int(shmkv_t *kv, const void *key, size_t klen,
+		   struct shmkv__rc *c, int64_t *v)
+{
+	struct shmkv_redis *r = redis_of(kv);
+	struct shmkv__rk k;
+	redisReply *rep;
+	int64_t n = 0;
+	int err = shmkv__rk_make(r, key, klen, &k);
+
+	if (err)
+		return err;
+	/* The key goes second: after the command's name. */
+	c->argv[1] = k.p;
+	c->len[1] = k.len;
+	err = shmkv__rc_run(r, &k, c, &rep);
+	if (err == 0) {
+		err = reply_int(rep, &n);
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	if (err)
+		return err;
+	if (v != NULL)
+		*v = n;
+	return v != NULL ? 0 : (int)(n != 0);
+}
+
+/* A command's first two arguments: its name and a place for the key. */
+static void rc_start(struct shmkv__rc *c, const char *name)
+{
+	shmkv__rc_str(c, name);
+	shmkv__rc_arg(c, NULL, 0);
+}
+
+int shmkv__redis_get(shmkv_t *kv, const void *key, size_t klen,
+		     struct shmkv_value *out)
+{
+	struct shmkv_redis *r = redis_of(kv);
+	struct shmkv__rc c = { 0 };
+	struct shmkv__rk k;
+	redisReply *rep;
+	int err;
+
+	/* A NULL @out asks only whether the key exists. */
+	if (out == NULL)
+		return shmkv__redis_exists(kv, key, klen);
+	err = value_args(kv, NULL, 0, out, false);
+	if (err == 0)
+		err = shmkv__rk_make(r, key, klen, &k);
+	if (err)
+		return err;
+	shmkv__rc_str(&c, "GET");
+	shmkv__rc_arg(&c, k.p, k.len);
+	err = shmkv__rc_run(r, &k, &c, &rep);
+	if (err == 0) {
+		err = shmkv__rc_value(rep, out);
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	return err;
+}
+
+int shmkv__redis_exists(shmkv_t *kv, const void *key, size_t klen)
+{
+	struct shmkv__rc c = { 0 };
+
+	rc_start(&c, "EXISTS");
+	return key_int(kv, key, klen, &c, NULL);
+}
+
+int shmkv__redis_get_int(shmkv_t *kv, const void *key, size_t klen,
+			 int64_t *out)
+{
+	/* Longer than any integer: told apart by its length (-EDOM). */
+	char digits[SHMKV_INT_STRLEN + 1];
+	struct shmkv_value v = { digits, sizeof(digits), 0 };
+	int64_t i;
+	int r;
+
+	if (out == NULL)
+		return -EINVAL;
+	r = shmkv__redis_get(kv, key, klen, &v);
+	if (r == -ENOBUFS)
+		return -EDOM; /* too long to be an integer */
+	if (r <= 0)
+		return r;
+	if (!shmkv__string2ll(digits, v.len, &i))
+		return -EDOM;
+	*out = i;
+	return 1;
+}
+
+/* SET's option rules, as the shm store's set_deadline (strings.c). */
+#define SET_EXPIRY                                                             \
+	(SHMKV_SET_EX | SHMKV_SET_PX | SHMKV_SET_EXAT | SHMKV_SET_PXAT |       \
+	 SHMKV_SET_KEEPTTL)
+#define SET_ALL (SET_EXPIRY | SHMKV_SET_NX | SHMKV_SET_XX | SHMKV_SET_GET)
+
+static int set_check(unsigned flags, int64_t expire)
+{
+	unsigned ex = flags & SET_EXPIRY;
+
+	if ((flags & ~SET_ALL) || (ex & (ex - 1)) ||
+	    ((flags & SHMKV_SET_NX) && (flags & SHMKV_SET_XX)))
+		return -EINVAL;
+	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
+		return 0;
+	return shmkv__redis_time_check(expire,
+				       ex == SHMKV_SET_EX ||
+					       ex == SHMKV_SET_EXAT,
+				       ex == SHMKV_SET_EXAT ||
+					       ex == SHMKV_SET_PXAT,
+				       true);
+}
+
+/* SET's options after its value: each flag's word, the time after the
+ * one that takes it. */
+static void set_opts(struct shmkv__rc *c, unsigned flags, int64_t expire)
+{
+	static const struct {
+		unsigned flag;
+		const char *word;
+	} words[] = {
+		{ SHMKV_SET_NX, "NX" },		{ SHMKV_SET_XX, "XX" },
+		{ SHMKV_SET_KEEPTTL, "KEEPTTL" }, { SHMKV_SET_EX, "EX" },
+		{ SHMKV_SET_PX, "PX" },		{ SHMKV_SET_EXAT, "EXAT" },
+		{ SHMKV_SET_PXAT, "PXAT" },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (!(flags & words[i].flag))
+			continue;
+		shmkv__rc_str(c, words[i].word);
+		if (words[i].flag & (SET_EXPIRY & ~SHMKV_SET_KEEPTTL))
+			shmkv__rc_int(c, expire);
+	}
+}
+
+int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen,
+		     const void *val, size_t vlen, unsigned flags,
+		     int64_t expire, struct shmkv_value *old)
+{
+	struct shmkv_redis *r = redis_of(kv);
+	struct shmkv__rc c = { 0 };
+	struct shmkv__rk k;
+	redisReply *rep;
+	int err = set_check(flags, expire);
+
+	if (err == 0 && (flags & SHMKV_SET_GET) && old == NULL)
+		err = -EINVAL;
+	if (err == 0)
+		err = value_args(kv, val, vlen,
+				 (flags & SHMKV_SET_GET) ? old : NULL, true);
+	if (err == 0)
+		err = shmkv__rk_make(r, key, klen, &k);
+	if (err)
+		return err;
+	if (flags & SHMKV_SET_GET) {
+		/* GET's reply; the value set or not as NX/XX say (Redis 7). */
+		shmkv__rc_arg(&c, val, vlen);
+		set_opts(&c, flags, expire);
+		err = shmkv__rc_get_then(r, &k, "SET", &c, old);
+		shmkv__rk_free(&k);
+		return err;
+	}
+	shmkv__rc_str(&c, "SET");
+	shmkv__rc_arg(&c, k.p, k.len);
+	shmkv__rc_arg(&c, val, vlen);
+	set_opts(&c, flags, expire);
+	err = shmkv__rc_run(r, &k, &c, &rep);
+	if (err == 0) {
+		/* +OK: set; nil: NX or XX prevented it. */
+		err = rep->type == REDIS_REPLY_STATUS ? 1
+		      : rep->type == REDIS_REPLY_NIL  ? 0
+						      : -EPROTO;
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	return err;
+}
+
+int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
+		       const void *val, size_t vlen)
+{
+	struct shmkv__rc c = { 0 };
+	int err = value_args(kv, val, vlen, NULL, true);
+
+	if (err)
+		return err;
+	rc_start(&c, "SETNX");
+	shmkv__rc_arg(&c, val, vlen);
+	return key_int(kv, key, klen, &c, NULL);
+}
+
+/* GETSET, GETDEL: the GET-then-write script; with no buffer to respect,
+ * the native command. */
+static int get_then(shmkv_t *kv, const void *key, size_t klen,
+		    const char *script_cmd, const char *native,
+		    const void *val, size_t vlen, bool has_val,
+		    struct shmkv_value *old)
+{
+	struct shmkv_redis *r = redis_of(kv);
+	struct shmkv__rc c = { 0 };
+	struct shmkv__rk k;
+	redisReply *rep;
+	int err = value_args(kv, val, vlen, old, true);
+
+	if (err == 0)
+		err = shmkv__rk_make(r, key, klen, &k);
+	if (err)
+		return err;
+	if (has_val)
+		shmkv__rc_arg(&c, val, vlen);
+	if (old != NULL) {
+		err = shmkv__rc_get_then(r, &k, script_cmd, &c, old);
+		shmkv__rk_free(&k);
+		return err;
+	}
+	c.argc = 0;
+	shmkv__rc_str(&c, native);
+	shmkv__rc_arg(&c, k.p, k.len);
+	if (has_val)
+		shmkv__rc_arg(&c, val, vlen);
+	err = shmkv__rc_run(r, &k, &c, &rep);
+	if (err == 0) {
+		err = shmkv__rc_value(rep, NULL);
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	return err;
+}
+
+int shmkv__redis_getset(shmkv_t *kv, const void *key, size_t klen,
+			const void *val, size_t vlen, struct shmkv_value *old)
+{
+	/* GETSET drops the TTL, as SET without KEEPTTL does. */
+	return get_then(kv, key, klen, "SET", "GETSET", val, vlen, true, old);
+}
+
+int shmkv__redis_getdel(shmkv_t *kv, const void *key, size_t klen,
+			struct shmkv_value *old)
+{
+	return get_then(kv, key, klen, "DEL", "GETDEL", NULL, 0, false, old);
+}
+
+int shmkv__redis_del(shmkv_t *kv, const void *key, size_t klen)
+{
+	struct shmkv__rc c = { 0 };
+
+	if (kv->readonly)
+		return -EROFS;
+	rc_start(&c, "DEL");
+	return key_int(kv, key, klen, &c, NULL);
+}
+
+/*
+ * Does the server have Valkey's native DELIFEQ? Asked once per handle by
+ * COMMAND INFO (an unknown command's entry is nil), on the node that
+ * holds the key. Relaxed atomics: the answer is idempotent (every thread
+ * that asks finds the same), so a race only asks twice.
+ */
+static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
+{
+	static const char *argv[] = { "COMMAND", "INFO", "DELIFEQ" };
+	static const size_t len[] = { 7, 4, 7 };
+	int known = __atomic_load_n(&r->typed_delifeq, __ATOMIC_RELAXED);
+	redisReply *rep;
+
+	if (known != 0)
+		return known > 0;
+	if (shmkv__redis_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
+		return false; /* the call itself will say what went wrong */
+	known = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
+				rep->element[0]->type == REDIS_REPLY_ARRAY
+			? 1
+			: -1;
+	freeReplyObject(rep);
+	__atomic_store_n(&r->typed_delifeq, known, __ATOMIC_RELAXED);
+	return known > 0;
+}
+
+int shmkv__redis_delifeq(shmkv_t *kv, const void *key, size_t klen,
+			 const void *val, size_t vlen)
+{
+	struct shmkv_redis *r = redis_of(kv);
+	struct shmkv__rc c = { 0 };
+	struct shmkv__rk k;
+	redisReply *rep;
+	int64_t n = 0;
+	int err = value_args(kv, val, vlen, NULL, true);
+
+	if (err == 0)
+		err = shmkv__rk_make(r, key, klen, &k);
+	if (err)
+		return err;
+	if (delifeq_native(r, &k)) {
+		shmkv__rc_str(&c, "DELIFEQ");
+		shmkv__rc_arg(&c, k.p, k.len);
+		shmkv__rc_arg(&c, val, vlen);
+		err = shmkv__rc_run(r, &k, &c, &rep);
+	} else {
+		shmkv__rc_arg(&c, val, vlen);
+		err = shmkv__rc_script(r, &k, &shmkv__script_delifeq, &c, &rep);
+	}
+	if (err == 0) {
+		err = reply_int(rep, &n);
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	return err ? err : (int)(n != 0);
+}
+
+int shmkv__redis_incrby(shmkv_t *kv, const void *key, size_t klen,
+			int64_t delta, int64_t *result)
+{
+	struct shmkv__rc c = { 0 };
+	int64_t v;
+	int err;
+
+	if (kv->readonly)
+		return -EROFS;
+	rc_start(&c, "INCRBY");
+	shmkv__rc_int(&c, delta);
+	err = key_int(kv, key, klen, &c, &v);
+	if (err == 0 && result != NULL)
+		*result = v;
+	return err;
+}
+
+/* ---- prepared keys ---- */
+
+int shmkv__redis_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
+			     const void *key, size_t klen)
+{
+	struct shmkv__keyref *kr = shmkv__kref(ref);
+
+	memset(ref, 0, sizeof(*ref));
+	kr->key = key;
+	kr->len = klen;
+	kr->owner = kv;
+	return 0;
+}
+
+int shmkv__redis_ref_key(shmkv_t *kv, struct shmkv_keyref *ref,
+			 const void **key, size_t *klen)
+{
+	const struct shmkv__keyref *kr = shmkv__kref(ref);
+
+	if (kv == NULL || ref == NULL || kr->owner != kv)
+		return -EINVAL;
+	*key = kr->key;
+	*klen = kr->len;
+	return 0;
+}
