@@ -135,8 +135,10 @@ static void setup_servers(void)
 	snprintf(B.sock, sizeof(B.sock), "/tmp/shmkv-bench-%d.sock",
 		 (int)getpid());
 	if (bench_redis_start_unix(&B.redis, B.sock) != 0) {
-		for (int t = T_TCP; t <= T_RAW_UNIX; t += t == T_UNIX ? 3 : 1)
-			set_why(B.why[t], "%s", no_server);
+		set_why(B.why[T_TCP], "%s", no_server);
+		set_why(B.why[T_UNIX], "%s", no_server);
+		set_why(B.why[T_RAW_TCP], "%s", no_server);
+		set_why(B.why[T_RAW_UNIX], "%s", no_server);
 	} else {
 		snprintf(B.uri[T_TCP], sizeof(B.uri[T_TCP]),
 			 "redis://127.0.0.1:%d", B.redis.port);
