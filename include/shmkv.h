@@ -710,7 +710,8 @@ SHMKV_API int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref,
  * shmkv_sweep - active expiry: deletes expired keys in up to @max_slots
  * slots starting at *@cursor and advances the cursor (0 when a full pass
  * wrapped around). Any process may call it at any time.
- * Return: the number of keys deleted, or a negative errno.
+ * Return: the number of keys deleted, or a negative errno (-ENOTSUP on a
+ * store on Redis: the server expires its keys itself).
  */
 SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
 
@@ -749,7 +750,8 @@ struct shmkv_recover_report {
  * while other processes use the store. Liveness is judged by pid, so it
  * assumes every user of the store lives in this process's pid namespace.
  * @report: may be NULL.
- * Return: the number of repairs, or a negative errno.
+ * Return: the number of repairs, or a negative errno (-ENOTSUP on a store
+ * on Redis: there is no segment to repair).
  */
 SHMKV_API int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
 
@@ -766,7 +768,8 @@ SHMKV_API int shmkv_recover(shmkv_t *kv, struct shmkv_recover_report *report);
  * store reclaims them by itself (see shmkv_recover), and are not counted.
  * Works on a read-only handle. Racing writers can produce transient
  * reports; run it on a quiet store for a verdict.
- * Return: the number of problems found (0: clean), or a negative errno.
+ * Return: the number of problems found (0: clean), or a negative errno
+ * (-ENOTSUP on a store on Redis: there is no segment to check).
  */
 typedef void (*shmkv_check_fn)(const char *problem, void *arg);
 SHMKV_API int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg);

@@ -58,6 +58,12 @@
  * Do not change lock keys with the plain commands: a DEL restarts the
  * fencing token at 1.
  *
+ * On a handle of a Redis store (a redis:// URI) the same calls run as
+ * server-side scripts and commands (src/redis_lock*.c), with the same
+ * returns; what cannot be the same (the keys' braces, round trips,
+ * OWNER_DEAD only for a holder on this host, the server's clock and
+ * memory) is in the README's "Locks over Redis".
+ *
  * Errors are negative errnos; shmkv_strerror() describes them. Every
  * function here is safe to call from any number of processes and threads;
  * a struct shmkv_lock is one holder's handle: one thread at a time.

@@ -39,6 +39,20 @@ static const struct {
 	{ EACCES, "permission denied" },
 	{ EDOM, "value is not an integer or out of range" },
 	{ EOVERFLOW, "increment or decrement would overflow" },
+	/* The Redis backends (redis.h). */
+	{ EREMOTE, "the store is on a Redis server: this call does not go "
+		   "there" },
+	{ ECONNREFUSED, "the Redis server refused the connection (nothing "
+			"listens there)" },
+	{ EHOSTUNREACH, "the Redis server's host cannot be reached (or its "
+			"name does not resolve)" },
+	{ ECONNRESET, "the connection to the Redis server dropped with the "
+		      "command in flight: it may or may not have run" },
+	{ ENXIO, "the Redis server has no such database (the URI's db)" },
+	{ ELOOP, "too many Redis Cluster redirections (MOVED/ASK)" },
+	{ EPROTOTYPE, "the key holds a Redis value that is not a string "
+		      "(WRONGTYPE)" },
+	{ ENOTSUP, "not supported by this store's backend" },
 };
 
 const char *shmkv_strerror(int err)

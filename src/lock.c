@@ -30,8 +30,9 @@
 #include "lock_handle.h"
 #include "lock_record.h"
 #include "lookup.h"
+#include "redis_lock.h"
 
-#define LK_HOLDING 1u /* lk->token is a grant we have not given back */
+#define LK_HOLDING SHMKV__LOCK_HOLDING /* lk->token: a grant not given back */
 #define LK_CELL	   2u /* lk->cell is claimed (by process lk->pid) */
 #define NO_VISIT   UINT32_MAX
 
@@ -433,6 +434,8 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 
 	if (kv == NULL || h == NULL)
 		return -EINVAL;
+	if (shmkv__lock_remote(kv))
+		return shmkv__redis_lock_init(kv, lk, name);
 	memset(lk, 0, sizeof(*lk));
 	err = shmkv__lock_key(kv, name, h->key, &h->key_len);
 	if (err)
@@ -651,8 +654,11 @@ int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	int64_t start, end;
 	int rc = check_handle(h);
 
-	if (rc)
-		return rc;
+	if (rc) /* A Redis handle is "not initialised" here (redis_lock.h). */
+		return shmkv__lock_h_remote(h)
+			       ? shmkv__redis_lock_timed_acquire(lk, lease_ms,
+								 timeout_ms)
+			       : rc;
 	if (check_ms(lease_ms) || timeout_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
 	/* The clock is read for the deadline only once we must wait: the
@@ -719,7 +725,8 @@ int shmkv_lock_release(struct shmkv_lock *lk)
 	int rc = check_handle(h);
 
 	if (rc)
-		return rc;
+		return shmkv__lock_h_remote(h) ? shmkv__redis_lock_release(lk)
+					       : rc;
 	if (!fast_release(h))
 		return slow_release(h);
 	h->flags &= ~LK_HOLDING;
@@ -737,7 +744,9 @@ int shmkv_lock_extend(struct shmkv_lock *lk, enum shmkv_lock_extend_mode mode,
 	int rc = check_handle(h);
 
 	if (rc)
-		return rc;
+		return shmkv__lock_h_remote(h)
+			       ? shmkv__redis_lock_extend(lk, mode, ms)
+			       : rc;
 	if (check_ms(ms) || (mode != SHMKV_LOCK_EXTEND_ADD &&
 			     mode != SHMKV_LOCK_EXTEND_REPLACE))
 		return -EINVAL;
@@ -863,6 +872,8 @@ int shmkv_lock_held(struct shmkv_lock *lk)
 	    h->pid != shmkv__self_pid())
 		return 0;
 	if (!word_still(h)) {
+		if (shmkv__lock_h_remote(h))
+			return shmkv__redis_lock_held(lk);
 		/* Unknown, or moved by a growth: the record says. */
 		if (!record_still(h))
 			return 0;

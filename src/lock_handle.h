@@ -13,6 +13,11 @@
 #include "shmkv_lock.h"
 
 #define SHMKV__LOCK_KEY_CAP (SHMKV_LOCK_PREFIX_LEN + SHMKV_LOCK_NAME_MAX + 1)
+/* flags: the handle holds a grant it has not given back (lock.c's
+ * LK_HOLDING; redis_lock.c sets it too, shmkv_lock_held tests it). */
+#define SHMKV__LOCK_HOLDING 1u
+/* Longest owner record of a lock on a Redis store (redis_lock.c). */
+#define SHMKV__LOCK_REC_CAP 196
 
 /* may_alias: as keyref.h's, the caller's storage is declared as the
  * public struct. */
@@ -31,6 +36,13 @@ struct __attribute__((may_alias)) shmkv__lock {
 	uint32_t key_len;
 	char key[SHMKV__LOCK_KEY_CAP];
 	struct shmkv_keyref ref; /* key's slot, cached between operations */
+	/* A handle on a Redis store (redis_lock.h): key_len stays 0, the
+	 * name is key[0, remote_name_len), rec the exact owner record of
+	 * the last grant. */
+	uint32_t remote; /* redis_lock.c's bits; 0: the shm store */
+	uint16_t remote_name_len;
+	uint16_t rec_len;
+	char rec[SHMKV__LOCK_REC_CAP];
 };
 
 struct __attribute__((may_alias)) shmkv__pattern {
@@ -39,6 +51,9 @@ struct __attribute__((may_alias)) shmkv__pattern {
 	uint32_t key_len;
 	char key[SHMKV__LOCK_KEY_CAP];
 	struct shmkv_keyref ref;
+	/* A handle on a Redis store: key_len stays 0, the name is
+	 * key[0, remote_name_len) (redis_lock_pattern.c). */
+	uint32_t remote_name_len;
 };
 
 _Static_assert(sizeof(struct shmkv__lock) <= SHMKV_LOCK_SIZE &&

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "lock_record.h"
+#include "redis_lock.h"
 
 struct list_ctx {
 	struct shmkv *kv;
@@ -125,6 +126,8 @@ int shmkv_lock_list(shmkv_t *kv, shmkv_lock_list_fn fn, void *arg)
 
 	if (kv == NULL || fn == NULL)
 		return -EINVAL;
+	if (shmkv__lock_remote(kv))
+		return shmkv__redis_lock_list(kv, fn, arg);
 	c.now = shmkv__mono_ms();
 	do {
 		int rc = shmkv_scan(kv, cursor, 1024, list_visit, &c, &cursor);

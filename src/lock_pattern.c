@@ -16,6 +16,7 @@
 #include "intconv.h"
 #include "lock_handle.h"
 #include "lock_record.h"
+#include "redis_lock.h"
 
 void (*shmkv__pattern_hook)(enum shmkv__pattern_step step);
 
@@ -40,6 +41,8 @@ int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl, const char *name)
 
 	if (kv == NULL || h == NULL)
 		return -EINVAL;
+	if (shmkv__lock_remote(kv))
+		return shmkv__redis_pattern_init(kv, pl, name);
 	memset(pl, 0, sizeof(*pl));
 	err = shmkv__lock_key(kv, name, h->key, &h->key_len);
 	if (err)
@@ -221,7 +224,11 @@ int shmkv_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 	if (h == NULL || h->kv == NULL || expiry == NULL ||
 	    h->key_len <= SHMKV_LOCK_PREFIX_LEN || timeout_ms < 1 ||
 	    timeout_ms > SHMKV_LOCK_LEASE_MAX || wait_ms < SHMKV_LOCK_FOREVER)
-		return -EINVAL;
+		/* A Redis handle is "not initialised" here (redis_lock.h). */
+		return shmkv__pattern_h_remote(h)
+			       ? shmkv__redis_pattern_acquire(pl, timeout_ms,
+							      wait_ms, expiry)
+			       : -EINVAL;
 	/* The clock is read for the deadline only when it can be needed:
 	 * an attempt that does not wait reads none of its own. */
 	start = wait_ms > 0 ? shmkv__now_ms() : 0;
@@ -244,7 +251,9 @@ int shmkv_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 	int rc;
 
 	if (h == NULL || h->kv == NULL || h->key_len <= SHMKV_LOCK_PREFIX_LEN)
-		return -EINVAL;
+		return shmkv__pattern_h_remote(h)
+			       ? shmkv__redis_pattern_release(pl, expiry)
+			       : -EINVAL;
 	/* "A client holding a lock should always check the timeout didn't
 	 * expire before unlocking the key with DEL." The coarse clock's upper
 	 * bound settles it unless the expiry is near; then the precise one. */

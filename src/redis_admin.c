@@ -16,7 +16,7 @@
 /* A SCAN cursor's master in its top bits: a server's own cursor is below
  * its table's size (Redis reverses the bits of a bucket index), far from
  * 2^58; 6 bits name up to SHMKV_REDIS_NODES_MAX masters. */
-#define MASTER_SHIFT 58
+#define MASTER_SHIFT	 58
 #define NODE_CURSOR_MASK ((1ull << MASTER_SHIFT) - 1)
 
 /* "<prefix>*" with the prefix's glob characters escaped, into @buf
@@ -84,7 +84,7 @@ int shmkv__redis_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
 	int m = (int)(cursor >> MASTER_SHIFT), err, stop;
 	struct shmkv__rc c = { 0 };
 	redisReply *rep;
-	uint64_t nc;
+	uint64_t nc = 0;
 
 	if (masters <= 0)
 		return masters < 0 ? masters : -EIO;
@@ -166,7 +166,7 @@ static int count_dbsize(struct shmkv_redis *r, uint64_t *n)
 			return err;
 		err = rep->type == REDIS_REPLY_INTEGER ? 0
 		      : rep->type == REDIS_REPLY_ERROR ? shmkv__redis_err(rep)
-							: -EPROTO;
+						       : -EPROTO;
 		if (err == 0)
 			*n += (uint64_t)rep->integer;
 		freeReplyObject(rep);

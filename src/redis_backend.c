@@ -67,6 +67,9 @@ static void atfork_register(void)
 	pthread_atfork(NULL, NULL, child_reinit);
 }
 
+_Static_assert(sizeof(pid_t) == sizeof(uint32_t),
+	       "r->pid is read and written by atomic.h's 32-bit wrappers");
+
 /* Takes @r's mutex, first making it this process's if @r was inherited
  * across fork. */
 static void redis_lock(struct shmkv_redis *r)
@@ -77,13 +80,14 @@ static void redis_lock(struct shmkv_redis *r)
 	 * fork child, under fork_fix; a thread that reads the new pid sees
 	 * the new mutex, one that reads the old takes fork_fix and reads it
 	 * again. In the parent it never changes. */
-	if (__atomic_load_n(&r->pid, __ATOMIC_ACQUIRE) != me) {
+	if ((pid_t)shmkv__load32_acquire((const uint32_t *)&r->pid) != me) {
 		pthread_mutex_lock(&fork_fix);
 		if (r->pid != me) {
 			pthread_mutex_init(&r->mu, NULL);
 			/* Release: pairs with the acquire above, so a thread
 			 * that sees the new pid sees the new mutex. */
-			__atomic_store_n(&r->pid, me, __ATOMIC_RELEASE);
+			shmkv__store32_release((uint32_t *)&r->pid,
+					       (uint32_t)me);
 		}
 		pthread_mutex_unlock(&fork_fix);
 	}
@@ -189,13 +193,16 @@ int shmkv__redis_err(const redisReply *rep)
 }
 
 /* The handle's fields that the shared-memory code reads (redis.h). */
-static void handle_fields(struct shmkv_redis *r,
-			  const struct shmkv_backend *be, bool readonly)
+static void handle_fields(struct shmkv_redis *r, const struct shmkv_backend *be,
+			  bool readonly)
 {
 	struct shmkv *kv = &r->kv;
 
 	kv->backend = be;
-	kv->base = (unsigned char *)(uintptr_t)shmkv__redis_no_segment;
+	/* The handle's base is writable for a segment; nothing writes
+	 * through it for a remote handle (and a stray write would fault:
+	 * the zeroed header is read-only data). */
+	kv->base = (unsigned char *)shmkv__redis_no_segment;
 	kv->life_cached = REMOTE_LIFE_CACHED;
 	kv->serial = shmkv__serial_next();
 	kv->readonly = readonly;
@@ -275,8 +282,8 @@ const struct shmkv_backend shmkv__backend_redis_unix = {
 	"redis+unix", redis_open, redis_unlink, redis_close, shmkv__redis_exec,
 };
 const struct shmkv_backend shmkv__backend_redis_cluster = {
-	"redis+cluster", redis_open, redis_unlink, redis_close,
-	shmkv__redis_exec,
+	"redis+cluster", redis_open,	    redis_unlink,
+	redis_close,	 shmkv__redis_exec,
 };
 
 static const struct shmkv_backend *row_of(enum shmkv_redis_kind kind)
@@ -299,7 +306,6 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	int err;
 
 	(void)how; /* the database always exists: see the top */
-	*out = NULL;
 	if (flags & ~(unsigned)(SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE))
 		return -EINVAL;
 	if (cfg != NULL && !shmkv__config_known(cfg))
@@ -316,7 +322,8 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	pthread_mutex_init(&r->mu, NULL);
 	r->pid = getpid();
 	shmkv__redis_link_init(&r->link, &r->uri,
-			       r->uri.kind == SHMKV_REDIS_UNIX, &r->uri.seeds[0]);
+			       r->uri.kind == SHMKV_REDIS_UNIX,
+			       &r->uri.seeds[0]);
 	handle_fields(r, row_of(r->uri.kind), flags & SHMKV_OPEN_READONLY);
 	err = first_contact(r);
 	if (err) {

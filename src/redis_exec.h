@@ -16,7 +16,10 @@
  * would. shmkv_exec calls it after its own checks (a known command, its
  * arity, a read-only handle's refusal of writes), so those replies are
  * the shared-memory store's, word for word.
- * Return: 0 with @reply filled (a Redis error is a reply), or a negative
+ * Return: 0 with @reply filled (a Redis error is a reply, but for a
+ * server's READONLY and OOM: their error reply, returning -EROFS and
+ * -ENOMEM as a shm store's read-only handle and full memory do), or a
+ * negative
  * errno with @reply an error reply of its shmkv_strerror text: the
  * connection's (-ECONNRESET: the command may have run; -ETIMEDOUT;
  * -ECONNREFUSED ...), -EPROTO (a reply of a type the command cannot

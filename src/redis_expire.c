@@ -80,10 +80,9 @@ int shmkv__redis_expire(shmkv_t *kv, const void *key, size_t klen,
 	    ((flags & SHMKV_EXPIRE_NX) && cmp) ||
 	    ((flags & SHMKV_EXPIRE_GT) && (flags & SHMKV_EXPIRE_LT)))
 		return -EINVAL;
-	err = shmkv__redis_time_check(t,
-				      unit == SHMKV_EXPIRE_SEC ||
-					      unit == SHMKV_EXPIRE_AT_SEC,
-				      unit >= SHMKV_EXPIRE_AT_SEC, false);
+	err = shmkv__redis_time_check(
+		t, unit == SHMKV_EXPIRE_SEC || unit == SHMKV_EXPIRE_AT_SEC,
+		unit >= SHMKV_EXPIRE_AT_SEC, false);
 	if (err == 0)
 		err = key_args(kv, key, klen);
 	if (err)
@@ -139,8 +138,8 @@ int shmkv__redis_getex(shmkv_t *kv, const void *key, size_t klen,
 		       enum shmkv_getex_mode mode, int64_t t,
 		       struct shmkv_value *out)
 {
-	static const char *const words[] = { "", "EX", "PX", "EXAT", "PXAT",
-					     "PERSIST" };
+	static const char *const words[] = { "",     "EX",   "PX",
+					     "EXAT", "PXAT", "PERSIST" };
 	struct shmkv_redis *r = shmkv__redis_of(kv);
 	struct shmkv__rc c = { 0 };
 	struct shmkv__rk k;
@@ -150,10 +149,9 @@ int shmkv__redis_getex(shmkv_t *kv, const void *key, size_t klen,
 	if ((unsigned)mode > SHMKV_GETEX_PERSIST)
 		return -EINVAL;
 	if (mode >= SHMKV_GETEX_EX && mode <= SHMKV_GETEX_PXAT)
-		err = shmkv__redis_time_check(t,
-					      mode == SHMKV_GETEX_EX ||
-						      mode == SHMKV_GETEX_EXAT,
-					      mode >= SHMKV_GETEX_EXAT, true);
+		err = shmkv__redis_time_check(
+			t, mode == SHMKV_GETEX_EX || mode == SHMKV_GETEX_EXAT,
+			mode >= SHMKV_GETEX_EXAT, true);
 	if (err == 0)
 		err = key_args(kv, key, klen);
 	if (err == 0 && out != NULL && out->buf == NULL && out->cap > 0)

@@ -66,7 +66,7 @@ void shmkv__redis_link_close(struct shmkv_redis_link *l)
 
 static struct timeval ms_timeval(int ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = { ms / 1000, (suseconds_t)(ms % 1000) * 1000 };
 
 	return tv;
 }
@@ -160,6 +160,8 @@ static int exchange(struct shmkv_redis_link *l, int argc, const char **argv,
 		return err;
 	if (redisGetReply(l->c, &r) != REDIS_OK)
 		return inflight_error(l->c, errno);
+	if (r == NULL) /* not in blocking mode: a reply or an error */
+		return -EPROTO;
 	*rep = r;
 	return 0;
 }
@@ -176,8 +178,8 @@ static int setup_command(struct shmkv_redis_link *l, int argc,
 	for (int i = 0; i < argc; i++)
 		lens[i] = strlen(argv[i]);
 	err = exchange(l, argc, argv, lens, &rep);
-	if (err)
-		return err;
+	if (err || rep == NULL)
+		return err ? err : -EPROTO;
 	if (rep->type == REDIS_REPLY_ERROR)
 		err = strncmp(rep->str, "NOAUTH", 6) == 0 ||
 				      strncmp(rep->str, "NOPERM", 6) == 0 ||
@@ -192,20 +194,20 @@ static int setup_command(struct shmkv_redis_link *l, int argc,
 static int setup(struct shmkv_redis_link *l)
 {
 	const struct shmkv_redis_uri *u = l->uri;
-	char db[16];
 	int err = 0;
 
 	if (u->password[0] != '\0') {
+		/* "AUTH user password" (an ACL user), or "AUTH password". */
 		const char *auth[3] = { "AUTH", u->user, u->password };
+		bool user = u->user[0] != '\0';
 
-		if (u->user[0] != '\0')
-			err = setup_command(l, 3, auth, -EACCES);
-		else
-			err = setup_command(l, 2, (const char *[]){ "AUTH",
-								    u->password },
-					    -EACCES);
+		if (!user)
+			auth[1] = u->password;
+		err = setup_command(l, user ? 3 : 2, auth, -EACCES);
 	}
 	if (err == 0 && u->db != 0) {
+		char db[16];
+
 		snprintf(db, sizeof(db), "%d", u->db);
 		/* "ERR DB index is out of range": no such database. */
 		err = setup_command(l, 2, (const char *[]){ "SELECT", db },
@@ -221,10 +223,9 @@ static int link_connect(struct shmkv_redis_link *l)
 	int err, saved;
 
 	errno = 0;
-	l->c = l->unix_socket
-		       ? redisConnectUnixWithTimeout(u->path, ctv)
-		       : redisConnectWithTimeout(l->addr.host, l->addr.port,
-						 ctv);
+	l->c = l->unix_socket ? redisConnectUnixWithTimeout(u->path, ctv)
+			      : redisConnectWithTimeout(l->addr.host,
+							l->addr.port, ctv);
 	saved = errno;
 	if (l->c == NULL || l->c->err) {
 		err = connect_error(l->c, saved);

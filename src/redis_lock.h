@@ -37,6 +37,17 @@ static inline bool shmkv__lock_remote(const struct shmkv *kv)
 	return kv != NULL && kv->backend != NULL;
 }
 
+/* Is lock handle @h bound to a Redis store (redis_lock.c's init)? */
+static inline bool shmkv__lock_h_remote(const struct shmkv__lock *h)
+{
+	return h != NULL && h->remote != 0;
+}
+
+static inline bool shmkv__pattern_h_remote(const struct shmkv__pattern *h)
+{
+	return h != NULL && h->remote_name_len != 0;
+}
+
 /* The public calls of shmkv_lock.h, for a handle on a Redis store, with
  * the same contracts (differences: README "Locks over Redis"). */
 int shmkv__redis_lock_init(shmkv_t *kv, struct shmkv_lock *lk,

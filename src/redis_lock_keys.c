@@ -219,8 +219,10 @@ void shmkv__rl_self(struct shmkv__rl_self *me)
 		self_cache.ns = shmkv__pid_ns();
 		if (gethostname(self_cache.host, sizeof(self_cache.host)) != 0)
 			self_cache.host[0] = '\0';
-		self_cache.host[sizeof(self_cache.host) - 1] = '\0';
-		/* Informational only, and the record's last field. */
+		/* Informational only, and the record's last field: cut so
+		 * that every record fits SHMKV__LOCK_REC_CAP (16 + 39 + 10
+		 * + 10 + 20 + 20 + 13 + 48 + 7 colons = 183). */
+		self_cache.host[48] = '\0';
 		while ((c = strchr(self_cache.host, ':')) != NULL)
 			*c = '_';
 		self_cache.start = id.start;

@@ -24,62 +24,62 @@
  * released (r) nor replaced: only its PX can have removed it; unknowable
  * after a DELIFEQ release, which cannot write r. Busy: {0, record, PTTL}.
  */
-#define ACQUIRE                                                              \
-	"local cur = redis.call('GET', KEYS[1])\n"                           \
-	"local kind = 0\n"                                                   \
-	"if cur then\n"                                                      \
-	"  if ARGV[4] == '' or cur ~= ARGV[4] then\n"                        \
-	"    return {0, cur, redis.call('PTTL', KEYS[1])}\n"                 \
-	"  end\n"                                                            \
-	"  kind = 1\n"                                                       \
-	"end\n"                                                              \
-	"local t = redis.call('HINCRBY', KEYS[2], 't', 1)\n"                 \
-	"if kind == 0 and t > 1 and ARGV[5] == '0' and "                     \
-	"redis.call('HGET', KEYS[2], 'r') ~= string.format('%d', t - 1) "    \
-	"then\n"                                                             \
-	"  kind = 2\n"                                                       \
-	"end\n"                                                              \
-	"local now = redis.call('TIME')\n"                                   \
-	"local ms = tonumber(now[1]) * 1000 + "                              \
-	"math.floor(tonumber(now[2]) / 1000)\n"                              \
-	"local rec = string.format('%d', t) .. ':' .. ARGV[2] .. ':' .. "    \
-	"string.format('%d', ms) .. ':' .. ARGV[3]\n"                        \
-	"redis.call('SET', KEYS[1], rec, 'PX', ARGV[1])\n"                   \
+#define ACQUIRE                                                                \
+	"local cur = redis.call('GET', KEYS[1])\n"                             \
+	"local kind = 0\n"                                                     \
+	"if cur then\n"                                                        \
+	"  if ARGV[4] == '' or cur ~= ARGV[4] then\n"                          \
+	"    return {0, cur, redis.call('PTTL', KEYS[1])}\n"                   \
+	"  end\n"                                                              \
+	"  kind = 1\n"                                                         \
+	"end\n"                                                                \
+	"local t = redis.call('HINCRBY', KEYS[2], 't', 1)\n"                   \
+	"if kind == 0 and t > 1 and ARGV[5] == '0' and "                       \
+	"redis.call('HGET', KEYS[2], 'r') ~= string.format('%d', t - 1) "      \
+	"then\n"                                                               \
+	"  kind = 2\n"                                                         \
+	"end\n"                                                                \
+	"local now = redis.call('TIME')\n"                                     \
+	"local ms = tonumber(now[1]) * 1000 + "                                \
+	"math.floor(tonumber(now[2]) / 1000)\n"                                \
+	"local rec = string.format('%d', t) .. ':' .. ARGV[2] .. ':' .. "      \
+	"string.format('%d', ms) .. ':' .. ARGV[3]\n"                          \
+	"redis.call('SET', KEYS[1], rec, 'PX', ARGV[1])\n"                     \
 	"return {1, rec, kind}\n"
 
 /* Whose is it, when the record is not ours: 1 NOT_OWNER (another record,
  * or a grant after ours: ARGV[2] our token, "0" if we hold none), 2
  * NOT_HELD. */
-#define NOT_MINE                                                             \
-	"  if cur then return 1 end\n"                                       \
-	"  local t = tonumber(redis.call('HGET', KEYS[2], 't') or '0')\n"    \
-	"  if ARGV[2] ~= '0' and t > tonumber(ARGV[2]) then return 1 end\n"  \
+#define NOT_MINE                                                               \
+	"  if cur then return 1 end\n"                                         \
+	"  local t = tonumber(redis.call('HGET', KEYS[2], 't') or '0')\n"      \
+	"  if ARGV[2] ~= '0' and t > tonumber(ARGV[2]) then return 1 end\n"    \
 	"  return 2\n"
 
 /* RELEASE: ARGV our record, our token. Compare-and-delete; r marks the
  * token released (ACQUIRE's LEASE_EXPIRED). 0 released, else NOT_MINE. */
-#define RELEASE                                                              \
-	"local cur = redis.call('GET', KEYS[1])\n"                           \
-	"if ARGV[1] == '' or cur ~= ARGV[1] then\n" NOT_MINE "end\n"         \
-	"redis.call('DEL', KEYS[1])\n"                                       \
-	"redis.call('HSET', KEYS[2], 'r', ARGV[2])\n"                        \
+#define RELEASE                                                                \
+	"local cur = redis.call('GET', KEYS[1])\n"                             \
+	"if ARGV[1] == '' or cur ~= ARGV[1] then\n" NOT_MINE "end\n"           \
+	"redis.call('DEL', KEYS[1])\n"                                         \
+	"redis.call('HSET', KEYS[2], 'r', ARGV[2])\n"                          \
 	"return 0\n"
 
 /* EXTEND: ARGV our record, our token, "a" (add) or "r" (replace), ms,
  * the longest lease. Compare-and-PEXPIRE: {0, new PTTL}, {1|2} NOT_MINE,
  * {3} past the longest lease. Our record present means its lease runs. */
-#define EXTEND                                                               \
-	"local cur = redis.call('GET', KEYS[1])\n"                           \
-	"if ARGV[1] == '' or cur ~= ARGV[1] then\n"                          \
-	"  return {(function()\n" NOT_MINE "  end)()}\n"                     \
-	"end\n"                                                              \
-	"local ms = tonumber(ARGV[4])\n"                                     \
-	"if ARGV[3] == 'a' then\n"                                           \
-	"  local left = redis.call('PTTL', KEYS[1])\n"                       \
-	"  if left > 0 then ms = ms + left end\n"                            \
-	"end\n"                                                              \
-	"if ms > tonumber(ARGV[5]) then return {3} end\n"                    \
-	"redis.call('PEXPIRE', KEYS[1], ms)\n"                               \
+#define EXTEND                                                                 \
+	"local cur = redis.call('GET', KEYS[1])\n"                             \
+	"if ARGV[1] == '' or cur ~= ARGV[1] then\n"                            \
+	"  return {(function()\n" NOT_MINE "  end)()}\n"                       \
+	"end\n"                                                                \
+	"local ms = tonumber(ARGV[4])\n"                                       \
+	"if ARGV[3] == 'a' then\n"                                             \
+	"  local left = redis.call('PTTL', KEYS[1])\n"                         \
+	"  if left > 0 then ms = ms + left end\n"                              \
+	"end\n"                                                                \
+	"if ms > tonumber(ARGV[5]) then return {3} end\n"                      \
+	"redis.call('PEXPIRE', KEYS[1], ms)\n"                                 \
 	"return {0, ms}\n"
 
 const char *const shmkv__rl_script_body[SHMKV__RL_SCRIPTS] = {

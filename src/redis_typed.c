@@ -198,8 +198,8 @@ const struct shmkv__script shmkv__script_delifeq = {
  * did not run.
  */
 int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
-		     const struct shmkv__script *s, const struct shmkv__rc *args,
-		     redisReply **rep)
+		     const struct shmkv__script *s,
+		     const struct shmkv__rc *args, redisReply **rep)
 {
 	struct shmkv__rc c = { 0 };
 	int err;
@@ -375,12 +375,9 @@ static int set_check(unsigned flags, int64_t expire)
 		return -EINVAL;
 	if (ex == 0 || ex == SHMKV_SET_KEEPTTL)
 		return 0;
-	return shmkv__redis_time_check(expire,
-				       ex == SHMKV_SET_EX ||
-					       ex == SHMKV_SET_EXAT,
-				       ex == SHMKV_SET_EXAT ||
-					       ex == SHMKV_SET_PXAT,
-				       true);
+	return shmkv__redis_time_check(
+		expire, ex == SHMKV_SET_EX || ex == SHMKV_SET_EXAT,
+		ex == SHMKV_SET_EXAT || ex == SHMKV_SET_PXAT, true);
 }
 
 /* SET's options after its value: each flag's word, the time after the
@@ -391,9 +388,9 @@ static void set_opts(struct shmkv__rc *c, unsigned flags, int64_t expire)
 		unsigned flag;
 		const char *word;
 	} words[] = {
-		{ SHMKV_SET_NX, "NX" },		{ SHMKV_SET_XX, "XX" },
+		{ SHMKV_SET_NX, "NX" },		  { SHMKV_SET_XX, "XX" },
 		{ SHMKV_SET_KEEPTTL, "KEEPTTL" }, { SHMKV_SET_EX, "EX" },
-		{ SHMKV_SET_PX, "PX" },		{ SHMKV_SET_EXAT, "EXAT" },
+		{ SHMKV_SET_PX, "PX" },		  { SHMKV_SET_EXAT, "EXAT" },
 		{ SHMKV_SET_PXAT, "PXAT" },
 	};
 
@@ -406,9 +403,9 @@ static void set_opts(struct shmkv__rc *c, unsigned flags, int64_t expire)
 	}
 }
 
-int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen,
-		     const void *val, size_t vlen, unsigned flags,
-		     int64_t expire, struct shmkv_value *old)
+int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		     size_t vlen, unsigned flags, int64_t expire,
+		     struct shmkv_value *old)
 {
 	struct shmkv_redis *r = redis_of(kv);
 	struct shmkv__rc c = { 0 };
@@ -462,12 +459,11 @@ int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
 	return key_int(kv, key, klen, &c, NULL);
 }
 
-/* GETSET, GETDEL: the GET-then-write script; with no buffer to respect,
+/* GETDEL (and its kin): the GET-then-write script; with no buffer to respect,
  * the native command. */
 static int get_then(shmkv_t *kv, const void *key, size_t klen,
-		    const char *script_cmd, const char *native,
-		    const void *val, size_t vlen, bool has_val,
-		    struct shmkv_value *old)
+		    const char *script_cmd, const char *native, const void *val,
+		    size_t vlen, bool has_val, struct shmkv_value *old)
 {
 	struct shmkv_redis *r = redis_of(kv);
 	struct shmkv__rc c = { 0 };
@@ -498,13 +494,6 @@ static int get_then(shmkv_t *kv, const void *key, size_t klen,
 	}
 	shmkv__rk_free(&k);
 	return err;
-}
-
-int shmkv__redis_getset(shmkv_t *kv, const void *key, size_t klen,
-			const void *val, size_t vlen, struct shmkv_value *old)
-{
-	/* GETSET drops the TTL, as SET without KEEPTTL does. */
-	return get_then(kv, key, klen, "SET", "GETSET", val, vlen, true, old);
 }
 
 int shmkv__redis_getdel(shmkv_t *kv, const void *key, size_t klen,

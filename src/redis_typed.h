@@ -31,13 +31,11 @@ int shmkv__redis_get(shmkv_t *kv, const void *key, size_t klen,
 int shmkv__redis_exists(shmkv_t *kv, const void *key, size_t klen);
 int shmkv__redis_get_int(shmkv_t *kv, const void *key, size_t klen,
 			 int64_t *out);
-int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen,
-		     const void *val, size_t vlen, unsigned flags,
-		     int64_t expire, struct shmkv_value *old);
+int shmkv__redis_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
+		     size_t vlen, unsigned flags, int64_t expire,
+		     struct shmkv_value *old);
 int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
 		       const void *val, size_t vlen);
-int shmkv__redis_getset(shmkv_t *kv, const void *key, size_t klen,
-			const void *val, size_t vlen, struct shmkv_value *old);
 int shmkv__redis_getdel(shmkv_t *kv, const void *key, size_t klen,
 			struct shmkv_value *old);
 int shmkv__redis_del(shmkv_t *kv, const void *key, size_t klen);
@@ -49,8 +47,7 @@ int shmkv__redis_incrby(shmkv_t *kv, const void *key, size_t klen,
 /* expire.c's: the checks of the shm call are made here too. */
 int shmkv__redis_expire(shmkv_t *kv, const void *key, size_t klen,
 			enum shmkv_expire_unit unit, unsigned flags, int64_t t);
-int shmkv__redis_pttl(shmkv_t *kv, const void *key, size_t klen,
-		      int64_t *ms);
+int shmkv__redis_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms);
 int shmkv__redis_persist(shmkv_t *kv, const void *key, size_t klen);
 int shmkv__redis_getex(shmkv_t *kv, const void *key, size_t klen,
 		       enum shmkv_getex_mode mode, int64_t t,

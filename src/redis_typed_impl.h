@@ -59,8 +59,8 @@ extern const struct shmkv__script shmkv__script_delifeq;
 
 /* Runs script @s on @k with ARGV @args (EVALSHA, EVAL on NOSCRIPT). */
 int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
-		     const struct shmkv__script *s, const struct shmkv__rc *args,
-		     redisReply **rep);
+		     const struct shmkv__script *s,
+		     const struct shmkv__rc *args, redisReply **rep);
 
 /* GET-then-@cmd by script: 1 and the value, 0, -ENOBUFS (nothing done). */
 int shmkv__rc_get_then(struct shmkv_redis *r, const struct shmkv__rk *k,

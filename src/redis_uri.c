@@ -23,14 +23,14 @@
 
 #include "redis.h"
 
-#define DEFAULT_PORT		  6379
-#define DEFAULT_CONNECT_TIMEOUT	  2000
-#define DEFAULT_COMMAND_TIMEOUT	  5000
+#define DEFAULT_PORT		6379
+#define DEFAULT_CONNECT_TIMEOUT 2000
+#define DEFAULT_COMMAND_TIMEOUT 5000
 /* A day: longer is a mistake (and keeps ms * 1000 in a timeval's range). */
-#define TIMEOUT_MAX_MS		  86400000
+#define TIMEOUT_MAX_MS 86400000
 /* Redis's own bound on "databases" is INT_MAX; the server says whether it
  * has the one asked for (SELECT at connect). */
-#define DB_MAX			  INT_MAX
+#define DB_MAX INT_MAX
 
 static const struct {
 	const char *scheme;
@@ -125,7 +125,6 @@ static int parse_addr(struct span s, struct shmkv_redis_addr *a,
 		      const char **why)
 {
 	struct span h = s, port = { NULL, 0 };
-	const char *colon;
 	long v = DEFAULT_PORT;
 
 	if (s.n > 0 && s.p[0] == '[') {
@@ -145,7 +144,8 @@ static int parse_addr(struct span s, struct shmkv_redis_addr *a,
 			if (!ipv6_char(h.p[i]))
 				return fail(why, "not an IPv6 address in []");
 	} else {
-		colon = memchr(s.p, ':', s.n);
+		const char *colon = memchr(s.p, ':', s.n);
+
 		if (colon != NULL) {
 			h.n = (size_t)(colon - s.p);
 			port = (struct span){ colon + 1, s.n - h.n - 1 };
@@ -201,7 +201,7 @@ static int parse_userinfo(struct span s, struct shmkv_redis_uri *u,
 			  const char **why)
 {
 	const char *colon = memchr(s.p, ':', s.n);
-	struct span user = s, pass = { s.p + s.n, 0 };
+	struct span user = s, pass;
 
 	if (colon == NULL)
 		return fail(why, "user without ':password' (write "
@@ -331,8 +331,7 @@ static int parse_scheme(const char *uri, struct shmkv_redis_uri *u,
 	const char *sep = strstr(uri, "://");
 	size_t n = sep ? (size_t)(sep - uri) : 0;
 
-	for (size_t i = 0; sep && i < sizeof(schemes) / sizeof(schemes[0]);
-	     i++)
+	for (size_t i = 0; sep && i < sizeof(schemes) / sizeof(schemes[0]); i++)
 		if (strlen(schemes[i].scheme) == n &&
 		    strncasecmp(schemes[i].scheme, uri, n) == 0) {
 			u->kind = schemes[i].kind;
@@ -435,13 +434,15 @@ static void put_encoded(struct out *o, const char *s, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
 
 		if (host_char((char)c) || c == '~' || c == ':' || c == '{' ||
-		    c == '}')
+		    c == '}') {
 			put(o, (const char *)&s[i], 1);
-		else
+		} else {
+			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
+
 			put(o, esc, 3);
+		}
 	}
 }
 
@@ -489,7 +490,6 @@ size_t shmkv__redis_uri_display(const struct shmkv_redis_uri *u, char *buf,
 				size_t n)
 {
 	struct out o = { buf, n > 0 ? n - 1 : 0, 0 };
-	char db[16];
 
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
 		if (schemes[i].kind == u->kind)
@@ -506,6 +506,8 @@ size_t shmkv__redis_uri_display(const struct shmkv_redis_uri *u, char *buf,
 		put_addr(&o, &u->seeds[i]);
 	}
 	if (u->kind == SHMKV_REDIS_TCP && u->db != 0) {
+		char db[16];
+
 		snprintf(db, sizeof(db), "/%d", u->db);
 		puts_(&o, db);
 	}

@@ -123,9 +123,9 @@ set_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen,
 	struct shmkv_op op = { .decide = set_decide, .ctx = &c };
 	int err;
 
-	REMOTE_REF(kv, ref,
-		   shmkv__redis_set(kv, key, klen, val, vlen, flags, expire,
-				    old));
+	REMOTE_REF(
+		kv, ref,
+		shmkv__redis_set(kv, key, klen, val, vlen, flags, expire, old));
 	err = set_deadline(kv, flags, expire, &c.deadline);
 	if (err)
 		return err;
@@ -415,8 +415,7 @@ static __attribute__((noinline)) int incrby_run(shmkv_t *kv,
 			       .buf = digits,
 			       .cap = sizeof(digits) };
 
-	REMOTE_REF(kv, ref,
-		   shmkv__redis_incrby(kv, key, klen, delta, result));
+	REMOTE_REF(kv, ref, shmkv__redis_incrby(kv, key, klen, delta, result));
 	return shmkv__run_ref(kv, ref, &op);
 }
 

@@ -113,7 +113,8 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 	/* A write on a read-only handle (which the engine refuses), or a
 	 * growth under way (the engine's path knows both tables). */
 	if (r != 0 || (write && kv->readonly)) {
-		p->k = (struct shmkv_key){ .bytes = key, .len = (uint32_t)klen };
+		p->k = (struct shmkv_key){ .bytes = key,
+					   .len = (uint32_t)klen };
 		p->hashed = false;
 		p->found = KEY_UNSURE;
 		return 0;
@@ -125,8 +126,8 @@ static SHMKV__INLINE int plain_find(shmkv_t *kv, const void *key, size_t klen,
 	/* The slot (set only if found) says what was found: so that a
 	 * reader of the code, or the analyzer, sees f.slot set. */
 	r = shmkv__lookup_slot(kv, &p->k, &sr, &p->f.slot);
-	p->found = r < 0	       ? KEY_UNSURE
-		   : p->f.slot != NULL ? KEY_FOUND
+	p->found = r < 0		       ? KEY_UNSURE
+		   : p->f.slot != NULL	       ? KEY_FOUND
 		   : shmkv__miss_stands(kv, t) ? KEY_ABSENT
 					       : KEY_UNSURE;
 	p->f.idx = sr.index;
@@ -170,47 +171,60 @@ static bool answer_absent(int found, struct shmkv_value *out)
 	return true;
 }
 
+/* A Redis handle's prepared key (redis_typed.h), out of line: the
+ * prepared-key command then dispatches on its slow path (strings.c's
+ * *_run), one place per command for both ways in. */
+static __attribute__((noinline)) struct shmkv_keyref *
+plain_remote_ref(shmkv_t *kv, const void *key, size_t klen,
+		 struct shmkv_keyref *ref)
+{
+	shmkv__redis_key_prepare(kv, ref, key, klen);
+	return ref;
+}
+
 /* Runs fast call @fast on the slot found, if any; else (or if it cannot
  * decide) prepared command @slow. @absent_ok: an absent key answers 0.
- * @remote: the call on a handle of the Redis backend, which plain_find
- * answers with SHMKV__REMOTE: tested on its error branch only, so the
- * shared-memory store's straight line gains nothing. */
-#define PLAIN(kv, key, klen, write, fast, absent_ok, out, slow, remote)        \
+ * A handle of the Redis backend, which plain_find answers with
+ * SHMKV__REMOTE, takes @slow too, tested on the error branch only (the
+ * shared-memory store's straight line gains nothing), with the same call
+ * shape as the slow path's. */
+#define PLAIN(kv, key, klen, write, fast, absent_ok, out, slow)                \
 	do {                                                                   \
 		struct plain p_;                                               \
+		struct shmkv_keyref kr_;                                       \
+		struct shmkv_keyref *ref_;                                     \
 		int r_ = plain_find(kv, key, klen, write, &p_);                \
 		const struct shmkv__fast *f_ = &p_.f;                          \
                                                                                \
 		(void)f_;                                                      \
-		if (r_ != 0)                                                   \
-			return r_ == SHMKV__REMOTE ? (remote) : r_;            \
+		if (r_ != 0) {                                                 \
+			if (r_ != SHMKV__REMOTE)                               \
+				return r_;                                     \
+			ref_ = plain_remote_ref(kv, key, klen, &kr_);          \
+			goto slow_;                                            \
+		}                                                              \
 		if (p_.found == KEY_FOUND &&                                   \
 		    (r_ = (fast)) != SHMKV__FAST_SLOW)                         \
 			return r_;                                             \
 		if ((absent_ok) && answer_absent(p_.found, out))               \
 			return 0;                                              \
-		{                                                              \
-			struct shmkv_keyref kr_;                               \
-			struct shmkv_keyref *ref_ = plain_ref(                 \
-				p_.k, p_.hashed, p_.found == KEY_FOUND, p_.f,  \
-				&kr_);                                         \
-			return (slow);                                         \
-		}                                                              \
+		ref_ = plain_ref(p_.k, p_.hashed, p_.found == KEY_FOUND, p_.f, \
+				 &kr_);                                        \
+slow_:                                                                         \
+		return (slow);                                                 \
 	} while (0)
 
 int shmkv_get(shmkv_t *kv, const void *key, size_t klen,
 	      struct shmkv_value *out)
 {
 	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, out), true, out,
-	      shmkv_key_get(kv, ref_, out),
-	      shmkv__redis_get(kv, key, klen, out));
+	      shmkv_key_get(kv, ref_, out));
 }
 
 int shmkv_exists(shmkv_t *kv, const void *key, size_t klen)
 {
 	PLAIN(kv, key, klen, false, shmkv__fast_get(f_, NULL), true,
-	      (struct shmkv_value *)NULL, shmkv_key_get(kv, ref_, NULL),
-	      shmkv__redis_exists(kv, key, klen));
+	      (struct shmkv_value *)NULL, shmkv_key_get(kv, ref_, NULL));
 }
 
 int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
@@ -219,8 +233,7 @@ int shmkv_get_int(shmkv_t *kv, const void *key, size_t klen, int64_t *out)
 	PLAIN(kv, key, klen, false,
 	      out != NULL ? shmkv__fast_get_int(f_, out) : SHMKV__FAST_SLOW,
 	      out != NULL, (struct shmkv_value *)NULL,
-	      shmkv_key_get_int(kv, ref_, out),
-	      shmkv__redis_get_int(kv, key, klen, out));
+	      shmkv_key_get_int(kv, ref_, out));
 }
 
 int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
@@ -230,8 +243,7 @@ int shmkv_set(shmkv_t *kv, const void *key, size_t klen, const void *val,
 	PLAIN(kv, key, klen, true,
 	      flags == 0 ? shmkv__fast_set(f_, val, vlen) : SHMKV__FAST_SLOW,
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old),
-	      shmkv__redis_set(kv, key, klen, val, vlen, flags, expire, old));
+	      shmkv_key_set(kv, ref_, val, vlen, flags, expire, old));
 }
 
 /* SETNX's straight-line path for a string, out of line: its code would
@@ -252,8 +264,7 @@ int shmkv_setnx(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_setnx_int(f_, i)
 		      : plain_setnx_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_setnx(kv, ref_, val, vlen),
-	      shmkv__redis_setnx(kv, key, klen, val, vlen));
+	      shmkv_key_setnx(kv, ref_, val, vlen));
 }
 
 int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
@@ -266,23 +277,20 @@ int shmkv_getset(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_getset_int(f_, i, old)
 		      : SHMKV__FAST_SLOW,
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_getset(kv, ref_, val, vlen, old),
-	      shmkv__redis_getset(kv, key, klen, val, vlen, old));
+	      shmkv_key_getset(kv, ref_, val, vlen, old));
 }
 
 int shmkv_getdel(shmkv_t *kv, const void *key, size_t klen,
 		 struct shmkv_value *old)
 {
 	PLAIN(kv, key, klen, true, SHMKV__FAST_SLOW, true, old,
-	      shmkv_key_getdel(kv, ref_, old),
-	      shmkv__redis_getdel(kv, key, klen, old));
+	      shmkv_key_getdel(kv, ref_, old));
 }
 
 int shmkv_del(shmkv_t *kv, const void *key, size_t klen)
 {
 	PLAIN(kv, key, klen, true, shmkv__fast_del(f_), true,
-	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_),
-	      shmkv__redis_del(kv, key, klen));
+	      (struct shmkv_value *)NULL, shmkv_key_del(kv, ref_));
 }
 
 /* DELIFEQ's straight-line path for a string, out of line: as SETNX's. */
@@ -302,8 +310,7 @@ int shmkv_delifeq(shmkv_t *kv, const void *key, size_t klen, const void *val,
 		      ? shmkv__fast_delifeq_int(f_, i)
 		      : plain_delifeq_bytes(*f_, val, vlen),
 	      false, (struct shmkv_value *)NULL,
-	      shmkv_key_delifeq(kv, ref_, val, vlen),
-	      shmkv__redis_delifeq(kv, key, klen, val, vlen));
+	      shmkv_key_delifeq(kv, ref_, val, vlen));
 }
 
 int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
@@ -311,8 +318,7 @@ int shmkv_incrby(shmkv_t *kv, const void *key, size_t klen, int64_t delta,
 {
 	PLAIN(kv, key, klen, true, shmkv__fast_incr(f_, delta, result), false,
 	      (struct shmkv_value *)NULL,
-	      shmkv_key_incrby(kv, ref_, delta, result),
-	      shmkv__redis_incrby(kv, key, klen, delta, result));
+	      shmkv_key_incrby(kv, ref_, delta, result));
 }
 
 int shmkv_incr(shmkv_t *kv, const void *key, size_t klen, int64_t *result)

@@ -18,6 +18,9 @@ endif
 TOOL_LIBS := $(LIB_LIBS) -lm
 
 $(SHMCTL_OBJS): override CFLAGS += $(SHMCTL_CFLAGS)
+# info on a Redis store asks each master (src/redis.h): the one file of
+# the tool that uses the library's internals.
+$(BUILD)/obj/tools/shmctl_rinfo.o: override CFLAGS += -Isrc
 
 .PHONY: tools
 tools: $(SHMCTL)

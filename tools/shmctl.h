@@ -116,6 +116,13 @@ void ctl_hint_unknown(const char *cmd, size_t len);
  * shmctl_cli.c: messages and command-line plumbing.
  */
 
+/* Is @name a URI ("scheme://..."), a store the library reaches over the
+ * network, rather than a shared-memory store's name? */
+bool ctl_is_uri(const char *name);
+/* @name as it may be shown: a URI's password as "***" (never printed,
+ * in messages, prompts or JSON), into @buf. Return: @buf. */
+const char *ctl_shown(const char *name, char *buf, size_t cap);
+#define CTL_SHOWN_CAP (SHMKV_NAME_MAX + 8)
 /* "shmctl: @store: <message>\n" on stderr (no store part if NULL). */
 void ctl_err(const char *store, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -156,8 +163,11 @@ int ctl_operands(const struct ctl_cmd *cmd, int argc, int min, int max);
  * shmctl_util.c: store names, opening, numbers, escaping.
  */
 
-/* "orders" or "/orders" into "/orders". Return: 0, or a negative errno. */
+/* "orders" or "/orders" into "/orders"; a URI ("redis://...": a store on
+ * a Redis server) is kept as it is. Return: 0, or a negative errno. */
 int ctl_store_name(const char *arg, char name[SHMKV_NAME_MAX + 1]);
+/* shmctl_rinfo.c: "shmctl info URI": the Redis backend's view. */
+int ctl_redis_info(const char *name, bool json);
 /* Opens store @arg, reporting any failure on stderr.
  * Return: CTL_OK, CTL_USAGE (bad name) or CTL_STORE. */
 int ctl_open(const char *arg, unsigned flags, shmkv_t **kv,

@@ -64,14 +64,51 @@ void ctl_print_exit_codes(FILE *f)
 	      f);
 }
 
+bool ctl_is_uri(const char *name)
+{
+	const char *p = strstr(name, "://");
+	size_t n = p != NULL ? (size_t)(p - name) : 0;
+
+	/* RFC 3986's scheme: a letter, then letters, digits, "+-.". */
+	if (n == 0 || !((name[0] | 0x20) >= 'a' && (name[0] | 0x20) <= 'z'))
+		return false;
+	return strspn(name,
+		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789+-.") == n;
+}
+
+const char *ctl_shown(const char *name, char *buf, size_t cap)
+{
+	const char *auth = ctl_is_uri(name) ? strstr(name, "://") + 3 : NULL;
+	const char *at, *colon, *end;
+
+	snprintf(buf, cap, "%s", name);
+	if (auth == NULL)
+		return buf;
+	/* The userinfo ends at the last '@' before the path or query. */
+	end = auth + strcspn(auth, "/?#");
+	at = NULL;
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at == NULL)
+		return buf;
+	colon = memchr(auth, ':', (size_t)(at - auth));
+	if (colon == NULL) /* redis://password@host: the whole of it */
+		colon = auth - 1;
+	snprintf(buf, cap, "%.*s***%s", (int)(colon + 1 - name), name, at);
+	return buf;
+}
+
 void ctl_err(const char *store, const char *fmt, ...)
 {
+	char shown[CTL_SHOWN_CAP];
 	va_list ap;
 
 	fflush(stdout);
 	fputs("shmctl: ", stderr);
-	if (store != NULL)
-		fprintf(stderr, "%s: ", store);
+	if (store != NULL) /* a URI's password never shows */
+		fprintf(stderr, "%s: ", ctl_shown(store, shown, sizeof(shown)));
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

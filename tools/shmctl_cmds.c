@@ -64,9 +64,50 @@ const struct ctl_cmd *ctl_verb_find(const char *word)
 	return NULL;
 }
 
+/*
+ * The commands that work on a shared-memory store's segment itself
+ * (make, remove, verify, repair, grow, dump, fill, watch, tune it): on a
+ * store that is a Redis server they have no meaning (the server keeps
+ * its own memory, expiry and persistence), and say so rather than
+ * pretend. Their operand may come after options (getopt permutes): any
+ * argument that is a URI counts.
+ */
+static const struct ctl_cmd *const shm_only[] = {
+	&ctl_cmd_create, &ctl_cmd_destroy, &ctl_cmd_dump,  &ctl_cmd_restore,
+	&ctl_cmd_check,	 &ctl_cmd_recover, &ctl_cmd_sweep, &ctl_cmd_maintain,
+	&ctl_cmd_watch,	 &ctl_cmd_config,
+};
+
+static int refuse_on_uri(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	char shown[CTL_SHOWN_CAP];
+	size_t i;
+
+	for (i = 0; i < sizeof(shm_only) / sizeof(shm_only[0]); i++)
+		if (shm_only[i] == cmd)
+			break;
+	if (i == sizeof(shm_only) / sizeof(shm_only[0]))
+		return CTL_CONTINUE;
+	for (int a = 1; a < argc; a++)
+		if (ctl_is_uri(argv[a])) {
+			ctl_err(ctl_shown(argv[a], shown, sizeof(shown)),
+				"'%s' is for shared-memory stores; this one "
+				"is a Redis server, which keeps its own "
+				"memory, expiry and persistence (use its own "
+				"tools: redis-cli)",
+				cmd->name);
+			return CTL_USAGE;
+		}
+	return CTL_CONTINUE;
+}
+
 int ctl_run_command(const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	char prog[64];
+	int rc = refuse_on_uri(cmd, argc, argv);
+
+	if (rc != CTL_CONTINUE)
+		return rc;
 
 	/* getopt_long names argv[0] in its messages. */
 	snprintf(prog, sizeof(prog), "shmctl %s", cmd->name);

@@ -251,6 +251,8 @@ static int run_info(const struct ctl_cmd *cmd, int argc, char **argv)
 		json = true;
 	}
 	c = ctl_operands(cmd, argc - optind, 1, 1);
+	if (c == CTL_OK && ctl_is_uri(argv[optind]))
+		return ctl_redis_info(argv[optind], json);
 	if (c == CTL_OK)
 		c = ctl_open(argv[optind], SHMKV_OPEN_READONLY, &kv, name);
 	if (c != CTL_OK)

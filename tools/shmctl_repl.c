@@ -255,12 +255,14 @@ static int run_line(struct repl *r, const char *line, size_t len)
 int ctl_repl(shmkv_t *kv, const char *name)
 {
 	struct repl r = { .kv = kv, .name = name };
+	char shown[CTL_SHOWN_CAP];
 	int worst = CTL_OK;
 	char *line;
 	size_t len;
 
 	r.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	snprintf(r.prompt, sizeof(r.prompt), "%s> ", name);
+	snprintf(r.prompt, sizeof(r.prompt), "%s> ",
+		 ctl_shown(name, shown, sizeof(shown)));
 	r.history = r.tty ? history_file() : NULL;
 	if (r.tty)
 		history_begin(&r);

@@ -16,6 +16,14 @@ int ctl_store_name(const char *arg, char name[SHMKV_NAME_MAX + 1])
 	const char *base = arg[0] == '/' ? arg + 1 : arg;
 	size_t len = strlen(base);
 
+	/* A URI goes to the library as it is (its backend parses it). */
+	if (ctl_is_uri(arg)) {
+		if (strlen(arg) > SHMKV_NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, arg, strlen(arg) + 1);
+		return 0;
+	}
+
 	if (len == 0 || strchr(base, '/') != NULL || strcmp(base, ".") == 0 ||
 	    strcmp(base, "..") == 0)
 		return -EINVAL;
@@ -38,6 +46,9 @@ int ctl_store_err(const char *name, const char *what, int err)
 /* Reports a bad store name and returns CTL_USAGE. */
 static int bad_name(const char *arg, int err)
 {
+	char shown[CTL_SHOWN_CAP];
+
+	arg = ctl_shown(arg, shown, sizeof(shown));
 	if (err == -ENAMETOOLONG)
 		ctl_err(NULL,
 			"store name too long (at most %d bytes): '%.40s...'",

@@ -73,13 +73,26 @@ static int free_port(void)
 	return port;
 }
 
-static pid_t spawn(const char *bin, int port, const char *log_path)
+/* Arguments of one server: the fixed ones, then the caller's extra. */
+#define EXTRA_MAX 32
+
+static pid_t spawn(const char *bin, int port, const char *log_path,
+		   const char *const *extra)
 {
+	const char *args[16 + EXTRA_MAX + 1] = {
+		"redis-server", "--port", NULL,		 "--save", "",
+		"--appendonly", "no",	  "--daemonize", "no",	   "--bind",
+		"127.0.0.1",
+	};
 	pid_t parent = getpid(), pid;
 	char portstr[16];
-	int fd;
+	int fd, n = 11;
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
+	args[2] = portstr;
+	for (int i = 0; extra != NULL && extra[i] != NULL && i < EXTRA_MAX; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
 	pid = fork();
 	if (pid != 0)
 		return pid;
@@ -95,9 +108,7 @@ static pid_t spawn(const char *bin, int port, const char *log_path)
 	}
 	if (chdir("/tmp") != 0)
 		_exit(127);
-	execl(bin, "redis-server", "--port", portstr, "--save", "",
-	      "--appendonly", "no", "--daemonize", "no", "--bind", "127.0.0.1",
-	      (char *)NULL);
+	execv(bin, (char *const *)args);
 	_exit(127);
 }
 
@@ -121,6 +132,13 @@ static int wait_ready(struct redis_server *s, redis_probe_fn probe, void *arg)
 int redis_server_start(struct redis_server *s, const char *bin, const char *tag,
 		       redis_probe_fn probe, void *arg)
 {
+	return redis_server_start_with(s, bin, tag, NULL, probe, arg);
+}
+
+int redis_server_start_with(struct redis_server *s, const char *bin,
+			    const char *tag, const char *const *extra,
+			    redis_probe_fn probe, void *arg)
+{
 	int attempt;
 
 	snprintf(s->log_path, sizeof(s->log_path), "/tmp/%s-%d.log", tag,
@@ -129,7 +147,7 @@ int redis_server_start(struct redis_server *s, const char *bin, const char *tag,
 		s->port = free_port();
 		if (s->port < 0)
 			break;
-		s->pid = spawn(bin, s->port, s->log_path);
+		s->pid = spawn(bin, s->port, s->log_path, extra);
 		if (s->pid < 0) {
 			s->pid = 0;
 			break;
@@ -138,5 +156,21 @@ int redis_server_start(struct redis_server *s, const char *bin, const char *tag,
 			return 0;
 		redis_server_stop(s);
 	}
+	return -1;
+}
+
+int redis_server_restart(struct redis_server *s, const char *bin,
+			 const char *const *extra, redis_probe_fn probe,
+			 void *arg)
+{
+	redis_server_stop(s);
+	s->pid = spawn(bin, s->port, s->log_path, extra);
+	if (s->pid < 0) {
+		s->pid = 0;
+		return -1;
+	}
+	if (wait_ready(s, probe, arg) == 0)
+		return 0;
+	redis_server_stop(s);
 	return -1;
 }

@@ -44,6 +44,22 @@ const char *redis_server_find(void);
 int redis_server_start(struct redis_server *s, const char *bin, const char *tag,
 		       redis_probe_fn probe, void *arg);
 
+/* As redis_server_start, with @extra (NULL-terminated, at most 32; may be
+ * NULL) appended to the server's arguments: "--requirepass", "pw", ...
+ * (a later option overrides an earlier one, so these may also replace the
+ * defaults). */
+int redis_server_start_with(struct redis_server *s, const char *bin,
+			    const char *tag, const char *const *extra,
+			    redis_probe_fn probe, void *arg);
+
+/* Stops the server (if it runs) and starts a new one on the same port,
+ * with the same log file (truncated) and @extra, waiting
+ * for @probe as redis_server_start does (one try: the port is fixed).
+ * Return: 0, or -1 (nothing runs). */
+int redis_server_restart(struct redis_server *s, const char *bin,
+			 const char *const *extra, redis_probe_fn probe,
+			 void *arg);
+
 /* Kills the server with SIGKILL and reaps it; nothing if none runs.
  * Async-signal-safe. */
 void redis_server_stop(struct redis_server *s);

@@ -1,8 +1,9 @@
 /*
  * test_backend.c - store names that are URIs ("scheme://..."): routed to
- * the backend of their scheme (src/backend.h). This build has none, so
- * each entry point answers -EAFNOSUPPORT and writes no handle;
- * names that only look like URIs stay shm names, judged as before.
+ * the backend of their scheme (src/backend.h): redis, redis+unix and
+ * redis+cluster (tests/unit/redis/); any other scheme answers
+ * -EAFNOSUPPORT at each entry point and writes no handle; names that only
+ * look like URIs stay shm names, judged as before.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,9 +31,9 @@ static void assert_no_backend(const char *uri)
 
 Test(backend, a_uri_of_a_scheme_without_backend_is_eafnosupport)
 {
-	assert_no_backend("redis://127.0.0.1:6379/0");
-	assert_no_backend("redis+cluster://10.0.0.1:7000,10.0.0.2:7000");
-	assert_no_backend("REDIS://localhost");
+	assert_no_backend("rediss://127.0.0.1:6379/0"); /* TLS: not built */
+	assert_no_backend("memcached://10.0.0.1:11211");
+	assert_no_backend("VALKEY://localhost");
 	assert_no_backend("x-y.z://");
 }
 
@@ -42,6 +43,26 @@ Test(backend, the_error_names_the_scheme_as_the_cause)
 
 	cr_assert(strstr(s, "scheme") != NULL, "%s", s);
 	cr_assert(strstr(s, "backend") != NULL, "%s", s);
+}
+
+/* The Redis schemes route to their backend, in any case: a malformed
+ * URI of theirs is the backend's -EINVAL (no connection is tried), and
+ * unlink is -ENOTSUP (never a FLUSHDB). */
+Test(backend, the_redis_schemes_have_a_backend)
+{
+	static const char *const uris[] = {
+		"redis://h:0",
+		"REDIS+UNIX://",
+		"Redis+Cluster://a,,b",
+	};
+	shmkv_t *kv = NULL;
+
+	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
+		cr_assert_eq(shmkv_open(uris[i], 0, &kv), -EINVAL, "%s",
+			     uris[i]);
+		cr_assert_eq(shmkv_unlink(uris[i]), -ENOTSUP, "%s", uris[i]);
+	}
+	cr_assert_null(kv);
 }
 
 /* Not URIs (RFC 3986: a scheme starts with a letter and holds letters,
