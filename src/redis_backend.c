@@ -41,13 +41,14 @@
  * 512 MiB (a server configured higher still accepts these). */
 #define REDIS_BULK_MAX (512u << 20)
 
-/* Zeroed: life word 0, whom no handle's life_cached (below) equals. The
- * header's alignment, so its atomics may be read. */
+/* Zeroed: life word 0, which no remote handle's life_cached (below)
+ * equals. The header's alignment, so its atomics may be read. */
 _Alignas(64) const unsigned char shmkv__redis_no_segment[SHMKV_HEADER_SIZE];
 
-/* An odd life_cached: a removed generation 0 (SHMKV_LIFE_REMOVED), which
- * no store's life word equals while shmkv__table_now caches it, and
- * which the zeroed header's life word (0) is not. */
+/* A remote handle's life_cached: never the zeroed header's life word (0),
+ * so shmkv__table_now is always NULL and every command takes its slow
+ * path, where shmkv__tables answers SHMKV__REMOTE (and, being odd, never
+ * a value shmkv__tables itself would cache). */
 #define REMOTE_LIFE_CACHED SHMKV_LIFE_REMOVED
 
 /* Guards the fork child's re-initialisation of a handle's mutex. */

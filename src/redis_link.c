@@ -233,6 +233,11 @@ static int link_connect(struct shmkv_redis_link *l)
 		return err;
 	}
 	l->pid = getpid();
+	/* TCP keepalive (hiredis: idle 15 s, then 3 probes): a backstop that
+	 * ends a wait on a host that vanished without a reset when the URI
+	 * says timeout=0. Best effort: the command timeout is the bound. */
+	if (!l->unix_socket)
+		(void)redisEnableKeepAlive(l->c);
 	/* 0 ms: a zero timeval, which SO_RCVTIMEO reads as "no timeout". */
 	if (redisSetTimeout(l->c, ms_timeval(u->command_timeout_ms)) !=
 	    REDIS_OK) {

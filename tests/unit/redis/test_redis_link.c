@@ -141,6 +141,63 @@ Test(redis_link, a_server_killed_with_a_command_in_flight_is_econnreset)
 	shmkv_close(f.kv);
 }
 
+/* Bytes that arrived at @port's accepted connections and that nobody
+ * has read yet (/proc/net/tcp's rx_queue of the server's side). */
+static long unread_at(int port)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[512];
+	long total = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned lport, rport, st;
+		unsigned long tx, rx;
+
+		if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport,
+			   &rport, &st, &tx, &rx) == 5 &&
+		    (int)lport == port && rport != 0)
+			total += (long)rx;
+	}
+	fclose(f);
+	return total;
+}
+
+static void *incr_thread(void *arg)
+{
+	struct inflight *f = arg;
+	long long n = 0;
+
+	f->rc = call(f->kv, "INCR", "n", NULL, NULL, &n);
+	return NULL;
+}
+
+/* The brief's other way to hold a command in flight: the server stopped
+ * (SIGSTOP) holds the INCR unread in its socket, then dies (SIGKILL). */
+Test(redis_link, an_incr_sent_to_a_stopped_server_then_killed_is_econnreset)
+{
+	struct inflight f;
+	pthread_t t;
+	long long n = 0;
+
+	start();
+	f.kv = open_ok("?timeout=0");
+	cr_assert_eq(call(f.kv, "INCR", "n", NULL, NULL, &n), 0);
+	cr_assert_eq(kill(srv.pid, SIGSTOP), 0);
+	cr_assert_eq(pthread_create(&t, NULL, incr_thread, &f), 0);
+	/* Sent: its bytes wait in the stopped server's socket. */
+	while (unread_at(srv.port) <= 0)
+		usleep(1000);
+	redis_server_stop(&srv); /* SIGKILL works on a stopped process */
+	pthread_join(t, NULL);
+	cr_assert_eq(f.rc, -ECONNRESET, "%d", f.rc);
+	cr_assert_eq(rt_restart(&srv, NULL), 0);
+	cr_assert_eq(call(f.kv, "INCR", "n", NULL, NULL, &n), 0);
+	cr_assert_eq(n, 1, "a fresh server: %lld", n);
+	shmkv_close(f.kv);
+}
+
 Test(redis_link, a_server_restarted_while_idle_costs_no_error)
 {
 	shmkv_t *kv;
