@@ -162,7 +162,11 @@ struct shmkv_redis;
 
 /* The cluster half of redis_backend.c's calls (called with the handle's
  * mutex held): open reads the slot map from the URI's seeds (the first
- * that answers CLUSTER SLOTS) into r->cluster; close frees it. */
+ * that answers CLUSTER SLOTS) into r->cluster; close frees it. Open's
+ * errors: -EINVAL (a '{' or '}' in the prefix: it would change every
+ * key's hash tag), -EPROTO (no seed is a cluster node, or its map is
+ * malformed), -ENOSPC (more than SHMKV_REDIS_NODES_MAX masters), -ENOMEM,
+ * or the last seed's link error. call_master's @i out of range: -EINVAL. */
 int shmkv__redis_cluster_open(struct shmkv_redis *r);
 void shmkv__redis_cluster_close(struct shmkv_redis *r);
 int shmkv__redis_cluster_call(struct shmkv_redis *r, const void *key,

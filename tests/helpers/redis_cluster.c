@@ -5,6 +5,7 @@
 #include "helpers/redis_cluster.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -46,26 +47,135 @@ void redis_cluster_stop(struct redis_cluster *c)
 		redis_cluster_kill_node(c, i);
 }
 
-void redis_cluster_cleanup(struct redis_cluster *c)
+/* Removes @dir and the files in it (it has no subdirectories). */
+static void remove_dir(const char *dir)
 {
 	char path[512];
 	struct dirent *e;
-	DIR *d;
+	DIR *d = opendir(dir);
 
-	redis_cluster_stop(c);
-	if (!c->dir[0])
-		return;
-	d = opendir(c->dir);
 	while (d && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", c->dir, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		unlink(path);
 	}
 	if (d)
 		closedir(d);
-	rmdir(c->dir);
+	rmdir(dir);
+}
+
+void redis_cluster_cleanup(struct redis_cluster *c)
+{
+	redis_cluster_stop(c);
+	/* The janitor first: once its pipe closes it would remove the dir
+	 * too (harmless, but one remover is clearer). */
+	if (c->janitor > 0) {
+		kill(c->janitor, SIGKILL);
+		waitpid(c->janitor, NULL, 0);
+		c->janitor = 0;
+		close(c->janitor_fd);
+	}
+	if (!c->dir[0])
+		return;
+	remove_dir(c->dir);
 	c->dir[0] = '\0';
+}
+
+int redis_cluster_pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ')' itself, the state follows
+	 * the last one. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* The janitor's life (see redis_cluster.h): never returns. Forked from a
+ * test that may have threads, it calls opendir (malloc): glibc's fork
+ * leaves malloc usable in the child, which is what this relies on. */
+static void janitor_run(int rfd, const char *dir)
+{
+	pid_t pid[64];
+	int n = 0, i, k;
+	ssize_t r;
+
+	/* Nothing of the test's but the pipe (a socket held open here
+	 * would hide the test's death from whoever watches it); and a
+	 * Ctrl-C to the process group must leave the janitor to its job. */
+	if (rfd != 3) {
+		dup2(rfd, 3);
+		close(rfd);
+	}
+	close_range(4, ~0U, 0);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	for (;;) {
+		r = read(3, &pid[n < 64 ? n : 63], sizeof(pid[0]));
+		if (r == (ssize_t)sizeof(pid[0]))
+			n += n < 64;
+		else if (r == 0 || errno != EINTR)
+			break; /* EOF: the test process is gone */
+	}
+	/* Its nodes die of PR_SET_PDEATHSIG (a zombie is dead enough: a
+	 * subreaper may be slow to reap it); none may write its nodes.conf
+	 * after the removal. Polled up to 5 s each
+	 * (a pid reused meanwhile only makes this wait longer). */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 200 && !redis_cluster_pid_gone(pid[i]); k++)
+			usleep(25000);
+	remove_dir(dir);
+	_exit(0);
+}
+
+/* Starts @c's janitor; without one (fork failed) a crash leaves the dir. */
+static void janitor_start(struct redis_cluster *c)
+{
+	int fd[2];
+	pid_t pid;
+
+	if (pipe2(fd, O_CLOEXEC) != 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		close(fd[1]);
+		janitor_run(fd[0], c->dir);
+	}
+	close(fd[0]);
+	if (pid < 0) {
+		close(fd[1]);
+		return;
+	}
+	c->janitor = pid;
+	c->janitor_fd = fd[1];
+}
+
+/* Tells the janitor to wait for node @pid before it removes the dir. */
+static void janitor_watch(const struct redis_cluster *c, pid_t pid)
+{
+	ssize_t w;
+
+	/* One small write to a pipe is atomic; a failed one would only
+	 * lose the wait, not the removal. */
+	if (c->janitor > 0)
+		w = write(c->janitor_fd, &pid, sizeof(pid));
+	(void)w;
 }
 
 const char *redis_cluster_cli_find(void)
@@ -186,6 +296,7 @@ static int node_start_once(struct redis_cluster *c, int i, const char *bin)
 		n->pid = 0;
 		return -1;
 	}
+	janitor_watch(c, n->pid);
 	for (k = 0; k < NODE_POLLS; k++) {
 		if (node_ours(c, i) &&
 		    resp_simple(n->port, "CLUSTER MYID", out, sizeof(out)) ==
@@ -363,6 +474,7 @@ int redis_cluster_start(struct redis_cluster *c, const char *tag)
 		c->dir[0] = '\0';
 		return -1;
 	}
+	janitor_start(c);
 	for (i = 0; i < REDIS_CLUSTER_NODES; i++)
 		if (node_start(c, i, bin) != 0)
 			goto fail;

@@ -515,3 +515,171 @@ Test(redis_cluster, threads_sharing_a_handle_each_get_their_replies)
 	}
 	shmkv_close(&r->kv);
 }
+
+Test(redis_cluster, a_keyless_command_goes_to_a_live_master)
+{
+	struct shmkv_redis *r = open_on(0);
+	int i, first = 0;
+	char id[64];
+	redisReply *rep;
+
+	/* The first master (by address: the lowest port) is killed. */
+	for (i = 1; i < REDIS_CLUSTER_NODES; i++)
+		if (cl.node[i].port < cl.node[first].port)
+			first = i;
+	cr_assert_eq(call(r, &rep, NULL, 2, "CLUSTER", "MYID"), 0);
+	cr_assert_str_eq(rep->str, cl.node[first].id);
+	freeReplyObject(rep);
+	redis_cluster_kill_node(&cl, first);
+	cr_assert_eq(call(r, &rep, NULL, 2, "CLUSTER", "MYID"), 0);
+	snprintf(id, sizeof(id), "%s", rep->str);
+	freeReplyObject(rep);
+	cr_assert_str_neq(id, cl.node[first].id);
+	cr_assert_eq(call(r, &rep, NULL, 1, "PING"), 0);
+	cr_assert_str_eq(rep->str, "PONG");
+	freeReplyObject(rep);
+	shmkv_close(&r->kv);
+}
+
+/* The fixture's own promise, without a cluster started by the suite. */
+TestSuite(redis_cluster_fixture, .timeout = 120);
+
+struct started {
+	pid_t pid[REDIS_CLUSTER_NODES];
+	char dir[sizeof(cl.dir)];
+};
+
+Test(redis_cluster_fixture, a_killed_test_takes_its_nodes_and_dir_with_it)
+{
+	struct redis_cluster mine;
+	struct started s;
+	int fd[2], i, k, status;
+	char path[512];
+	bool gone;
+	pid_t child;
+
+	if (!redis_server_find() || !redis_cluster_cli_find())
+		cr_skip_test("no redis-server or redis-cli");
+	cr_assert_eq(pipe(fd), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) { /* a test program that dies without cleaning up */
+		memset(&mine, 0, sizeof(mine));
+		memset(&s, 0, sizeof(s));
+		if (redis_cluster_start(&mine, "rcl-killed") == 0) {
+			for (i = 0; i < REDIS_CLUSTER_NODES; i++)
+				s.pid[i] = mine.node[i].pid;
+			memcpy(s.dir, mine.dir, sizeof(s.dir));
+		}
+		if (write(fd[1], &s, sizeof(s)) != (ssize_t)sizeof(s))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd[1]);
+	cr_assert_eq(read(fd[0], &s, sizeof(s)), (ssize_t)sizeof(s));
+	close(fd[0]);
+	cr_assert_gt(s.pid[0], 0, "the child's cluster did not start");
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	/* PR_SET_PDEATHSIG kills each node (a zombie until a reaper takes
+	 * it). Polled, not timed: up to 1000 looks 10 ms apart. */
+	for (i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		for (k = 0; k < 1000 && !redis_cluster_pid_gone(s.pid[i]); k++)
+			usleep(10000);
+		cr_assert(redis_cluster_pid_gone(s.pid[i]),
+			  "node %d outlived its test", i);
+	}
+	/* And its janitor removes the temp dir: polled likewise. */
+	for (k = 0; k < 1000 && access(s.dir, F_OK) == 0; k++)
+		usleep(10000);
+	gone = access(s.dir, F_OK) != 0 && errno == ENOENT;
+	if (!gone) { /* not left behind by this test, whatever happens */
+		for (i = 0; i < REDIS_CLUSTER_NODES; i++) {
+			snprintf(path, sizeof(path), "%s/nodes-%d.conf", s.dir,
+				 i);
+			unlink(path);
+			snprintf(path, sizeof(path), "%s/node-%d.log", s.dir,
+				 i);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/create.log", s.dir);
+		unlink(path);
+		rmdir(s.dir);
+	}
+	cr_assert(gone, "%s outlived its test", s.dir);
+}
+
+Test(redis_cluster, one_moved_rereads_the_whole_map)
+{
+	struct shmkv_redis *r = open_on(0);
+	char k1[16] = "{m1}x", k2[16];
+	unsigned s1 = shmkv__redis_key_slot(k1, strlen(k1)), s2 = s1;
+	int src = redis_cluster_slot_owner(&cl, s1), dst = other_than(src);
+	int i;
+
+	/* A second key on another slot of the same master. */
+	for (i = 0; s2 == s1 || redis_cluster_slot_owner(&cl, s2) != src; i++) {
+		snprintf(k2, sizeof(k2), "{m%d}y", i + 2);
+		s2 = shmkv__redis_key_slot(k2, strlen(k2));
+	}
+	set(r, k1, "one");
+	set(r, k2, "two");
+	/* Both slots move behind the handle's back. */
+	migrate_key(s1, src, dst, k1);
+	settle_slot(s1, dst);
+	migrate_key(s2, src, dst, k2);
+	settle_slot(s2, dst);
+	node_says(src, "CONFIG RESETSTAT");
+	cr_assert_str_eq(get(r, k1), "one");
+	cr_assert_eq(errors_of(src, "MOVED"), 1);
+	/* The MOVED for s1 made the next call read the map: s2 is known. */
+	cr_assert_str_eq(get(r, k2), "two");
+	cr_assert_eq(errors_of(src, "MOVED"), 1, "no MOVED for the 2nd slot");
+	shmkv_close(&r->kv);
+}
+
+Test(redis_cluster, an_incr_that_times_out_in_flight_runs_once)
+{
+	char uri[160];
+	shmkv_t *kv = NULL;
+	struct shmkv_redis *r;
+	const char *key = "{stopped}n";
+	int owner = redis_cluster_slot_owner(
+		&cl, shmkv__redis_key_slot(key, strlen(key)));
+	redisReply *rep;
+
+	/* A 300 ms command timeout, so the test does not wait long. */
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d?timeout=300",
+		 cl.node[0].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0);
+	r = shmkv__redis_of(kv);
+	cr_assert_str_eq(get(r, key), "(nil)"); /* its link is connected */
+	cr_assert_eq(kill(cl.node[owner].pid, SIGSTOP), 0);
+	cr_assert_eq(call(r, &rep, key, 2, "INCR", key), -ETIMEDOUT);
+	cr_assert_eq(kill(cl.node[owner].pid, SIGCONT), 0);
+	/* The node ran the INCR it had read; the handle did not send it
+	 * again, and its next call connects afresh. */
+	cr_assert_str_eq(get(r, key), "1");
+	cr_assert_str_eq(node_says(owner, "GET {stopped}n"), "1\n");
+	shmkv_close(kv);
+}
+
+Test(redis_cluster, open_takes_the_first_seed_that_answers)
+{
+	char uri[160];
+	shmkv_t *kv = NULL;
+	int dead = cl.node[2].port; /* nobody listens there once killed */
+
+	redis_cluster_kill_node(&cl, 2);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+		 dead, cl.node[1].port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), 0, "the second seed answers");
+	cr_assert_eq(shmkv__redis_masters(shmkv__redis_of(kv)), 3,
+		     "the map still names the dead master");
+	shmkv_close(kv);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d", dead);
+	kv = NULL;
+	cr_assert_eq(shmkv_open(uri, 0, &kv), -ECONNREFUSED);
+	cr_assert_null(kv);
+}

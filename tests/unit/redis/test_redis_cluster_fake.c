@@ -42,6 +42,7 @@ static struct {
 	atomic_int data;   /* data commands received */
 	atomic_int slots;  /* CLUSTER SLOTS received */
 	atomic_int asking; /* ASKING received */
+	atomic_int plain;  /* 1: a server without cluster support */
 } fake;
 
 /* Reads one RESP array of bulk strings: its first two words (command and
@@ -133,6 +134,11 @@ static void *serve(void *arg)
 			say(fd, "+OK\r\n");
 		} else if (!strcmp(w0, "CLUSTER")) {
 			atomic_fetch_add(&fake.slots, 1);
+			if (atomic_load(&fake.plain)) {
+				say(fd, "-ERR This instance has cluster "
+					"support disabled\r\n");
+				continue;
+			}
 			snprintf(buf, sizeof(buf),
 				 "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n"
 				 "$9\r\n127.0.0.1\r\n:%d\r\n$4\r\nfake\r\n",
@@ -322,4 +328,15 @@ Test(redis_cluster_fake, a_command_in_flight_when_the_link_drops_is_not_resent)
 	freeReplyObject(rep);
 	cr_assert_eq(sent(), 1);
 	shmkv_close(&r->kv);
+}
+
+Test(redis_cluster_fake, a_seed_that_is_no_cluster_node_fails_the_open)
+{
+	char uri[64];
+	shmkv_t *kv = NULL;
+
+	atomic_store(&fake.plain, 1);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d", fake.port);
+	cr_assert_eq(shmkv_open(uri, 0, &kv), -EPROTO);
+	cr_assert_null(kv);
 }

@@ -58,6 +58,19 @@ static size_t random_key(uint64_t *rng, char *k)
 	return n;
 }
 
+/* Keys at the corners of the tag rule (lengths given: some hold NULs). */
+static const struct {
+	const char *k;
+	size_t len;
+} fixed[] = {
+	{ "", 0 },	  { "{}", 2 },	   { "{}a", 3 },      { "a{}", 3 },
+	{ "{", 1 },	  { "}", 1 },	   { "}{", 2 },	      { "{a", 2 },
+	{ "a}", 2 },	  { "{a}", 3 },	   { "{{a}}", 5 },    { "}{a}", 4 },
+	{ "{a}{b}", 6 },  { "{}{a}", 5 },  { "a{b}c{d}", 8 }, { "{\0}", 3 },
+	{ "\0{x}\0", 5 }, { "{\xff}", 3 }, { "{ }", 3 },      { "x{{}}", 5 },
+};
+#define NFIXED (int)(sizeof(fixed) / sizeof(fixed[0]))
+
 Test(redis_slot, equals_cluster_keyslot_on_random_keys, .timeout = 120)
 {
 	struct redis_cluster c = { 0 };
@@ -71,8 +84,13 @@ Test(redis_slot, equals_cluster_keyslot_on_random_keys, .timeout = 120)
 		cr_skip_test("no redis-server or redis-cli");
 	cr_assert_eq(redis_cluster_start(&c, "slot"), 0);
 	port = c.node[0].port;
-	for (i = 0; i < 400; i++) {
-		len[2] = random_key(&rng, key);
+	for (i = 0; i < 400 + NFIXED; i++) {
+		if (i < NFIXED) { /* the tag rule's corners first */
+			len[2] = fixed[i].len;
+			memcpy(key, fixed[i].k, len[2]);
+		} else {
+			len[2] = random_key(&rng, key);
+		}
 		if (resp_commandv(port, 3, argv, len, out, sizeof(out)) != 0)
 			break;
 		if (strtoul(out + 1, NULL, 10) !=
@@ -80,7 +98,8 @@ Test(redis_slot, equals_cluster_keyslot_on_random_keys, .timeout = 120)
 			break;
 	}
 	redis_cluster_cleanup(&c);
-	cr_assert_eq(i, 400, "key %d (%zu bytes): server %s", i, len[2], out);
+	cr_assert_eq(i, 400 + NFIXED, "key %d (%zu bytes): server %s", i,
+		     len[2], out);
 }
 
 static void assert_redirect(const char *err, int kind, unsigned slot,
