@@ -651,6 +651,10 @@ SHMKV_API int shmkv_decrby(shmkv_t *kv, const void *key, size_t klen,
  * check with one load that its state word is unchanged (same key, same
  * incarnation); if the slot was recycled meanwhile they probe again. The
  * semantics are those of the plain commands, with the same errors.
+ *
+ * On a handle of a store on Redis (a URI: README, "Stores on Redis") there
+ * is no slot to remember: a prepared key keeps the key and its handle, and
+ * each shmkv_key_* call is the plain call, sent to the server.
  */
 
 /**
@@ -833,7 +837,9 @@ struct shmkv_stats {
 	uint64_t reserved[6];	  /**< room for later counts; zeroed */
 };
 
-/** shmkv_stats - walks the store and fills @st. Return: 0 or -errno. */
+/** shmkv_stats - walks the store and fills @st. Return: 0 or -errno.
+ * On a store on Redis only live_keys is counted (DBSIZE summed over the
+ * masters; with a prefix, its keys by SCAN); every other field is 0. */
 SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
 
 /**
@@ -847,6 +853,10 @@ SHMKV_API int shmkv_stats(shmkv_t *kv, struct shmkv_stats *st);
  * start); one deleted and added again meanwhile may be visited twice or
  * not at all. @fn returns 0 to go on or non-zero to stop (the scan then
  * returns that value).
+ * On a store on Redis: SCAN with MATCH <prefix>* and COUNT @count on each
+ * master in turn (the master in the cursor's top 6 bits), the prefix
+ * stripped from each key; a stop gives in *@next the cursor of the batch
+ * it stopped in, whose keys the next call visits again.
  */
 typedef int (*shmkv_scan_fn)(const void *key, size_t klen, void *arg);
 SHMKV_API int shmkv_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,

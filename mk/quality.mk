@@ -181,6 +181,7 @@ sanitize-exec:
 	$(Q)$(SAN_UNIT_ENV) $(BUILD)/tests/unit --jobs $(NPROC)
 	$(Q)$(SAN_ENV) $(BUILD)/tests/tsan_stress --ops 20000
 	$(Q)$(SAN_ENV) $(BUILD)/tests/diff_redis --seed 1 --ops 20000
+	$(Q)$(SAN_ENV) $(BUILD)/tests/diff_redis --seed 1 --ops 10000 --backend redis
 
 # clang by default: gcc 12's TSan runtime often cannot restore the stack
 # of a race's older access, and such a report escapes tests/tsan.supp.

@@ -188,8 +188,8 @@ struct shmkv_redis {
 	struct shmkv_redis_cluster *cluster; /* CLUSTER: else NULL */
 	bool readonly;	    /* SHMKV_OPEN_READONLY: writes are -EROFS */
 	/* redis_typed.c's: does the server have Valkey's native DELIFEQ?
-	 * 0 not asked yet, 1 yes, -1 no (relaxed atomics: idempotent). */
-	int typed_delifeq;
+	 * 0 not asked yet, 1 yes, 2 no (relaxed atomics: idempotent). */
+	uint32_t typed_delifeq;
 };
 
 static inline struct shmkv_redis *shmkv__redis_of(shmkv_t *kv)

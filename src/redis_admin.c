@@ -1,8 +1,8 @@
 /*
  * redis_admin.c - the whole-store calls on a Redis handle (redis_typed.h):
- * shmkv_scan as SCAN over every master, shmkv_stats as far as a Redis can
- * answer it honestly (shmkv_get_config needs nothing of its own: a remote
- * handle's geometry holds only key_max and value_max, its fd is -1). The shm store's maintenance
+ * shmkv_scan as SCAN over every master, shmkv_stats and shmkv_get_config
+ * as far as a Redis can answer them honestly, without a read of the
+ * zeroed header a remote handle points at. The shm store's maintenance
  * calls (sweep, maintain, recover, check, huge pages, max_memory, the
  * eviction policy) have no meaning on a server that runs its own: they
  * answer -ENOTSUP in their own files, before any read of the segment.
@@ -100,7 +100,7 @@ int shmkv__redis_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
 	shmkv__rc_arg(&c, match, match_of(r, match));
 	shmkv__rc_str(&c, "COUNT");
 	shmkv__rc_int(&c, count == 0 ? 10 : count);
-	err = shmkv__redis_call_master(r, m, c.argc, c.argv, c.len, &rep);
+	err = shmkv__rc_call_master(r, m, c.argc, c.argv, c.len, &rep);
 	if (err)
 		return err;
 	err = rep->type == REDIS_REPLY_ERROR ? shmkv__redis_err(rep)
@@ -160,7 +160,7 @@ static int count_dbsize(struct shmkv_redis *r, uint64_t *n)
 		return masters < 0 ? masters : -EIO;
 	for (int m = 0; m < masters; m++) {
 		redisReply *rep;
-		int err = shmkv__redis_call_master(r, m, 1, argv, len, &rep);
+		int err = shmkv__rc_call_master(r, m, 1, argv, len, &rep);
 
 		if (err)
 			return err;
@@ -190,5 +190,15 @@ int shmkv__redis_stats(shmkv_t *kv, struct shmkv_stats *st)
 	if (err)
 		return err;
 	st->live_keys = n;
+	return 0;
+}
+
+int shmkv__redis_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
+{
+	/* The limits a key and a value have on this handle; no geometry,
+	 * memory, policy or mode: the server's settings are not the store's. */
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->key_max = kv->geo.key_max;
+	cfg->value_max = kv->geo.value_max;
 	return 0;
 }

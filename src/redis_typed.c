@@ -1,7 +1,8 @@
 /*
  * redis_typed.c - each typed call of shmkv.h as a Redis command (or one
  * short script), its reply mapped to the return the shared-memory store
- * gives (redis_typed.h). The expire family is in redis_expire.c.
+ * gives (redis_typed.h). The expire family is in redis_expire.c, what
+ * the calls share to talk to the server in redis_typed_rc.c.
  *
  * A call that hands a value back into the caller's buffer and also writes
  * (SET ... GET, GETSET, GETDEL, GETEX with a new TTL) runs as a script
@@ -11,96 +12,12 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "intconv.h"
 #include "keyref.h"
 #include "redis.h"
 #include "redis_typed_impl.h"
-
-/* ---- keys, commands, replies (redis_typed_impl.h) ---- */
-
-int shmkv__rk_make(struct shmkv_redis *r, const void *key, size_t klen,
-		   struct shmkv__rk *k)
-{
-	/* One spare byte: room for a NUL, whatever shmkv__redis_key wants. */
-	size_t need = r->uri.prefix_len + klen + 1;
-	ssize_t n;
-
-	k->p = k->small;
-	if (need > sizeof(k->small)) {
-		k->p = malloc(need);
-		if (k->p == NULL)
-			return -ENOMEM;
-	}
-	n = shmkv__redis_key(r, key, klen, k->p, need);
-	if (n < 0) {
-		shmkv__rk_free(k);
-		return (int)n;
-	}
-	k->len = (size_t)n;
-	return 0;
-}
-
-void shmkv__rk_free(struct shmkv__rk *k)
-{
-	if (k->p != k->small)
-		free(k->p);
-	k->p = k->small;
-}
-
-void shmkv__rc_arg(struct shmkv__rc *c, const void *p, size_t n)
-{
-	/* Callers build at most SHMKV__RC_ARGS arguments (fixed shapes). */
-	c->argv[c->argc] = p != NULL ? p : "";
-	c->len[c->argc] = n;
-	c->argc++;
-}
-
-void shmkv__rc_str(struct shmkv__rc *c, const char *s)
-{
-	shmkv__rc_arg(c, s, strlen(s));
-}
-
-void shmkv__rc_int(struct shmkv__rc *c, int64_t v)
-{
-	char *buf = c->num[c->nnum++];
-
-	shmkv__rc_arg(c, buf, shmkv__ll2string(buf, v));
-}
-
-/* A server's error reply as the shm call's errno: the typed calls' own
- * cases first (INCR's "not an integer" is -EDOM there, as shm says). */
-static int reply_err(const redisReply *rep)
-{
-	const char *s = rep->str != NULL ? rep->str : "";
-
-	if (strstr(s, "not an integer") != NULL)
-		return -EDOM;
-	if (strstr(s, "would overflow") != NULL)
-		return -EOVERFLOW;
-	if (strstr(s, "invalid expire time") != NULL)
-		return -EINVAL;
-	return shmkv__redis_err(rep);
-}
-
-int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,
-		  struct shmkv__rc *c, redisReply **rep)
-{
-	int err = shmkv__redis_call(r, k->p, k->len, c->argc, c->argv, c->len,
-				    rep);
-
-	if (err)
-		return err;
-	if ((*rep)->type == REDIS_REPLY_ERROR) {
-		err = reply_err(*rep);
-		freeReplyObject(*rep);
-		*rep = NULL;
-	}
-	return err;
-}
 
 /* An integer reply into *@v: 0, or -EPROTO (a reply of another type: a
  * server that does not speak this command as we do). */
@@ -110,36 +27,6 @@ static int reply_int(const redisReply *rep, int64_t *v)
 		return -EPROTO;
 	*v = rep->integer;
 	return 0;
-}
-
-/*
- * A value reply (GET's: a bulk string or nil; the scripts' integer: the
- * value's length when it did not fit @cap) into @out, as the shm store's
- * give_value: 1 and the value, 0 (none), or -ENOBUFS with out->len the
- * length needed.
- */
-int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out)
-{
-	if (rep->type == REDIS_REPLY_NIL) {
-		if (out != NULL)
-			out->len = 0;
-		return 0;
-	}
-	if (rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0) {
-		if (out != NULL)
-			out->len = (size_t)rep->integer;
-		return -ENOBUFS;
-	}
-	if (rep->type != REDIS_REPLY_STRING)
-		return -EPROTO;
-	if (out == NULL)
-		return 1;
-	out->len = rep->len;
-	if (rep->len > out->cap)
-		return -ENOBUFS;
-	if (rep->len > 0)
-		memcpy(out->buf, rep->str, rep->len);
-	return 1;
 }
 
 /* What any call on @kv's key checks first (shmkv__key_args already made
@@ -162,106 +49,6 @@ static int value_args(const shmkv_t *kv, const void *val, size_t vlen,
 	if (write && kv->readonly)
 		return -EROFS;
 	return 0;
-}
-
-/* ---- scripts ---- */
-
-/*
- * GET the key; if its value is longer than ARGV[1], answer that length
- * and change nothing; else run ARGV[2] (SET, DEL, GETEX) on the key with
- * ARGV[3..] when there was a value (SET: always), and answer the value
- * read (nil when none). One script, so one SHA cached per server.
- */
-const struct shmkv__script shmkv__script_getcmd = {
-	.sha = "e2993638e770091e2cf05be1d0a56485041a2b05",
-	.body = "local v = redis.call('GET', KEYS[1])\n"
-		"if v and #v > tonumber(ARGV[1]) then return #v end\n"
-		"if v or ARGV[2] == 'SET' then redis.call(ARGV[2], KEYS[1], "
-		"unpack(ARGV, 3)) end\n"
-		"return v",
-};
-
-/* DELIFEQ where the server has no native one: compare and delete in one
- * script (atomic on the server, as Valkey's command is). */
-const struct shmkv__script shmkv__script_delifeq = {
-	.sha = "7f8f6677b8f2b4b65b9b9905151ced126e6b7e49",
-	.body = "if redis.call('GET', KEYS[1]) == ARGV[1] then return "
-		"redis.call('DEL', KEYS[1]) end\n"
-		"return 0",
-};
-
-/*
- * Runs @s on key @k with the arguments of @c (ARGV only): EVALSHA first
- * (the body is sent once per server, not per call); NOSCRIPT (a server
- * restarted, or another node of a cluster) sends the body by EVAL, which
- * caches it there. Either runs the script at most once: NOSCRIPT means it
- * did not run.
- */
-int shmkv__rc_script(struct shmkv_redis *r, const struct shmkv__rk *k,
-		     const struct shmkv__script *s,
-		     const struct shmkv__rc *args, redisReply **rep)
-{
-	struct shmkv__rc c = { 0 };
-	int err;
-
-	for (int eval = 0; eval < 2; eval++) {
-		c.argc = 0;
-		c.nnum = 0;
-		shmkv__rc_str(&c, eval ? "EVAL" : "EVALSHA");
-		shmkv__rc_str(&c, eval ? s->body : s->sha);
-		shmkv__rc_str(&c, "1");
-		shmkv__rc_arg(&c, k->p, k->len);
-		for (int i = 0; i < args->argc; i++)
-			shmkv__rc_arg(&c, args->argv[i], args->len[i]);
-		err = shmkv__redis_call(r, k->p, k->len, c.argc, c.argv, c.len,
-					rep);
-		if (err)
-			return err;
-		if ((*rep)->type != REDIS_REPLY_ERROR)
-			return 0;
-		if (eval || strncmp((*rep)->str, "NOSCRIPT", 8) != 0)
-			break;
-		freeReplyObject(*rep);
-	}
-	err = reply_err(*rep);
-	freeReplyObject(*rep);
-	*rep = NULL;
-	return err;
-}
-
-/* The buffer bound a script compares with: a NULL buffer takes any. Lua
- * numbers are doubles: 2^52 is exact, and no value is that long. */
-static int64_t cap_of(const struct shmkv_value *out)
-{
-	if (out == NULL || out->cap > (1ull << 52))
-		return (int64_t)1 << 52;
-	return (int64_t)out->cap;
-}
-
-/*
- * Reads the key's value into @out and, when it fits, runs command @cmd
- * with @opts (SET with its value and options, DEL, GETEX with its
- * option) on it, by shmkv__script_getcmd: the shm store's GET-then-write
- * calls, all or nothing.
- */
-int shmkv__rc_get_then(struct shmkv_redis *r, const struct shmkv__rk *k,
-		       const char *cmd, const struct shmkv__rc *opts,
-		       struct shmkv_value *out)
-{
-	struct shmkv__rc c = { 0 };
-	redisReply *rep;
-	int err;
-
-	shmkv__rc_int(&c, cap_of(out));
-	shmkv__rc_str(&c, cmd);
-	for (int i = 0; opts != NULL && i < opts->argc; i++)
-		shmkv__rc_arg(&c, opts->argv[i], opts->len[i]);
-	err = shmkv__rc_script(r, k, &shmkv__script_getcmd, &c, &rep);
-	if (err)
-		return err;
-	err = shmkv__rc_value(rep, out);
-	freeReplyObject(rep);
-	return err;
 }
 
 /* ---- the calls ---- */
@@ -323,7 +110,7 @@ int shmkv__redis_get(shmkv_t *kv, const void *key, size_t klen,
 	shmkv__rc_arg(&c, k.p, k.len);
 	err = shmkv__rc_run(r, &k, &c, &rep);
 	if (err == 0) {
-		err = shmkv__rc_value(rep, out);
+		err = shmkv__rc_value(rep, out, false);
 		freeReplyObject(rep);
 	}
 	shmkv__rk_free(&k);
@@ -489,7 +276,7 @@ static int get_then(shmkv_t *kv, const void *key, size_t klen,
 		shmkv__rc_arg(&c, val, vlen);
 	err = shmkv__rc_run(r, &k, &c, &rep);
 	if (err == 0) {
-		err = shmkv__rc_value(rep, NULL);
+		err = shmkv__rc_value(rep, NULL, false);
 		freeReplyObject(rep);
 	}
 	shmkv__rk_free(&k);
@@ -522,20 +309,23 @@ static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
 {
 	static const char *argv[] = { "COMMAND", "INFO", "DELIFEQ" };
 	static const size_t len[] = { 7, 4, 7 };
-	int known = __atomic_load_n(&r->typed_delifeq, __ATOMIC_RELAXED);
+	/* Relaxed: a process-local answer that every asker finds the same;
+	 * a race only asks twice, and no other word is published with it. */
+	uint32_t known = shmkv__load32_relaxed(&r->typed_delifeq);
 	redisReply *rep;
 
 	if (known != 0)
-		return known > 0;
-	if (shmkv__redis_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
+		return known == 1;
+	if (shmkv__rc_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
 		return false; /* the call itself will say what went wrong */
 	known = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
 				rep->element[0]->type == REDIS_REPLY_ARRAY
 			? 1
-			: -1;
+			: 2;
 	freeReplyObject(rep);
-	__atomic_store_n(&r->typed_delifeq, known, __ATOMIC_RELAXED);
-	return known > 0;
+	/* Relaxed: as the load above. */
+	shmkv__store32_relaxed(&r->typed_delifeq, known);
+	return known == 1;
 }
 
 int shmkv__redis_delifeq(shmkv_t *kv, const void *key, size_t klen,
@@ -600,7 +390,7 @@ int shmkv__redis_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
 	return 0;
 }
 
-int shmkv__redis_ref_key(shmkv_t *kv, struct shmkv_keyref *ref,
+int shmkv__redis_ref_key(const shmkv_t *kv, struct shmkv_keyref *ref,
 			 const void **key, size_t *klen)
 {
 	const struct shmkv__keyref *kr = shmkv__kref(ref);

@@ -59,14 +59,15 @@ int shmkv__redis_getex(shmkv_t *kv, const void *key, size_t klen,
 int shmkv__redis_key_prepare(shmkv_t *kv, struct shmkv_keyref *ref,
 			     const void *key, size_t klen);
 /* The key of @ref, if it was prepared for @kv: 0, or -EINVAL. */
-int shmkv__redis_ref_key(shmkv_t *kv, struct shmkv_keyref *ref,
+int shmkv__redis_ref_key(const shmkv_t *kv, struct shmkv_keyref *ref,
 			 const void **key, size_t *klen);
 
 /* redis_admin.c: the whole-store calls (SCAN over every master, the
- * stats a Redis can honestly give). */
+ * stats and config a Redis can honestly give). */
 int shmkv__redis_scan(shmkv_t *kv, uint64_t cursor, uint32_t count,
 		      shmkv_scan_fn fn, void *arg, uint64_t *next);
 int shmkv__redis_stats(shmkv_t *kv, struct shmkv_stats *st);
+int shmkv__redis_get_config(const shmkv_t *kv, struct shmkv_config *cfg);
 
 /* The struct is internal.h's; included late so this header stays light
  * for the files that only declare. */

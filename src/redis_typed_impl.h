@@ -42,13 +42,25 @@ void shmkv__rc_arg(struct shmkv__rc *c, const void *p, size_t n);
 void shmkv__rc_str(struct shmkv__rc *c, const char *s);
 void shmkv__rc_int(struct shmkv__rc *c, int64_t v);
 
+/* shmkv__redis_call and shmkv__redis_call_master, with a reply always
+ * there on success (a NULL one is -EPROTO): the one way to the server of
+ * the typed layer's files. */
+int shmkv__rc_call(struct shmkv_redis *r, const void *key, size_t klen,
+		   int argc, const char **argv, const size_t *argvlen,
+		   redisReply **rep);
+int shmkv__rc_call_master(struct shmkv_redis *r, int m, int argc,
+			  const char **argv, const size_t *argvlen,
+			  redisReply **rep);
+
 /* Sends @c to @k's node. Return: 0 and *@rep (never an error reply: that
  * is mapped to its errno and freed), or the link's error. */
 int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,
 		  struct shmkv__rc *c, redisReply **rep);
 
-/* A value reply into @out (1, 0, -ENOBUFS with out->len, -EPROTO). */
-int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out);
+/* A value reply into @out (1, 0, -ENOBUFS with out->len, -EPROTO); an
+ * integer is a length only @from_script (shmkv__script_getcmd's). */
+int shmkv__rc_value(const redisReply *rep, struct shmkv_value *out,
+		    bool from_script);
 
 struct shmkv__script {
 	const char *sha; /* SHA1 of body, hex: EVALSHA's name for it */

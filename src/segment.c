@@ -33,6 +33,7 @@
 #include "fault.h"
 #include "internal.h"
 #include "mapping.h"
+#include "redis_typed.h"
 #include "segment.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
@@ -628,6 +629,8 @@ int shmkv_get_config(const shmkv_t *kv, struct shmkv_config *cfg)
 
 	if (kv == NULL || cfg == NULL)
 		return -EINVAL;
+	if (shmkv__is_remote(kv)) /* no header to read */
+		return shmkv__redis_get_config(kv, cfg);
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->slots = kv->geo.slot_count;
 	cfg->key_max = kv->geo.key_max;

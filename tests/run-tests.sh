@@ -46,6 +46,16 @@ for seed in 1 2 3 4 5; do
 	"$BUILD"/tests/diff_redis --seed "$seed" --ops 20000
 done
 
+step "differential test: the Redis backend against the shm store"
+# The same streams through the library's Redis backend (typed calls and
+# shmkv_exec) and its shared-memory store: every return, output and reply
+# the same, on one redis-server and on a 3-master Redis Cluster the
+# program starts (and stops) itself.
+for seed in 1 2 3; do
+	"$BUILD"/tests/diff_redis --seed "$seed" --ops 10000 --backend redis
+	"$BUILD"/tests/diff_redis --seed "$seed" --ops 10000 --backend cluster
+done
+
 # The Python module (python/): built against Debian's interpreter, then its
 # pytest suite: every method and error class, both locks, fork and GIL
 # behaviour, a differential run against redis-server through redis-py, and

@@ -102,13 +102,15 @@ const char *ctl_shown(const char *name, char *buf, size_t cap)
 
 void ctl_err(const char *store, const char *fmt, ...)
 {
-	char shown[CTL_SHOWN_CAP];
 	va_list ap;
 
 	fflush(stdout);
 	fputs("shmctl: ", stderr);
-	if (store != NULL) /* a URI's password never shows */
+	if (store != NULL) { /* a URI's password never shows */
+		char shown[CTL_SHOWN_CAP];
+
 		fprintf(stderr, "%s: ", ctl_shown(store, shown, sizeof(shown)));
+	}
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

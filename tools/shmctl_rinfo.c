@@ -51,10 +51,15 @@ static int master_take(struct shmkv_redis *r, int m, struct master_info *mi)
 	static const size_t len[] = { 4 };
 	char num[32];
 	redisReply *rep;
-	int err = shmkv__redis_call_master(r, m, 1, argv, len, &rep);
+	redisReply *none = NULL;
+	int err;
 
+	rep = none;
+	err = shmkv__redis_call_master(r, m, 1, argv, len, &rep);
 	if (err)
 		return err;
+	if (rep == NULL)
+		return -EPROTO;
 	if (rep->type != REDIS_REPLY_STRING && rep->type != 9 /* VERB */) {
 		err = rep->type == REDIS_REPLY_ERROR ? shmkv__redis_err(rep)
 						     : -EPROTO;

@@ -13,6 +13,17 @@
  * compared with the server's COMMAND INFO (arity, key positions, flags).
  *
  *   diff_redis [--seed S] [--ops N] [--skip CMD[,CMD...]] [--verbose]
+ *              [--backend redis|cluster]
+ *
+ * --backend: the library's Redis backend against its shared-memory store
+ * instead: the same stream runs through shmkv_exec and, for the commands
+ * it can express, through the typed calls of shmkv.h (diff_typed.c; one
+ * command in two, alternately, with a buffer sometimes too short, for
+ * -ENOBUFS), on a shm store and on a handle of redis://127.0.0.1:<port>
+ * (this program's server) or redis+cluster:// (a 3-master cluster it
+ * starts, tests/helpers/redis_cluster.c: the stream's keys have no hash
+ * tags, so they spread over the masters); every return, output and reply
+ * must be the same.
  *
  * Exit: 0 all replies matched; 1 a mismatch or a setup failure; 2 usage;
  * 77 redis-server is not installed (a skip for automake-style runners: CI
@@ -20,6 +31,8 @@
  */
 #include "helpers/args.h"
 #include "helpers/diff_gen.h"
+#include "helpers/diff_typed.h"
+#include "helpers/redis_cluster.h"
 #include "helpers/redis_server.h"
 #include "helpers/rng.h"
 #include "shmkv.h"
@@ -52,6 +65,8 @@ static char shm_path[80];   /* /dev/shm/<name>, for the signal path */
 static char store_name[64]; /* "" until the store exists */
 static shmkv_t *kv;
 static redisContext *rc_ctx;
+static struct redis_cluster cluster; /* --backend cluster */
+static shmkv_t *rkv;		     /* --backend: the Redis handle */
 
 /* The command line, and the store's value_max for the stream. */
 static struct {
@@ -60,7 +75,8 @@ static struct {
 	int verbose;
 	char skip[256];
 	size_t value_max;
-} opt = { 0, 20000, 0, "", 0 };
+	int backend; /* 0: none (redis-server itself), 1 redis, 2 cluster */
+} opt = { 0, 20000, 0, "", 0, 0 };
 
 /*
  * redis-server: started on a free port, always reaped.
@@ -69,6 +85,7 @@ static struct {
 static void cleanup_signal_safe(void)
 {
 	redis_server_cleanup(&server);
+	redis_cluster_stop(&cluster);
 	if (store_name[0])
 		unlink(shm_path);
 }
@@ -85,6 +102,10 @@ static void cleanup(void)
 	if (rc_ctx)
 		redisFree(rc_ctx);
 	rc_ctx = NULL;
+	if (rkv)
+		shmkv_close(rkv);
+	rkv = NULL;
+	redis_cluster_cleanup(&cluster);
 	if (kv)
 		shmkv_close(kv);
 	kv = NULL;
@@ -348,6 +369,115 @@ static int run_both(long n, const struct dg_cmd *c)
 }
 
 /*
+ * --backend: the shm store against the Redis handle.
+ */
+
+static int open_backend(void)
+{
+	char uri[256];
+	int rc;
+
+	if (opt.backend == 2) {
+		if (redis_cluster_start(&cluster, "diff_redis") != 0) {
+			fprintf(stderr, "diff_redis: could not start the "
+					"3-master cluster\n");
+			return -1;
+		}
+		snprintf(uri, sizeof(uri),
+			 "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+			 cluster.node[0].port, cluster.node[1].port);
+	} else {
+		snprintf(uri, sizeof(uri), "redis://127.0.0.1:%d", server.port);
+	}
+	rc = shmkv_open(uri, 0, &rkv);
+	if (rc < 0) {
+		fprintf(stderr, "diff_redis: cannot open %s: %s\n", uri,
+			shmkv_strerror(rc));
+		return -1;
+	}
+	printf("diff_redis: backend %s\n", uri);
+	return 0;
+}
+
+static void from_shmkv(const struct shmkv_reply *sr, struct reply *out)
+{
+	out->type = (int)sr->type;
+	out->integer = sr->integer;
+	out->str = sr->str;
+	out->len = sr->len;
+}
+
+/* @c through shmkv_exec on both handles. */
+static int exec_both(long n, const struct dg_cmd *c)
+{
+	struct shmkv_reply sa, sb;
+	struct reply a, b;
+	int rc;
+
+	shmkv_exec(kv, c->argc, (const char *const *)c->argv, c->len, &sa);
+	shmkv_exec(rkv, c->argc, (const char *const *)c->argv, c->len, &sb);
+	from_shmkv(&sa, &a);
+	from_shmkv(&sb, &b);
+	if (opt.verbose) {
+		dg_cmd_print(stdout, c);
+		print_reply(stdout, "->", &a);
+	}
+	seen[a.type >= 1 && a.type <= 5 ? a.type : 0]++;
+	rc = !replies_equal(c, &a, &b);
+	if (rc) {
+		fprintf(stderr,
+			"diff_redis: MISMATCH at op %ld (seed %" PRIu64
+			", exec):\n",
+			n, opt.seed);
+		dg_cmd_print(stderr, c);
+		print_reply(stderr, "shm", &a);
+		print_reply(stderr, "redis", &b);
+	}
+	shmkv_reply_free(&sa);
+	shmkv_reply_free(&sb);
+	return rc;
+}
+
+/* Typed calls compared, by kind of return. */
+static long typed_runs, typed_errors;
+
+/* @c as its typed call on both handles, when it has one: 0 same, 1 a
+ * mismatch, 2 no typed form. */
+static int typed_both(long n, const struct dg_cmd *c)
+{
+	static struct dt_result a, b;
+	/* Mostly room for any value; now and then none or 2 bytes. */
+	size_t cap = n % 7 == 0 ? 2 : n % 11 == 0 ? 0 : sizeof(a.buf);
+
+	if (!dt_run(kv, c, cap, &a))
+		return 2;
+	dt_run(rkv, c, cap, &b);
+	typed_runs++;
+	typed_errors += a.ret < 0;
+	if (opt.verbose) {
+		dg_cmd_print(stdout, c);
+		dt_print(stdout, "typed", &a);
+	}
+	if (dt_equal(&a, &b))
+		return 0;
+	fprintf(stderr,
+		"diff_redis: MISMATCH at op %ld (seed %" PRIu64
+		", typed, buffer %zu):\n",
+		n, opt.seed, cap);
+	dg_cmd_print(stderr, c);
+	dt_print(stderr, "shm", &a);
+	dt_print(stderr, "redis", &b);
+	return 1;
+}
+
+static int run_backend(long n, const struct dg_cmd *c)
+{
+	int rc = n % 2 ? typed_both(n, c) : 2;
+
+	return rc == 2 ? exec_both(n, c) : rc;
+}
+
+/*
  * The command table (shmkv_command_at) against the server's COMMAND INFO:
  * every row's arity, first and last key and key step equal Redis's, and
  * its READONLY and WRITE flags are Redis's "readonly" and "write". A
@@ -466,7 +596,9 @@ static int compare_keyspace(long *passed)
 
 			dg_cmd_adds(&c, cmds[i]);
 			dg_cmd_add(&c, key, klen);
-			rc = run_both(opt.ops + 1 + k * 2 + i, &c);
+			rc = opt.backend
+				     ? exec_both(opt.ops + 1 + k * 2 + i, &c)
+				     : run_both(opt.ops + 1 + k * 2 + i, &c);
 			dg_cmd_free(&c);
 			if (rc)
 				return rc;
@@ -484,7 +616,10 @@ static void usage(FILE *f)
 	      "  private redis-server; exits 1 at the first differing reply.\n"
 	      "  --skip takes generator names (set getex expire key keyvalue\n"
 	      "  incrby misc del exists short) and 'ties' (no GT/LT against a\n"
-	      "  deadline equal to the key's own).\n",
+	      "  deadline equal to the key's own).\n"
+	      "  --backend redis|cluster: the shm store against the library's\n"
+	      "  Redis backend (typed calls and shmkv_exec) on this server or\n"
+	      "  on a 3-master cluster started here.\n",
 	      f);
 }
 
@@ -495,6 +630,7 @@ static int parse_args(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "skip", required_argument, NULL, 'x' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "backend", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -502,7 +638,7 @@ static int parse_args(int argc, char **argv)
 	int ch, help = 0;
 
 	opt.seed = rng_clock_seed();
-	while ((ch = getopt_long(argc, argv, "s:n:x:vh", longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "s:n:x:vhb:", longopts, NULL)) !=
 	       -1) {
 		if (ch == 's') {
 			if (arg_seed(optarg, &opt.seed))
@@ -515,6 +651,10 @@ static int parse_args(int argc, char **argv)
 			snprintf(opt.skip, sizeof(opt.skip), "%s", optarg);
 		else if (ch == 'v')
 			opt.verbose = 1;
+		else if (ch == 'b' && strcmp(optarg, "redis") == 0)
+			opt.backend = 1;
+		else if (ch == 'b' && strcmp(optarg, "cluster") == 0)
+			opt.backend = 2;
 		else if (ch == 'h')
 			help = 1;
 		else
@@ -543,12 +683,14 @@ int main(int argc, char **argv)
 		return 1;
 	if (check_command_table() != 0)
 		return 1;
+	if (opt.backend && open_backend() < 0)
+		return 1;
 	dg_init(opt.seed, opt.value_max, opt.skip);
 	for (n = 1; n <= opt.ops && rc == 0; n++) {
 		struct dg_cmd c = { 0 };
 
 		dg_next(&c);
-		rc = run_both(n, &c);
+		rc = opt.backend ? run_backend(n, &c) : run_both(n, &c);
 		if (c.sleep_ms)
 			usleep(c.sleep_ms * 1000);
 		dg_cmd_free(&c);
@@ -557,6 +699,10 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = compare_keyspace(&passed);
 	print_seen();
+	if (opt.backend)
+		printf("diff_redis: typed calls compared: %ld (%ld of them "
+		       "errors)\n",
+		       typed_runs, typed_errors);
 	printf("diff_redis: %ld passed, %d failed (seed %" PRIu64 ")\n", passed,
 	       rc != 0, opt.seed);
 	return rc ? 1 : 0;
