@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "redis.h"
+#include "redis_lock_call.h"
 #include "redis_lock.h"
 
 #define RL_REMOTE	1u /* h->remote: bound to a Redis store */
@@ -88,8 +88,8 @@ static bool native_delifeq(struct shmkv__lock *h,
 
 	if (h->remote & RL_NATIVE_KNOWN)
 		return h->remote & RL_NATIVE;
-	if (shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 3, av, al,
-			      &rep) != 0)
+	if (shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 3, av, al, &rep) !=
+	    0)
 		return false;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1) {
 		h->remote |= RL_NATIVE_KNOWN;
@@ -140,14 +140,14 @@ static void drop_lost_grant(struct shmkv_redis *r,
 	size_t gl[2] = { 3, k->rec_len };
 	struct shmkv__rl_rec rec;
 	redisReply *rep = NULL, *rel = NULL;
-	char tok[24];
 
-	if (shmkv__redis_call(r, k->rec, k->rec_len, 2, get, gl, &rep) != 0)
+	if (shmkv__rl_call(r, k->rec, k->rec_len, 2, get, gl, &rep) != 0)
 		return;
 	if (rep->type == REDIS_REPLY_STRING &&
 	    shmkv__rl_rec_parse(rep->str, rep->len, &rec) == 0 &&
 	    rec.nonce == nonce && rec.pid == me->pid &&
 	    rec.start == me->start && strcmp(rec.boot, me->boot) == 0) {
+		char tok[24];
 		const char *av[2] = { rep->str, tok };
 		size_t al[2] = { rep->len, 0 };
 
@@ -265,7 +265,7 @@ int shmkv__redis_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	struct shmkv__lock *h = shmkv__lock_of(lk);
 	struct shmkv__rl_keys k;
 	struct busy b = { 0 };
-	int64_t end = -1, now;
+	int64_t end = -1;
 	int rc = handle_keys(h, &k, true);
 
 	if (rc)
@@ -276,7 +276,7 @@ int shmkv__redis_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	if (timeout_ms > 0 && timeout_ms <= INT64_MAX - shmkv__mono_ms())
 		end = shmkv__mono_ms() + timeout_ms;
 	for (unsigned round = 0;; round++) {
-		int64_t nap;
+		int64_t nap, now;
 
 		rc = attempt(h, &k, lease_ms, &b);
 		if (rc != -EBUSY || timeout_ms == 0)
@@ -326,8 +326,8 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	size_t al[3] = { 6, k->rec_len, 0 };
 	redisReply *rep;
 	unsigned long long t = 0;
-	int rc = shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 2, av, al,
-				   &rep);
+	int rc = shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 2, av, al,
+				&rep);
 
 	if (rc)
 		return rc;
@@ -339,8 +339,7 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 		return rc ? rc : SHMKV_LOCK_NOT_HELD;
 	av[0] = "HGET", al[0] = 4, av[1] = k->ctr, al[1] = k->ctr_len;
 	av[2] = "t", al[2] = 1;
-	rc = shmkv__redis_call(redis_of(h), k->ctr, k->ctr_len, 3, av, al,
-			       &rep);
+	rc = shmkv__rl_call(redis_of(h), k->ctr, k->ctr_len, 3, av, al, &rep);
 	if (rc)
 		return rc;
 	if (rep->type == REDIS_REPLY_STRING)
@@ -359,14 +358,11 @@ static int release_native(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 
 	if (!holding(h))
 		return classify(h, k);
-	rc = shmkv__redis_call(redis_of(h), k->rec, k->rec_len, 3, av, al,
-			       &rep);
+	rc = shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 3, av, al, &rep);
 	if (rc)
 		return rc;
 	if (rep->type == REDIS_REPLY_ERROR)
-		rc = shmkv__redis_err(rep) == -EPROTOTYPE
-			     ? -EEXIST
-			     : shmkv__redis_err(rep);
+		rc = shmkv__rl_err(rep);
 	else if (rep->type != REDIS_REPLY_INTEGER)
 		rc = -EPROTO;
 	else
@@ -409,6 +405,26 @@ int shmkv__redis_lock_release(struct shmkv_lock *lk)
 	return rc;
 }
 
+/* EXTEND's reply: {0, new PTTL}, {1|2} NOT_MINE, {3} too long. */
+static int extended(struct shmkv__lock *h, const redisReply *rep, int64_t sent)
+{
+	long long code;
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+	    rep->element[0]->type != REDIS_REPLY_INTEGER)
+		return -EPROTO;
+	code = rep->element[0]->integer;
+	if (code == 3)
+		return -EINVAL;
+	if (code != 0)
+		return not_mine(code);
+	if (rep->elements != 2 || rep->element[1]->type != REDIS_REPLY_INTEGER)
+		return -EPROTO;
+	/* The server's new PTTL, counted from when we sent it. */
+	h->deadline_ms = sent + rep->element[1]->integer;
+	return 0;
+}
+
 int shmkv__redis_lock_extend(struct shmkv_lock *lk, unsigned mode, int64_t ms)
 {
 	struct shmkv__lock *h = shmkv__lock_of(lk);
@@ -437,18 +453,7 @@ int shmkv__redis_lock_extend(struct shmkv_lock *lk, unsigned mode, int64_t ms)
 	rc = shmkv__rl_eval(redis_of(h), SHMKV__RL_EXTEND, &k, 5, av, al, &rep);
 	if (rc)
 		return rc;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
-	    rep->element[0]->type != REDIS_REPLY_INTEGER)
-		rc = -EPROTO;
-	else if (rep->element[0]->integer == 3)
-		rc = -EINVAL;
-	else if (rep->element[0]->integer != 0)
-		rc = not_mine(rep->element[0]->integer);
-	else if (rep->elements != 2 ||
-		 rep->element[1]->type != REDIS_REPLY_INTEGER)
-		rc = -EPROTO;
-	else /* The server's new PTTL, counted from when we sent it. */
-		h->deadline_ms = sent + rep->element[1]->integer;
+	rc = extended(h, rep, sent);
 	freeReplyObject(rep);
 	return rc;
 }
@@ -470,7 +475,7 @@ int shmkv__redis_lock_held(struct shmkv_lock *lk)
 	al[0] = 3;
 	av[1] = k.rec;
 	al[1] = k.rec_len;
-	if (shmkv__redis_call(redis_of(h), k.rec, k.rec_len, 2, av, al, &rep))
+	if (shmkv__rl_call(redis_of(h), k.rec, k.rec_len, 2, av, al, &rep))
 		return 0;
 	held = rep->type == REDIS_REPLY_STRING && rep->len == h->rec_len &&
 	       memcmp(rep->str, h->rec, rep->len) == 0;

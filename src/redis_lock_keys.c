@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "intconv.h"
 #include "redis.h"
 #include "redis_lock.h"
@@ -59,7 +60,7 @@ int shmkv__rl_keys(const struct shmkv_redis *r, const char *name, size_t len,
 	size_t n = 0, at, tn;
 	ssize_t kl;
 
-	memcpy(inner, "lock.{", 6);
+	strcpy(inner, "lock.{");
 	n = 6;
 	for (size_t i = 0; i < len; i++) {
 		const char *esc = name[i] == '{'   ? "%7B"
@@ -187,7 +188,7 @@ static struct shmkv__rl_self self_cache;
 
 static void read_boot_id(char *out, size_t cap)
 {
-	char buf[64];
+	char buf[64] = { 0 };
 	ssize_t n = -1;
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 
@@ -239,9 +240,9 @@ uint64_t shmkv__rl_nonce(void)
 {
 	static uint64_t next;
 
-	/* Relaxed: only uniqueness within the process is needed, and the
-	 * RMW gives it. */
-	return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+	/* Full (the only RMW atomic.h has; relaxed would do): only
+	 * uniqueness within the process is needed, which any RMW gives. */
+	return shmkv__add_full(&next, 1); /* the new value */
 }
 
 bool shmkv__rl_holder_dead(const struct shmkv__rl_rec *h,

@@ -7,9 +7,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "redis.h"
+#include "redis_lock_call.h"
 #include "redis_lock.h"
 
 struct rlist {
@@ -40,12 +41,13 @@ static size_t pattern(const struct shmkv_redis *r, char *buf, size_t cap)
 static int call(struct rlist *l, const char *key, size_t klen, int argc,
 		const char **av, const size_t *al, redisReply **rep)
 {
-	int rc = shmkv__redis_call(l->r, key, klen, argc, av, al, rep);
+	int rc = shmkv__rl_call(l->r, key, klen, argc, av, al, rep);
 
 	if (rc == 0 && (*rep)->type == REDIS_REPLY_ERROR) {
-		rc = shmkv__redis_err(*rep);
+		rc = shmkv__rl_err(*rep);
 		freeReplyObject(*rep);
 		*rep = NULL;
+		return rc < 0 ? rc : -EIO; /* (for the analyzer: never 0) */
 	}
 	return rc;
 }
@@ -80,10 +82,11 @@ static int visit(struct rlist *l, const char *name, size_t nlen)
 	    tm->type == REDIS_REPLY_ARRAY && tm->elements == 2) {
 		long long s = 0, us = 0;
 
-		sscanf(tm->element[0]->str ? tm->element[0]->str : "0", "%lld",
-		       &s);
-		sscanf(tm->element[1]->str ? tm->element[1]->str : "0", "%lld",
-		       &us);
+		if (tm->element[0]->type == REDIS_REPLY_STRING &&
+		    tm->element[1]->type == REDIS_REPLY_STRING) {
+			s = strtoll(tm->element[0]->str, NULL, 10);
+			us = strtoll(tm->element[1]->str, NULL, 10);
+		}
 		info.held = 1; /* a record exists only while its PX runs */
 		/* Judged on this host only: another host's holder (or one
 		 * in another pid namespace) is reported alive. */
@@ -102,8 +105,7 @@ static int visit(struct rlist *l, const char *name, size_t nlen)
 			goto out;
 		info.alive = -1;
 		if (h->type == REDIS_REPLY_STRING)
-			sscanf(h->str, "%llu",
-			       (unsigned long long *)&info.token);
+			info.token = strtoull(h->str, NULL, 10);
 		freeReplyObject(h);
 	} else {
 		goto out; /* not a lock, or gone meanwhile: skipped */
@@ -154,12 +156,12 @@ static int scan_master(struct rlist *l, int m)
 				      "COUNT", "512",  "TYPE",	"hash" };
 		size_t al[8] = { 4, strlen(cursor), 5, plen, 5, 3, 4, 4 };
 		redisReply *rep;
-		int rc = shmkv__redis_call_master(l->r, m, 8, av, al, &rep);
+		int rc = shmkv__rl_call_master(l->r, m, 8, av, al, &rep);
 
 		if (rc)
 			return rc;
 		if (rep->type == REDIS_REPLY_ERROR)
-			rc = shmkv__redis_err(rep);
+			rc = shmkv__rl_err(rep);
 		else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 			 rep->element[0]->type != REDIS_REPLY_STRING ||
 			 rep->element[0]->len >= sizeof(cursor) ||

@@ -15,7 +15,7 @@
 
 #include "intconv.h"
 #include "lock_record.h"
-#include "redis.h"
+#include "redis_lock_call.h"
 #include "redis_lock.h"
 
 enum {
@@ -25,7 +25,6 @@ enum {
 };
 
 struct rpattern {
-	struct shmkv__pattern *pl;
 	struct shmkv_redis *r;
 	struct shmkv__rl_keys k;
 	int64_t timeout_ms;
@@ -68,15 +67,14 @@ static int cmd(struct rpattern *p, const char *name, const char *val,
 {
 	const char *av[3] = { name, p->k.rec, val };
 	size_t al[3] = { strlen(name), p->k.rec_len, vlen };
-	int rc = shmkv__redis_call(p->r, p->k.rec, p->k.rec_len, val ? 3 : 2,
-				   av, al, rep);
+	int rc = shmkv__rl_call(p->r, p->k.rec, p->k.rec_len, val ? 3 : 2, av,
+				al, rep);
 
 	if (rc == 0 && (*rep)->type == REDIS_REPLY_ERROR) {
-		rc = shmkv__redis_err(*rep);
+		rc = shmkv__rl_err(*rep);
 		freeReplyObject(*rep);
 		*rep = NULL;
-		if (rc == -EPROTOTYPE) /* a key of another type: no lock */
-			rc = -EEXIST;
+		return rc < 0 ? rc : -EIO; /* (for the analyzer: never 0) */
 	}
 	return rc;
 }
@@ -115,7 +113,7 @@ static int run(struct rpattern *p, const char *name, int64_t t, int64_t *old)
 
 static int round_once(struct rpattern *p)
 {
-	int64_t now, old;
+	int64_t now, old = 0;
 	int r;
 
 	/* "SETNX lock.foo <current Unix time + lock timeout + 1>" */
@@ -200,7 +198,7 @@ int shmkv__redis_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 				 int64_t wait_ms, int64_t *expiry)
 {
 	struct shmkv__pattern *h = shmkv__pattern_of(pl);
-	struct rpattern p = { .pl = h, .timeout_ms = timeout_ms };
+	struct rpattern p = { .timeout_ms = timeout_ms };
 	int64_t start, end = -1;
 	int rc;
 
@@ -227,7 +225,7 @@ int shmkv__redis_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 int shmkv__redis_pattern_release(struct shmkv_pattern *pl, int64_t expiry)
 {
 	struct shmkv__pattern *h = shmkv__pattern_of(pl);
-	struct rpattern p = { .pl = h };
+	struct rpattern p = { 0 };
 	redisReply *rep;
 	int rc;
 

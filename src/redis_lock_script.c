@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "redis.h"
+#include "redis_lock_call.h"
 #include "redis_lock.h"
 
 /*
@@ -112,12 +112,12 @@ static int load(struct shmkv_redis *r, enum shmkv__rl_script s,
 	const char *argv[3] = { "SCRIPT", "LOAD", shmkv__rl_script_body[s] };
 	size_t lens[3] = { 6, 4, strlen(shmkv__rl_script_body[s]) };
 	redisReply *rep;
-	int rc = shmkv__redis_call(r, k->rec, k->rec_len, 3, argv, lens, &rep);
+	int rc = shmkv__rl_call(r, k->rec, k->rec_len, 3, argv, lens, &rep);
 
 	if (rc)
 		return rc;
 	if (rep->type == REDIS_REPLY_ERROR)
-		rc = shmkv__redis_err(rep);
+		rc = shmkv__rl_err(rep);
 	else if (rep->type != REDIS_REPLY_STRING || rep->len != 40)
 		rc = -EPROTO;
 	else
@@ -137,14 +137,13 @@ static int evalsha(struct shmkv_redis *r, const char *sha,
 		av[5 + i] = argv[i];
 		al[5 + i] = argvlen[i];
 	}
-	return shmkv__redis_call(r, k->rec, k->rec_len, 5 + argc, av, al, rep);
+	return shmkv__rl_call(r, k->rec, k->rec_len, 5 + argc, av, al, rep);
 }
 
 int shmkv__rl_eval(struct shmkv_redis *r, enum shmkv__rl_script s,
 		   const struct shmkv__rl_keys *k, int argc, const char **argv,
 		   const size_t *argvlen, redisReply **rep)
 {
-	char sha[41];
 	int rc;
 
 	if (argc > ARGS_MAX)
@@ -153,6 +152,8 @@ int shmkv__rl_eval(struct shmkv_redis *r, enum shmkv__rl_script s,
 	if (rc == 0 && is_noscript(*rep)) {
 		/* The server lost its script cache (a restart, SCRIPT FLUSH,
 		 * a failover to a node that never saw it): load, once more. */
+		char sha[41];
+
 		freeReplyObject(*rep);
 		*rep = NULL;
 		rc = load(r, s, k, sha);
@@ -162,11 +163,10 @@ int shmkv__rl_eval(struct shmkv_redis *r, enum shmkv__rl_script s,
 	if (rc)
 		return rc;
 	if ((*rep)->type == REDIS_REPLY_ERROR) {
-		rc = shmkv__redis_err(*rep);
+		rc = shmkv__rl_err(*rep);
 		freeReplyObject(*rep);
 		*rep = NULL;
-		/* A lock key of another type: not a lock. */
-		return rc == -EPROTOTYPE ? -EEXIST : rc;
+		return rc;
 	}
 	return 0;
 }

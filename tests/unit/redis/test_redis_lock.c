@@ -357,7 +357,7 @@ RL_TEST(killed_holder_on_another_host_is_waited_out_to_its_lease)
 {
 	struct shmkv_lock a;
 	uint64_t token;
-	pid_t pid = spawn_holder("far", 300, "another-host-boot-id", &token);
+	pid_t pid = spawn_holder("far", 3000, "another-host-boot-id", &token);
 	long long left;
 
 	kill9(pid);
@@ -577,4 +577,59 @@ RL_TEST(a_blocked_waiter_leaves_the_shared_handle_usable)
 	cr_assert_eq(pthread_join(th, NULL), 0);
 	cr_assert_eq(w.rc, SHMKV_LOCK_ACQUIRED);
 	cr_assert_eq(shmkv_lock_token(&b), 2);
+}
+
+static int count_lock(const struct shmkv_lock_info *info, void *arg)
+{
+	(void)info;
+	(void)arg;
+	return 0;
+}
+
+/* No server: every call is an error (never a grant, a "busy" or a
+ * release that did not happen), and the holder still holds after. */
+Test(redis_lock, a_dead_server_gives_errors_never_answers, .fini = fini)
+{
+	struct shmkv_lock a, b;
+	struct shmkv_pattern p;
+	int64_t e;
+	int rc;
+
+	start(false);
+	cr_assert_eq(shmkv_lock_init(kv, &a, "gone"), 0);
+	cr_assert_eq(shmkv_lock_init(kv, &b, "gone"), 0);
+	cr_assert_eq(shmkv_pattern_init(kv, &p, "pgone"), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), 0);
+	redis_server_stop(&target.s);
+	rc = shmkv_lock_try_acquire(&b, 60000);
+	cr_assert(rc < 0 && rc != -EBUSY, "%d", rc);
+	rc = shmkv_lock_timed_acquire(&b, 60000, 100);
+	cr_assert(rc < 0 && rc != -ETIMEDOUT, "%d", rc);
+	rc = shmkv_lock_release(&a);
+	cr_assert(rc < 0 && rc != SHMKV_LOCK_NOT_OWNER &&
+			  rc != SHMKV_LOCK_NOT_HELD,
+		  "%d", rc);
+	rc = shmkv_lock_extend(&a, SHMKV_LOCK_EXTEND_ADD, 10);
+	cr_assert(rc < 0 && rc != SHMKV_LOCK_NOT_OWNER &&
+			  rc != SHMKV_LOCK_NOT_HELD,
+		  "%d", rc);
+	cr_assert_eq(shmkv_lock_held(&a), 0);
+	rc = shmkv_pattern_acquire(&p, 1000, 0, &e);
+	cr_assert(rc < 0 && rc != -EBUSY, "%d", rc);
+	cr_assert_lt(shmkv_lock_list(kv, count_lock, NULL), 0);
+	/* The grant is still the handle's: it was never given back. */
+	cr_assert_gt(shmkv_lock_token(&a), 0);
+}
+
+RL_TEST(stopped_holder_on_this_host_is_alive)
+{
+	struct shmkv_lock a;
+	uint64_t token;
+	pid_t pid = spawn_holder("stop", 3600000, NULL, &token);
+
+	cr_assert_eq(kill(pid, SIGSTOP), 0);
+	cr_assert_eq(shmkv_lock_init(kv, &a, "stop"), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), -EBUSY);
+	kill9(pid);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 60000), SHMKV_LOCK_OWNER_DEAD);
 }
