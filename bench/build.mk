@@ -17,6 +17,14 @@ $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_LIB_OBJS) \
 		$(LIB_A) $(BUILD)/.sources
 	$(call link-prog,$^,$(BENCH_LIBS))
 
+# bench_backends starts its 3-master cluster with the tests' fixture:
+# only the objects it needs (no Criterion), so a test helper that does
+# not compile cannot stop a benchmark build.
+BENCH_FIXTURES := $(addprefix $(BUILD)/obj/tests/helpers/,redis_cluster.o \
+	redis_server.o resp.o)
+$(BUILD)/obj/bench/bench_backends.o: override CFLAGS += -Itests
+$(BUILD)/bench/bench_backends: $(BENCH_FIXTURES)
+
 # The table-growth test (not timed): 20 growths from 2^10 to 2^17 slots
 # under 2 writers, every key read back and shmkv_check run after each;
 # exit 1 on a failed command. Not part of `make test` yet.

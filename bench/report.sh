@@ -5,7 +5,8 @@
 #   sh bench/report.sh DIR > bench/README.md
 #
 # DIR holds core.csv, table.csv, scale.csv, lock.csv, misses.csv,
-# memory.csv, grow.csv, tablegrow.csv, evict.csv, instr.csv, python.csv (a
+# memory.csv, grow.csv, tablegrow.csv, evict.csv, instr.csv, python.csv,
+# backends.csv (a
 # missing one drops its part), the programs' logs (*.txt: the machine is read from their
 # headers) and run.txt (load averages). Links point at bench/results/,
 # relative to the repository root, where the section is meant to live.
@@ -743,7 +744,7 @@ runs \`bench/run.sh\`: about 10 minutes on 2 cores. It rewrites
 \`build/bench/quick/\`. Each program also runs alone:
 \`build/bench/bench_core --help\` (likewise \`bench_table\`, \`bench_scale\`,
 \`bench_lock\`, \`bench_misses\`, \`bench_memory\`, \`bench_grow\`,
-\`bench_tablegrow\`, \`bench_evict\`), and the Python figures alone:
+\`bench_tablegrow\`, \`bench_evict\`, \`bench_backends\`), and the Python figures alone:
 \`make python\`, then \`PYTHONPATH=build/python /usr/bin/python3
 bench/python_bench.py --help\`. The instruction
 counts alone: \`make bench-instr\` (about 2 minutes; \`bench/instr.sh\`,
@@ -865,6 +866,147 @@ From [\`python.csv\`]($links/python.csv) and [\`python.txt\`]($links/python.txt)
 EOF
 }
 
+# --- Backends (bench_backends) ------------------------------------------
+# What leaving the host costs: the same calls on shared memory, Redis over
+# TCP and a unix socket, and a 3-master Redis Cluster, from one run.
+
+# backends.csv: p50 / p99 of each operation on each store, the ratio of
+# each p50 to shared memory's; then shmkv's figure beside bare hiredis's,
+# and the reason for each figure the run could not take.
+backends_table() {
+	awk -F, '
+	function num(v) { return sprintf(v >= 100 ? "%.0f" : "%.1f", v) }
+	function ratio(a, b,   r) {
+		if (a < 1 || b < 1)
+			return ""
+		r = a / b
+		return sprintf(r >= 10 ? " (%.0fx)" : " (%.2fx)", r)
+	}
+	function cell(t, o) {
+		if (!((t, o) in st))
+			return "-"
+		if (st[t, o] != "ok")
+			return "n/a"
+		return num(p50[t, o]) " / " num(p99[t, o])
+	}
+	NR > 1 {
+		st[$1, $2] = $10
+		p50[$1, $2] = $3
+		p99[$1, $2] = $4
+		if (!(($1, $2) in seen)) { seen[$1, $2] = 1; order[++nrow] = $1 SUBSEP $2 }
+	}
+	END {
+		nop = split("get set incr safe_lock pattern_lock", op, " ")
+		split("GET 16 B|SET 16 B|INCR|safe lock cycle|pattern lock cycle",
+		      opname, "|")
+		split("redis_tcp redis_unix redis_cluster", rt, " ")
+		split("hiredis_tcp hiredis_unix hiredis_cluster", bt, " ")
+		print "| operation | shared memory | redis:// (TCP loopback) " \
+		      "| redis+unix:// | redis+cluster:// (3 masters) |"
+		print "| --- | ---: | ---: | ---: | ---: |"
+		for (i = 1; i <= nop; i++) {
+			o = op[i]
+			line = "| " opname[i] " | **" cell("shm", o) "**"
+			for (j = 1; j <= 3; j++) {
+				c = cell(rt[j], o)
+				if (st[rt[j], o] == "ok" && st["shm", o] == "ok")
+					c = c ratio(p50[rt[j], o], p50["shm", o])
+				line = line " | " c
+			}
+			print line " |"
+		}
+		print ""
+		print "shmkv on Redis beside bare hiredis on the same server " \
+		      "(p50 ns: hiredis -> shmkv, and what shmkv adds):"
+		print ""
+		print "| operation | TCP | unix socket | cluster |"
+		print "| --- | ---: | ---: | ---: |"
+		split("GET 16 B|SET 16 B|INCR|" \
+		      "safe lock cycle (hiredis: SET NX PX + EVALSHA del)",
+		      lname, "|")
+		split("get set incr safe_lock", lop, " ")
+		split("get set incr raw_lock", bop, " ")
+		for (i = 1; i <= 4; i++) {
+			line = "| " lname[i]
+			for (j = 1; j <= 3; j++) {
+				a = bt[j] SUBSEP bop[i]
+				b = rt[j] SUBSEP lop[i]
+				if (st[a] != "ok" || st[b] != "ok") {
+					line = line " | n/a"
+					continue
+				}
+				line = line sprintf(" | %s -> %s (%+.0f)",
+					num(p50[a]), num(p50[b]), p50[b] - p50[a])
+			}
+			print line " |"
+		}
+		# The reasons, once per store when all its figures share one.
+		split("shm redis_tcp redis_unix redis_cluster hiredis_tcp " \
+		      "hiredis_unix hiredis_cluster", tg, " ")
+		split("shared memory|redis://|redis+unix://|redis+cluster://|" \
+		      "bare hiredis TCP|bare hiredis unix|bare hiredis cluster",
+		      tgname, "|")
+		n = 0
+		for (t = 1; t <= 7; t++) {
+			same = ""; all = 1; cnt = 0
+			for (i = 1; i <= nrow; i++) {
+				split(order[i], tk, SUBSEP)
+				if (tk[1] != tg[t])
+					continue
+				r = st[order[i]]
+				if (r == "ok") { all = 0; continue }
+				if (!cnt++) same = r
+				else if (r != same) all = 0
+			}
+			if (!cnt)
+				continue
+			if (!n++) {
+				print ""
+				print "Not available in this run (no figure " \
+				      "is shown for an operation that failed " \
+				      "or answered wrong):"
+				print ""
+			}
+			if (all) {
+				print "- " tgname[t] ": " substr(same, 6)
+				continue
+			}
+			for (i = 1; i <= nrow; i++) {
+				split(order[i], tk, SUBSEP)
+				if (tk[1] == tg[t] && st[order[i]] != "ok")
+					print "- " tgname[t] ", " tk[2] ": " \
+					      substr(st[order[i]], 6)
+			}
+		}
+	}' "$dir/backends.csv"
+}
+
+backends_part() {
+	[ -s "$dir/backends.csv" ] || return 0
+	cat <<EOF
+### Leaving the host: shmkv on Redis and Redis Cluster
+
+The same public calls (\`shmkv_get\`, \`shmkv_set\`, \`shmkv_incr\`, a
+safe lock cycle \`shmkv_lock_try_acquire\` + \`shmkv_lock_release\` and a
+pattern lock cycle \`shmkv_pattern_acquire\` + \`shmkv_pattern_release\`,
+each on a free lock) on a fresh shared-memory store and on stores named
+by a URI: \`redis://127.0.0.1:PORT\` over loopback TCP, \`redis+unix://\`
+to the same server's socket, and \`redis+cluster://\` on three masters
+(no replicas), every server started by the bench
+($(sed -n 's/^# redis-server: \([^,]*\),.*/redis-server \1/p' "$dir/backends.txt" | head -n 1)) on the same 2 cores as the bench.
+One process, one connection per store, each operation timed alone: p50 /
+p99 in ns, medians over interleaved runs; in brackets each p50 divided by
+shared memory's. 64 keys and counters and 16 locks of each kind are
+cycled, so a cluster's operations spread over its masters; every reply is
+checked (\`bench/bench_backends.c\`). $(measured backends)
+
+$(backends_table)
+
+From [\`backends.csv\`]($links/backends.csv) and [\`backends.txt\`]($links/backends.txt).
+
+EOF
+}
+
 header
 if [ -s "$dir/core.csv" ]; then
 	cat <<EOF
@@ -905,4 +1047,5 @@ grow_part
 tablegrow_part
 evict_part
 python_part
+backends_part
 footer

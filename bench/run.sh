@@ -15,7 +15,7 @@
 #                           lines are added to run.txt: the record of the
 #                           last full run stays at its head); default:
 #                           core table scale lock misses memory grow
-#                           tablegrow evict instr python
+#                           tablegrow evict backends instr python
 #                           ("instr" is bench/instr.sh: instructions per
 #                           call counted by callgrind; "python" is
 #                           bench/python_bench.py, run by
@@ -58,7 +58,7 @@ fi
 if [ -n "${RUNS:-}" ]; then
 	flags="$flags --runs $RUNS"
 fi
-benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict instr python}
+benches=${BENCHES:-core table scale lock misses memory grow tablegrow evict backends instr python}
 
 mkdir -p "$outdir"
 started=$(date +%s)

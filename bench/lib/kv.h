@@ -126,6 +126,9 @@ struct bench_redis {
 
 /* Return: 0, or -1 with a reason on stderr (not installed, no start). */
 int bench_redis_start(struct bench_redis *r);
+/* The same, listening on the unix socket @sock too (removed at exit if
+ * the server has not removed it). */
+int bench_redis_start_unix(struct bench_redis *r, const char *sock);
 void bench_redis_stop(struct bench_redis *r);
 
 /* The DELIFEQ script (a Lua compare-and-delete), loaded on connect. */

@@ -42,7 +42,8 @@ static int free_port(void)
 	return port;
 }
 
-static pid_t spawn(int port)
+/* @sock: also listen on this unix socket (NULL: TCP only). */
+static pid_t spawn(int port, const char *sock)
 {
 	char arg[16];
 	pid_t pid;
@@ -66,9 +67,17 @@ static pid_t spawn(int port)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		execlp("redis-server", "redis-server", "--port", arg, "--bind",
-		       "127.0.0.1", "--save", "", "--appendonly", "no",
-		       "--databases", "16", (char *)NULL);
+		if (sock)
+			execlp("redis-server", "redis-server", "--port", arg,
+			       "--bind", "127.0.0.1", "--save", "",
+			       "--appendonly", "no", "--databases", "16",
+			       "--unixsocket", sock, "--unixsocketperm", "700",
+			       (char *)NULL);
+		else
+			execlp("redis-server", "redis-server", "--port", arg,
+			       "--bind", "127.0.0.1", "--save", "",
+			       "--appendonly", "no", "--databases", "16",
+			       (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -113,13 +122,20 @@ static int wait_ready(struct bench_redis *r)
 
 int bench_redis_start(struct bench_redis *r)
 {
+	return bench_redis_start_unix(r, NULL);
+}
+
+int bench_redis_start_unix(struct bench_redis *r, const char *sock)
+{
 	r->pid = 0;
 	r->port = free_port();
 	if (r->port < 0) {
 		fprintf(stderr, "# no free loopback port for redis-server\n");
 		return -1;
 	}
-	r->pid = spawn(r->port);
+	if (sock && bench_cleanup_file(sock) != 0)
+		return -1;
+	r->pid = spawn(r->port, sock);
 	if (r->pid < 0) {
 		r->pid = 0;
 		fprintf(stderr, "# fork: %s\n", strerror(errno));
