@@ -117,6 +117,14 @@ Test(shmctl_redis, a_password_never_shows)
 	assert_lacks(r.out, "s3cret");
 }
 
+Test(shmctl_redis, locks_lists_the_servers_locks)
+{
+	struct run r = RUN("locks", srv.uri);
+
+	assert_code(r, 0);
+	assert_has(r.out, "no locks");
+}
+
 Test(shmctl_redis, the_prompt_runs_on_a_uri)
 {
 	struct run r = RUN_STDIN("set k 42\nincr k\nget k\n", srv.uri);
