@@ -1011,7 +1011,10 @@ One process, one connection per store, each operation timed alone: p50 /
 p99 in ns, medians over interleaved runs; in brackets each p50 divided by
 shared memory's. 64 keys and counters and 16 locks of each kind are
 cycled, so a cluster's operations spread over its masters; every reply is
-checked (\`bench/bench_backends.c\`). $(measured backends)
+checked (\`bench/bench_backends.c\`). A GET, SET or INCR is one round
+trip; either lock cycle is two, as the bare lock's SET NX PX and EVALSHA
+are: the safe lock's acquire and release are each a script (EVALSHA), the
+pattern lock's are SETNX and DEL. $(measured backends)
 
 $(backends_table)
 
