@@ -475,7 +475,7 @@ static void csv_field(char *out, const char *why)
 {
 	size_t i;
 
-	for (i = 0; why[i] && i < WHY_MAX - 1; i++)
+	for (i = 0; i < WHY_MAX - 1 && why[i]; i++)
 		out[i] = strchr(",\"\r\n", why[i]) ? ';' : why[i];
 	out[i] = '\0';
 }
