@@ -21,7 +21,8 @@
  * Each operation is timed alone (TSC, as bench_core) into a histogram; a
  * figure is the median over --runs runs, taken in interleaved rounds, of
  * each run's p50 and p99. One process, one connection per target: a
- * round trip's latency, not a server's throughput. A target that cannot
+ * round trip's latency, not a server's throughput. The bench and its
+ * servers run on one CPU unless --pin 0 (see pin_here). A target that cannot
  * be set up, or an operation that fails or answers wrong (each reply is
  * checked, after its timing), is reported "n/a" with the reason: never a
  * figure of operations that failed.
