@@ -21,12 +21,14 @@
  * Each operation is timed alone (TSC, as bench_core) into a histogram; a
  * figure is the median over --runs runs, taken in interleaved rounds, of
  * each run's p50 and p99. One process, one connection per target: a
- * round trip's latency, not a server's throughput. A target that cannot
+ * round trip's latency, not a server's throughput. The bench and its
+ * servers run on one CPU unless --pin 0 (see pin_here). A target that cannot
  * be set up, or an operation that fails or answers wrong (each reply is
  * checked, after its timing), is reported "n/a" with the reason: never a
  * figure of operations that failed.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -82,6 +84,7 @@ static struct {
 	struct bench_redis redis;
 	struct redis_cluster cluster;
 	int cluster_up;
+	int cpu; /* pinned to it with the servers, or -1 */
 	struct bench_timer timer;
 	struct cell cells[T_N * OP_N];
 	unsigned ncells;
@@ -473,7 +476,7 @@ static void csv_field(char *out, const char *why)
 {
 	size_t i;
 
-	for (i = 0; why[i] && i < WHY_MAX - 1; i++)
+	for (i = 0; i < WHY_MAX - 1 && why[i]; i++)
 		out[i] = strchr(",\"\r\n", why[i]) ? ';' : why[i];
 	out[i] = '\0';
 }
@@ -526,23 +529,59 @@ static void print_header(const struct bench_opts *o, unsigned runs)
 	       "one process, one connection per target\n",
 	       runs, (unsigned long long)ops_for(T_TCP, o->quick),
 	       (unsigned long long)ops_for(T_SHM, o->quick), SLICES);
+	if (B.cpu >= 0)
+		printf("# cpu: the bench and its servers pinned to CPU %d "
+		       "(--pin 0: unpinned)\n",
+		       B.cpu);
+	else
+		printf("# cpu: not pinned: bench and servers where the "
+		       "scheduler puts them\n");
 	printf("# names: %u keys, %u counters, %u locks of each kind, "
 	       "cycled; values %u bytes; lock lease %d ms\n",
 	       TARGET_KEYS, TARGET_KEYS, TARGET_LOCKS, TARGET_VLEN,
 	       TARGET_LEASE_MS);
 }
 
+/*
+ * Pins this process, and so the servers it forks, to the CPU it runs on.
+ * A round trip between two CPUs of a VM costs two to three times more
+ * when the machine is idle (the other virtual CPU halts and must be woken
+ * by the host) than when other jobs keep it busy, so unpinned figures
+ * follow the machine's load; on one CPU a round trip is the syscalls and
+ * two context switches, whatever the load. Return: the CPU, or -1.
+ */
+static int pin_here(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 ? cpu : -1;
+}
+
 int main(int argc, char **argv)
 {
+	unsigned pin = 1;
+	const struct bench_extra_opt extra[] = {
+		{ "pin",
+		  "1 (default): run on one CPU, the servers too; 0: where "
+		  "the scheduler puts each",
+		  0, 1, &pin },
+	};
 	struct bench_opts o;
-	struct bench_csv csv = { 0 };
+	/* static: the exit handler reads it after main returns */
+	static struct bench_csv csv;
 	int err;
 
 	bench_opts_parse(argc, argv,
 			 "The same shmkv calls on shared memory, Redis over "
 			 "TCP and a unix socket, and a Redis Cluster.",
-			 NULL, 0, &o);
+			 extra, 1, &o);
 	bench_begin(&o, 2, 7);
+	B.cpu = pin ? pin_here() : -1;
 	/* A server that goes away mid-run must fail its figures, not kill
 	 * the bench (hiredis writes with write(2): a reset socket raises
 	 * SIGPIPE) and leave the others' servers running. */

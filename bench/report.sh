@@ -993,12 +993,28 @@ each on a free lock) on a fresh shared-memory store and on stores named
 by a URI: \`redis://127.0.0.1:PORT\` over loopback TCP, \`redis+unix://\`
 to the same server's socket, and \`redis+cluster://\` on three masters
 (no replicas), every server started by the bench
-($(sed -n 's/^# redis-server: \([^,]*\),.*/redis-server \1/p' "$dir/backends.txt" | head -n 1)) on the same 2 cores as the bench.
+($(sed -n 's/^# redis-server: \([^,]*\),.*/redis-server \1/p' "$dir/backends.txt" | head -n 1)).
+$(if grep -q '^# cpu: the bench and its servers pinned' "$dir/backends.txt"; then
+	echo "The bench and its servers run on one CPU: on this VM a round trip"
+	echo "between two CPUs takes two to three times longer when the machine is"
+	echo "idle (the other virtual CPU halts, and the host must wake it) than"
+	echo "when other jobs keep it busy, so unpinned figures follow the load (a"
+	echo "loopback GET 19 to 66 us); pinned, a round trip is its system calls and"
+	echo "two context switches, whatever the load: the floor of leaving the"
+	echo "process, which a network between hosts only adds to"
+	echo '(`bench_backends --pin 0` measures unpinned).'
+else
+	echo "The bench and its servers ran where the scheduler put them"
+	echo '(`--pin 0`): the figures follow the machine'"'"'s load.'
+fi)
 One process, one connection per store, each operation timed alone: p50 /
 p99 in ns, medians over interleaved runs; in brackets each p50 divided by
 shared memory's. 64 keys and counters and 16 locks of each kind are
 cycled, so a cluster's operations spread over its masters; every reply is
-checked (\`bench/bench_backends.c\`). $(measured backends)
+checked (\`bench/bench_backends.c\`). A GET, SET or INCR is one round
+trip; either lock cycle is two, as the bare lock's SET NX PX and EVALSHA
+are: the safe lock's acquire and release are each a script (EVALSHA), the
+pattern lock's are SETNX and DEL. $(measured backends)
 
 $(backends_table)
 
