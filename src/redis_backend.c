@@ -75,7 +75,7 @@ _Static_assert(sizeof(pid_t) == sizeof(uint32_t),
  * across fork. */
 static void redis_lock(struct shmkv_redis *r)
 {
-	pid_t me = getpid();
+	pid_t me = (pid_t)shmkv__self_pid();
 
 	/* Acquire, paired with the release below: r->pid changes only in a
 	 * fork child, under fork_fix; a thread that reads the new pid sees
@@ -321,7 +321,7 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	}
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_init(&r->mu, NULL);
-	r->pid = getpid();
+	r->pid = (pid_t)shmkv__self_pid();
 	shmkv__redis_link_init(&r->link, &r->uri,
 			       r->uri.kind == SHMKV_REDIS_UNIX,
 			       &r->uri.seeds[0]);

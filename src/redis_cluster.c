@@ -122,7 +122,7 @@ static int node_connect(struct shmkv_redis_cluster *cl, int n)
 	redisReply *rep;
 	int err;
 
-	if (l->c && l->pid == getpid())
+	if (l->c && l->pid == (pid_t)shmkv__self_pid())
 		return 0;
 	err = shmkv__redis_link_call(l, 1, argv, len, &rep);
 	if (err == 0)
