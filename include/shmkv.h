@@ -277,8 +277,10 @@ enum shmkv_open_flags {
  *        ("orders" is "/orders", as for shmctl), in every call that takes
  *        a store name. Not "." or "..".
  *        A name of the form "scheme://..." (a URI) names a store that
- *        lives elsewhere, served by the backend registered for the scheme
- *        (Redis is planned); this build has none yet: -EAFNOSUPPORT.
+ *        lives elsewhere, served by the backend registered for the scheme:
+ *        "redis://", "redis+unix://" and "redis+cluster://" (README,
+ *        "Stores on Redis and Redis Cluster"); another scheme is
+ *        -EAFNOSUPPORT.
  * @cfg:  geometry and mode, or NULL for the defaults.
  * @out:  receives the handle on success; untouched on failure.
  *
