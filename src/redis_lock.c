@@ -78,19 +78,24 @@ static bool holding(const struct shmkv__lock *h)
  * again next time. With it, release is DELIFEQ, which cannot mark the
  * token released, so acquire cannot tell an expiry from a release and
  * never reports LEASE_EXPIRED (every client of one server asks the same).
+ * Return: 1, 0, or the question's link error, which ends the caller's
+ * call: a connection lost with the question in flight is that call's
+ * -ECONNRESET / -ETIMEDOUT, not a guess followed by a reconnect within
+ * the same call (whose -ECONNREFUSED would hide that a request died).
  */
-static bool native_delifeq(struct shmkv__lock *h,
-			   const struct shmkv__rl_keys *k)
+static int native_delifeq(struct shmkv__lock *h,
+			  const struct shmkv__rl_keys *k)
 {
 	const char *av[3] = { "COMMAND", "INFO", "DELIFEQ" };
 	size_t al[3] = { 7, 4, 7 };
 	redisReply *rep;
+	int rc;
 
 	if (h->remote & RL_NATIVE_KNOWN)
-		return h->remote & RL_NATIVE;
-	if (shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 3, av, al, &rep) !=
-	    0)
-		return false;
+		return (h->remote & RL_NATIVE) != 0;
+	rc = shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 3, av, al, &rep);
+	if (rc != 0)
+		return rc < 0 ? rc : -EPROTO;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1) {
 		h->remote |= RL_NATIVE_KNOWN;
 		/* An unknown command's entry is nil. */
@@ -98,7 +103,7 @@ static bool native_delifeq(struct shmkv__lock *h,
 			h->remote |= RL_NATIVE;
 	}
 	freeReplyObject(rep);
-	return h->remote & RL_NATIVE;
+	return (h->remote & RL_NATIVE) != 0;
 }
 
 /* What one busy attempt found. */
@@ -171,14 +176,16 @@ static int acquire_once(struct shmkv__lock *h, const struct shmkv__rl_keys *k,
 	struct shmkv_redis *r = redis_of(h);
 	struct shmkv__rl_self me;
 	char ls[24], ident[160];
-	const char *av[5] = { ls, ident, NULL, take,
-			      native_delifeq(h, k) ? "1" : "0" };
+	const char *av[5] = { ls, ident, NULL, take, "0" };
 	size_t al[5];
 	redisReply *rep;
 	uint64_t nonce = shmkv__rl_nonce();
 	int64_t sent;
-	int rc;
+	int rc = native_delifeq(h, k);
 
+	if (rc < 0)
+		return rc;
+	av[4] = rc ? "1" : "0";
 	shmkv__rl_self(&me);
 	al[0] = (size_t)snprintf(ls, sizeof(ls), "%lld", (long long)lease);
 	al[1] = (size_t)snprintf(ident, sizeof(ident), "%s:%u:%u:%llu:%llu",
@@ -383,7 +390,10 @@ int shmkv__redis_lock_release(struct shmkv_lock *lk)
 
 	if (rc)
 		return rc;
-	if (native_delifeq(h, &k)) {
+	rc = native_delifeq(h, &k);
+	if (rc < 0)
+		return rc; /* nothing was released: still holding */
+	if (rc) {
 		rc = release_native(h, &k);
 		if (rc == 0 || rc == SHMKV_LOCK_NOT_OWNER ||
 		    rc == SHMKV_LOCK_NOT_HELD)

@@ -304,8 +304,11 @@ int shmkv__redis_del(shmkv_t *kv, const void *key, size_t klen)
  * COMMAND INFO (an unknown command's entry is nil), on the node that
  * holds the key. Relaxed atomics: the answer is idempotent (every thread
  * that asks finds the same), so a race only asks twice.
+ * Return: 1, 0, or the question's link error, which is the call's: a
+ * question lost in flight is -ECONNRESET / -ETIMEDOUT, where going on to
+ * the script would answer -ECONNREFUSED ("nothing was sent") and hide it.
  */
-static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
+static int delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
 {
 	static const char *argv[] = { "COMMAND", "INFO", "DELIFEQ" };
 	static const size_t len[] = { 7, 4, 7 };
@@ -313,11 +316,13 @@ static bool delifeq_native(struct shmkv_redis *r, const struct shmkv__rk *k)
 	 * a race only asks twice, and no other word is published with it. */
 	uint32_t known = shmkv__load32_relaxed(&r->typed_delifeq);
 	redisReply *rep;
+	int err;
 
 	if (known != 0)
 		return known == 1;
-	if (shmkv__rc_call(r, k->p, k->len, 3, argv, len, &rep) != 0)
-		return false; /* the call itself will say what went wrong */
+	err = shmkv__rc_call(r, k->p, k->len, 3, argv, len, &rep);
+	if (err)
+		return err;
 	known = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
 				rep->element[0]->type == REDIS_REPLY_ARRAY
 			? 1
@@ -342,7 +347,12 @@ int shmkv__redis_delifeq(shmkv_t *kv, const void *key, size_t klen,
 		err = shmkv__rk_make(r, key, klen, &k);
 	if (err)
 		return err;
-	if (delifeq_native(r, &k)) {
+	err = delifeq_native(r, &k);
+	if (err < 0) {
+		shmkv__rk_free(&k);
+		return err;
+	}
+	if (err == 1) {
 		shmkv__rc_str(&c, "DELIFEQ");
 		shmkv__rc_arg(&c, k.p, k.len);
 		shmkv__rc_arg(&c, val, vlen);
