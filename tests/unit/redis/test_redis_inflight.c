@@ -563,3 +563,210 @@ ParameterizedTest(int *i, redis_inflight, every_call)
 	shmkv_reply_free(&x.reply);
 	shmkv_close(x.kv);
 }
+
+/* ---- a 3-master cluster: one master killed with a call in flight ---- */
+
+static struct redis_cluster cl;
+
+static void cluster_down(void)
+{
+	for (int i = 0; i < REDIS_CLUSTER_NODES; i++)
+		if (cl.node[i].pid > 0)
+			kill(cl.node[i].pid, SIGCONT);
+	redis_cluster_cleanup(&cl);
+}
+
+TestSuite(redis_inflight_cluster, .fini = cluster_down, .timeout = 120);
+
+struct node_kill {
+	struct redis_cluster *c;
+	int i;
+};
+
+static void kill_node(void *arg)
+{
+	struct node_kill *k = arg;
+
+	redis_cluster_kill_node(k->c, k->i);
+}
+
+/* The cluster, a handle on it (?timeout=0: only a kill ends a wait), and
+ * per master a key it holds, seeded ("hello" and "41"), so that the
+ * handle is connected to every master before anything is stopped (a
+ * first connect's PING is not the call under test). */
+static void cluster_up(struct ctx *x, char keys[][16], char counters[][16])
+{
+	char uri[160];
+	int found = 0;
+
+	if (!redis_server_find() || !redis_cluster_cli_find())
+		cr_skip_test("no redis-server or redis-cli");
+	cr_assert_eq(redis_cluster_start(&cl, "inflight_cl"), 0);
+	snprintf(uri, sizeof(uri), "redis+cluster://127.0.0.1:%d?timeout=0",
+		 cl.node[0].port);
+	cr_assert_eq(shmkv_open(uri, 0, &x->kv), 0, "open %s", uri);
+	for (int i = 0; i < REDIS_CLUSTER_NODES; i++)
+		keys[i][0] = counters[i][0] = '\0';
+	for (int n = 0; found < 2 * REDIS_CLUSTER_NODES && n < 10000; n++) {
+		char k[16];
+		int len = snprintf(k, sizeof(k), "k%d", n);
+		int o = redis_cluster_slot_owner(
+			&cl, shmkv__redis_key_slot(k, (size_t)len));
+
+		cr_assert(o >= 0 && o < REDIS_CLUSTER_NODES);
+		if (keys[o][0] == '\0') {
+			strcpy(keys[o], k);
+			found++;
+		} else if (counters[o][0] == '\0') {
+			strcpy(counters[o], k);
+			found++;
+		}
+	}
+	cr_assert_eq(found, 2 * REDIS_CLUSTER_NODES);
+	for (int i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		cr_assert_eq(shmkv_set(x->kv, keys[i], strlen(keys[i]),
+				       "hello", 5, 0, 0, NULL),
+			     1);
+		cr_assert_eq(shmkv_set(x->kv, counters[i], strlen(counters[i]),
+				       "41", 2, 0, 0, NULL),
+			     1);
+	}
+}
+
+/* The node that is master @ord in the order calls over every master
+ * visit them (by address: one host, so by port). */
+static int master_at(int ord)
+{
+	int order[REDIS_CLUSTER_NODES];
+
+	for (int i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		int j = i;
+
+		for (; j > 0 && cl.node[order[j - 1]].port > cl.node[i].port; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	return order[ord];
+}
+
+static const char *cl_key;
+CALL(cl_get) { return shmkv_get(x->kv, cl_key, strlen(cl_key), &x->v); }
+CALL(cl_incr) { return shmkv_incr(x->kv, cl_key, strlen(cl_key), &x->i64); }
+CALL(cl_set_get)
+{
+	return shmkv_set(x->kv, cl_key, strlen(cl_key), "v", 1, SHMKV_SET_GET,
+			 0, &x->v);
+}
+
+Test(redis_inflight_cluster, a_master_killed_with_a_call_in_flight_is_an_error_and_the_others_serve)
+{
+	static const struct call_case calls[] = {
+		{ "get", NULL, run_cl_get, NULL, false },
+		{ "incr", NULL, run_cl_incr, NULL, false },
+		{ "set_get", NULL, run_cl_set_get, NULL, false },
+	};
+	static struct ctx x;
+	char keys[REDIS_CLUSTER_NODES][16], counters[REDIS_CLUSTER_NODES][16];
+
+	cluster_up(&x, keys, counters);
+	/* Node i dies under call i; the later nodes still serve. */
+	for (int i = 0; i < REDIS_CLUSTER_NODES; i++) {
+		struct node_kill nk = { &cl, i };
+		int rc;
+
+		cl_key = calls[i].run == run_cl_incr ? counters[i] : keys[i];
+		outputs_reset(&x);
+		rc = run_killed(&calls[i], &x, cl.node[i].pid, cl.node[i].port,
+				kill_node, &nk);
+		cr_assert_eq(rc, -ECONNRESET, "%s on node %d: %d", calls[i].name,
+			     i, rc);
+		cr_assert(outputs_untouched(&x), "%s wrote its outputs",
+			  calls[i].name);
+		/* The dead master's keys: an error, never an answer. */
+		outputs_reset(&x);
+		rc = run_cl_get(&x);
+		cr_assert(rc < 0 && outputs_untouched(&x),
+			  "a key of the dead node %d: %d", i, rc);
+		/* The live masters' keys: their values, on the same handle. */
+		for (int j = i + 1; j < REDIS_CLUSTER_NODES; j++) {
+			outputs_reset(&x);
+			cl_key = keys[j];
+			cr_assert_eq(run_cl_get(&x), 1, "node %d", j);
+			cr_assert(value_is(&x, "hello"));
+			cl_key = counters[j];
+			cr_assert_eq(run_cl_incr(&x), 0, "node %d", j);
+			cr_assert_eq(x.i64, 42 + i, "node %d", j);
+		}
+	}
+	shmkv_close(x.kv);
+}
+
+/* Scan calls with @x's handle from cursor 0 until the cursor names
+ * master @ord. Return: that cursor; x->visits: the keys seen. */
+static uint64_t scan_to(struct ctx *x, int ord)
+{
+	uint64_t cursor = 0, next = 0;
+	int seen = 0;
+
+	do {
+		outputs_reset(x);
+		cr_assert_eq(shmkv_scan(x->kv, cursor, 100, count_key, x, &next),
+			     0);
+		seen += x->visits;
+		cursor = next;
+	} while (cursor != 0 && (int)(cursor >> 58) < ord);
+	cr_assert_eq((int)(cursor >> 58), ord, "the scan ended early");
+	x->visits = seen;
+	return cursor;
+}
+
+static uint64_t scan_cursor;
+CALL(scan_at) { return shmkv_scan(x->kv, scan_cursor, 100, count_key, x, &x->next); }
+
+/* Calls that visit every master in turn, killed at a later master's round
+ * trip, after the earlier masters' have been answered: the lock list at
+ * the last master, then a scan at the middle one (the scan's cursor
+ * carries the master: 58 is redis_admin.c's MASTER_SHIFT). */
+Test(redis_inflight_cluster, a_call_over_every_master_killed_at_a_later_master_is_an_error)
+{
+	static const struct call_case list = { "lock_list", NULL, run_lock_list,
+					       NULL, false };
+	static const struct call_case scan = { "scan", NULL, run_scan_at, NULL,
+					       false };
+	static struct ctx x;
+	char keys[REDIS_CLUSTER_NODES][16], counters[REDIS_CLUSTER_NODES][16];
+	struct node_kill nk = { &cl, 0 };
+	int rc, on0;
+
+	cluster_up(&x, keys, counters);
+	cr_assert_eq(shmkv__redis_masters(shmkv__redis_of(x.kv)), 3);
+	prep_lock_other(&x); /* one lock to list */
+
+	/* The lock list: SCAN on masters 0 and 1 answered, 2's in flight. */
+	nk.i = master_at(2);
+	outputs_reset(&x);
+	rc = run_killed(&list, &x, cl.node[nk.i].pid, cl.node[nk.i].port,
+			kill_node, &nk);
+	cr_assert_eq(rc, -ECONNRESET, "lock list: %d", rc);
+	cr_assert_leq(x.visits, 1, "only the one lock, if on master 0 or 1");
+
+	/* The scan over masters: master 0's batches answered, master 1's
+	 * first in flight. Master 0 holds two seeded keys, and the lock's
+	 * two if their slot is its. */
+	on0 = 2 + 2 * (redis_cluster_slot_owner(&cl, shmkv__redis_key_slot(
+						      "lock.{listed}", 13)) ==
+		       master_at(0));
+	scan_cursor = scan_to(&x, 1);
+	cr_assert_eq(x.visits, on0, "master 0's keys: %d", x.visits);
+	nk.i = master_at(1);
+	outputs_reset(&x);
+	rc = run_killed(&scan, &x, cl.node[nk.i].pid, cl.node[nk.i].port,
+			kill_node, &nk);
+	cr_assert_eq(rc, -ECONNRESET, "scan at master 1: %d", rc);
+	cr_assert(outputs_untouched(&x), "the scan wrote its outputs");
+	/* Master 0 still answers the scan from the start. */
+	outputs_reset(&x);
+	cr_assert_eq(shmkv_scan(x.kv, 0, 100, count_key, &x, &x.next), 0);
+	cr_assert_eq(x.visits, on0);
+	shmkv_close(x.kv);
+}
