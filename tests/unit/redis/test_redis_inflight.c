@@ -19,7 +19,10 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "helpers/redis_cluster.h"
@@ -769,4 +773,257 @@ Test(redis_inflight_cluster, a_call_over_every_master_killed_at_a_later_master_i
 	cr_assert_eq(shmkv_scan(x.kv, 0, 100, count_key, &x, &x.next), 0);
 	cr_assert_eq(x.visits, on0);
 	shmkv_close(x.kv);
+}
+
+/* ---- a later round trip of one call, on one server ----
+ *
+ * A call of several round trips (a script the server lost: EVALSHA,
+ * NOSCRIPT, then SCRIPT LOAD or EVAL; the pattern lock's takeover: SETNX,
+ * GET, GETSET) cannot be held at its n-th request by stopping the server:
+ * it must answer the first ones. So the handle talks to the server
+ * through a relay in this process that counts the requests: the client
+ * sends a request only after the reply to the last (no pipelining), so a
+ * request begins with the first bytes from the client after bytes from
+ * the server. At request @hold_at the relay stops the server (SIGSTOP,
+ * waited for), then passes the request on, where it sits unread as
+ * above; the test kills the server, and the relay passes the death on as
+ * a reset of the client's connection (SO_LINGER 0), as the kernel does
+ * for a server killed with bytes unread.
+ */
+
+struct relay {
+	int lfd;	   /* listening, on port */
+	int port;
+	int upstream_port; /* the server's */
+	pid_t server;	   /* stopped at request hold_at */
+	int hold_at;	   /* 0: never */
+	atomic_int held;   /* request hold_at was passed on */
+	atomic_int quit;
+	pthread_t t;
+};
+
+static int listen_any(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert(fd >= 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(fd, 4), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static int connect_port(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)port);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static void close_reset(int fd)
+{
+	struct linger l = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+/* One client connection, relayed until either side ends. */
+static void relay_one(struct relay *rl, int cfd, int *count)
+{
+	int sfd = connect_port(rl->upstream_port);
+	bool server_spoke = true; /* the next client bytes begin a request */
+	char buf[65536];
+
+	if (sfd < 0) {
+		close_reset(cfd);
+		return;
+	}
+	while (!atomic_load(&rl->quit)) {
+		struct pollfd p[2] = { { cfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		ssize_t n;
+
+		if (poll(p, 2, 50) <= 0)
+			continue;
+		if (p[0].revents) {
+			n = read(cfd, buf, sizeof(buf));
+			if (n <= 0)
+				break; /* the client closed */
+			if (server_spoke && ++*count == rl->hold_at) {
+				kill(rl->server, SIGSTOP);
+				while (!stopped(rl->server))
+					usleep(1000);
+				atomic_store(&rl->held, 1);
+			}
+			server_spoke = false;
+			if (write(sfd, buf, (size_t)n) != n)
+				break;
+		}
+		if (p[1].revents) {
+			n = read(sfd, buf, sizeof(buf));
+			if (n <= 0) {
+				/* The server died: so does the client's link. */
+				close(sfd);
+				close_reset(cfd);
+				return;
+			}
+			server_spoke = true;
+			if (write(cfd, buf, (size_t)n) != n)
+				break;
+		}
+	}
+	close(sfd);
+	close(cfd);
+}
+
+static void *relay_thread(void *arg)
+{
+	struct relay *rl = arg;
+	int count = 0;
+
+	while (!atomic_load(&rl->quit)) {
+		struct pollfd p = { rl->lfd, POLLIN, 0 };
+		int cfd;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		cfd = accept4(rl->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (cfd >= 0)
+			relay_one(rl, cfd, &count);
+	}
+	return NULL;
+}
+
+/* The relay counts from its start: start it just before the call. */
+static void relay_start(struct relay *rl, int lfd, int port, int hold_at)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->lfd = lfd;
+	rl->port = port;
+	rl->upstream_port = srv.port;
+	rl->server = srv.pid;
+	rl->hold_at = hold_at;
+	cr_assert_eq(pthread_create(&rl->t, NULL, relay_thread, rl), 0);
+}
+
+static void relay_stop(struct relay *rl)
+{
+	atomic_store(&rl->quit, 1);
+	pthread_join(rl->t, NULL);
+}
+
+/* Scripts the server no longer has (as after a restart or a failover). */
+static void script_flush(void)
+{
+	redisContext *admin = rt_admin(&srv, NULL);
+
+	cr_assert_not_null(admin);
+	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_STATUS, "SCRIPT FLUSH"), 0);
+	redisFree(admin);
+}
+
+static void prep_lock_flushed(struct ctx *x)
+{
+	prep_lock_known(x);
+	script_flush();
+}
+static void prep_flushed(struct ctx *x)
+{
+	cr_assert_eq(shmkv_getex(x->kv, "t", 1, SHMKV_GETEX_EX, 1000, NULL), 1);
+	script_flush();
+}
+/* A pattern lock whose holder's time passed long ago: a takeover. */
+static void prep_pattern_expired(struct ctx *x)
+{
+	cr_assert_eq(shmkv_set(x->kv, "lock.{P}", 8, "1000", 4, 0, 0, NULL), 1);
+	prep_pattern(x);
+}
+
+struct later_case {
+	struct call_case c;
+	int hold_at; /* the request killed, counted from 1 */
+};
+
+static const struct later_case later[] = {
+	/* EVALSHA (NOSCRIPT), SCRIPT LOAD, EVALSHA */
+	{ { "lock_try_acquire_flushed", prep_lock_flushed, run_lock_try_acquire,
+	    ok_lock_try_acquire_known, false }, 2 },
+	{ { "lock_try_acquire_flushed", prep_lock_flushed, run_lock_try_acquire,
+	    ok_lock_try_acquire_known, false }, 3 },
+	/* EVALSHA (NOSCRIPT), EVAL: the GET-then-write script */
+	{ { "set_get_flushed", prep_flushed, run_set_get, ok_set_get, false },
+	  2 },
+	{ { "getdel_flushed", prep_flushed, run_getdel, ok_getdel, false }, 2 },
+	/* SETNX (0), GET (a passed time), GETSET */
+	{ { "pattern_takeover", prep_pattern_expired, run_pattern_acquire,
+	    ok_pattern_acquire, false }, 2 },
+	{ { "pattern_takeover", prep_pattern_expired, run_pattern_acquire,
+	    ok_pattern_acquire, false }, 3 },
+};
+#define NLATER ((int)(sizeof(later) / sizeof(later[0])))
+
+ParameterizedTestParameters(redis_inflight, a_later_round_trip)
+{
+	static int idx[sizeof(later) / sizeof(later[0])];
+
+	for (int i = 0; i < NLATER; i++)
+		idx[i] = i;
+	return cr_make_param_array(int, idx, NLATER);
+}
+
+ParameterizedTest(int *i, redis_inflight, a_later_round_trip)
+{
+	const struct later_case *lc = &later[*i];
+	const struct call_case *c = &lc->c;
+	static struct ctx x;
+	struct relay rl;
+	struct flight f = { .c = c, .x = &x };
+	pthread_t t;
+	char uri[128];
+	int port, lfd, rc;
+
+	start();
+	lfd = listen_any(&port);
+	snprintf(uri, sizeof(uri), "redis://127.0.0.1:%d?timeout=0", port);
+	relay_start(&rl, lfd, port, 0);
+	cr_assert_eq(shmkv_open(uri, 0, &x.kv), 0);
+	prepare(c, &x);
+	relay_stop(&rl);
+	/* The handle's connection ends with the old relay: the new one
+	 * counts from the reconnect, whose requests are the call's. */
+	relay_start(&rl, lfd, port, lc->hold_at);
+	cr_assert_eq(pthread_create(&t, NULL, flight_thread, &f), 0);
+	while (!(atomic_load(&rl.held) && unread_at(srv.port) > 0) &&
+	       !atomic_load(&f.done))
+		usleep(1000);
+	cr_assert(atomic_load(&rl.held), "%s returned %d before request %d",
+		  c->name, f.rc, lc->hold_at);
+	redis_server_stop(&srv);
+	pthread_join(t, NULL);
+	rc = f.rc;
+	cr_assert_eq(rc, -ECONNRESET, "%s at request %d: %d (%s)", c->name,
+		     lc->hold_at, rc,
+		     rc < 0 ? shmkv_strerror(rc) : "not an error");
+	cr_assert(outputs_untouched(&x), "%s wrote its outputs", c->name);
+
+	cr_assert_eq(rt_restart(&srv, NULL), 0);
+	relay_stop(&rl);
+	relay_start(&rl, lfd, port, 0);
+	prepare(c, &x);
+	rc = c->run(&x);
+	cr_assert(c->ok(&x, rc), "%s after the restart: %d", c->name, rc);
+	shmkv_close(x.kv);
+	relay_stop(&rl);
+	close(lfd);
 }
