@@ -83,8 +83,7 @@ static bool holding(const struct shmkv__lock *h)
  * -ECONNRESET / -ETIMEDOUT, not a guess followed by a reconnect within
  * the same call (whose -ECONNREFUSED would hide that a request died).
  */
-static int native_delifeq(struct shmkv__lock *h,
-			  const struct shmkv__rl_keys *k)
+static int native_delifeq(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 {
 	const char *av[3] = { "COMMAND", "INFO", "DELIFEQ" };
 	size_t al[3] = { 7, 4, 7 };
