@@ -12,6 +12,9 @@
  * so the call sees its connection reset with the request sent and
  * unanswered: exactly "a server that died mid-command". With ?timeout=0
  * only the kill can end the wait, so the answer must be -ECONNRESET.
+ * Calls of several round trips are also killed at a later one, through a
+ * relay (inflight.h); and every call is also timed out (?timeout=200 on a
+ * stopped server): -ETIMEDOUT, and the late reply is not the next call's.
  *
  * shmkv_lock_held() is the one call without an errno: it answers 1 or 0,
  * and a call that cannot ask the server must answer 0 ("not known to be
@@ -483,6 +486,54 @@ ParameterizedTest(int *i, redis_inflight, every_call)
 	prepare(c, &x);
 	rc = c->run(&x);
 	cr_assert(case_ok(c, &x, rc), "%s after the restart: %d", c->name, rc);
+	shmkv_reply_free(&x.reply);
+	shmkv_close(x.kv);
+}
+
+/* The other way a call loses its reply: a server that stops answering
+ * (stopped, not killed) and a short ?timeout=. -ETIMEDOUT, nothing in the
+ * outputs; the server, resumed, runs the request and answers to a closed
+ * socket, so the handle's next call (after FLUSHALL: what the late
+ * request did is not the point) gets its own reply, not that one. */
+ParameterizedTestParameters(redis_inflight, every_call_timed_out)
+{
+	static int idx[sizeof(cases) / sizeof(cases[0])];
+
+	for (int i = 0; i < NCASES; i++)
+		idx[i] = i;
+	return cr_make_param_array(int, idx, NCASES);
+}
+
+ParameterizedTest(int *i, redis_inflight, every_call_timed_out)
+{
+	const struct call_case *c = &cases[*i];
+	static struct ctx x;
+	redisContext *admin;
+	char uri[256];
+	int rc;
+
+	start();
+	rt_uri(uri, sizeof(uri), &srv, "?timeout=200");
+	cr_assert_eq(shmkv_open(uri, 0, &x.kv), 0);
+	prepare(c, &x);
+	cr_assert_eq(inflight_stop(srv.pid), 0);
+	rc = c->run(&x);
+	cr_assert_eq(kill(srv.pid, SIGCONT), 0);
+	if (c->held)
+		cr_assert_eq(rc, 0, "%s: %d with no answer", c->name, rc);
+	else
+		cr_assert_eq(rc, -ETIMEDOUT, "%s: %d (%s)", c->name, rc,
+			     rc < 0 ? shmkv_strerror(rc) : "not an error");
+	cr_assert(outputs_untouched(&x), "%s wrote its outputs", c->name);
+	shmkv_reply_free(&x.reply);
+
+	admin = rt_admin(&srv, NULL);
+	cr_assert_not_null(admin);
+	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_STATUS, "FLUSHALL"), 0);
+	redisFree(admin);
+	prepare(c, &x);
+	rc = c->run(&x);
+	cr_assert(case_ok(c, &x, rc), "%s after the timeout: %d", c->name, rc);
 	shmkv_reply_free(&x.reply);
 	shmkv_close(x.kv);
 }
