@@ -38,31 +38,6 @@ static int key_args(const shmkv_t *kv, const void *key, size_t klen)
 	return klen > kv->geo.key_max ? -ENAMETOOLONG : 0;
 }
 
-/* One command on one key with an integer reply into *@v. */
-static int key_int(shmkv_t *kv, const void *key, size_t klen,
-		   struct shmkv__rc *c, int64_t *v)
-{
-	struct shmkv_redis *r = shmkv__redis_of(kv);
-	struct shmkv__rk k;
-	redisReply *rep;
-	int err = shmkv__rk_make(r, key, klen, &k);
-
-	if (err)
-		return err;
-	c->argv[1] = k.p;
-	c->len[1] = k.len;
-	err = shmkv__rc_run(r, &k, c, &rep);
-	if (err == 0) {
-		if (rep->type == REDIS_REPLY_INTEGER)
-			*v = rep->integer;
-		else
-			err = -EPROTO;
-		freeReplyObject(rep);
-	}
-	shmkv__rk_free(&k);
-	return err;
-}
-
 int shmkv__redis_expire(shmkv_t *kv, const void *key, size_t klen,
 			enum shmkv_expire_unit unit, unsigned flags, int64_t t)
 {
@@ -95,7 +70,7 @@ int shmkv__redis_expire(shmkv_t *kv, const void *key, size_t klen,
 	for (unsigned i = 0; i < 4; i++)
 		if (flags & (1u << i))
 			shmkv__rc_str(&c, conds[i]);
-	err = key_int(kv, key, klen, &c, &n);
+	err = shmkv__rc_key_int(kv, key, klen, &c, &n);
 	return err ? err : (int)(n != 0);
 }
 
@@ -112,7 +87,7 @@ int shmkv__redis_pttl(shmkv_t *kv, const void *key, size_t klen, int64_t *ms)
 		return err;
 	shmkv__rc_str(&c, "PTTL");
 	shmkv__rc_arg(&c, NULL, 0);
-	err = key_int(kv, key, klen, &c, &v);
+	err = shmkv__rc_key_int(kv, key, klen, &c, &v);
 	if (err == 0)
 		*ms = v;
 	return err;
@@ -130,7 +105,7 @@ int shmkv__redis_persist(shmkv_t *kv, const void *key, size_t klen)
 		return -EROFS;
 	shmkv__rc_str(&c, "PERSIST");
 	shmkv__rc_arg(&c, NULL, 0);
-	err = key_int(kv, key, klen, &c, &n);
+	err = shmkv__rc_key_int(kv, key, klen, &c, &n);
 	return err ? err : (int)(n != 0);
 }
 

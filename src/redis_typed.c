@@ -53,35 +53,6 @@ static int value_args(const shmkv_t *kv, const void *val, size_t vlen,
 
 /* ---- the calls ---- */
 
-/* A command on one key whose reply is an integer, as the call's return
- * (EXISTS, DEL, SETNX, PERSIST: 1 or 0) or into *@v. */
-static int key_int(shmkv_t *kv, const void *key, size_t klen,
-		   struct shmkv__rc *c, int64_t *v)
-{
-	struct shmkv_redis *r = redis_of(kv);
-	struct shmkv__rk k;
-	redisReply *rep;
-	int64_t n = 0;
-	int err = shmkv__rk_make(r, key, klen, &k);
-
-	if (err)
-		return err;
-	/* The key goes second: after the command's name. */
-	c->argv[1] = k.p;
-	c->len[1] = k.len;
-	err = shmkv__rc_run(r, &k, c, &rep);
-	if (err == 0) {
-		err = reply_int(rep, &n);
-		freeReplyObject(rep);
-	}
-	shmkv__rk_free(&k);
-	if (err)
-		return err;
-	if (v != NULL)
-		*v = n;
-	return v != NULL ? 0 : (int)(n != 0);
-}
-
 /* A command's first two arguments: its name and a place for the key. */
 static void rc_start(struct shmkv__rc *c, const char *name)
 {
@@ -122,7 +93,7 @@ int shmkv__redis_exists(shmkv_t *kv, const void *key, size_t klen)
 	struct shmkv__rc c = { 0 };
 
 	rc_start(&c, "EXISTS");
-	return key_int(kv, key, klen, &c, NULL);
+	return shmkv__rc_key_int(kv, key, klen, &c, NULL);
 }
 
 int shmkv__redis_get_int(shmkv_t *kv, const void *key, size_t klen,
@@ -243,7 +214,7 @@ int shmkv__redis_setnx(shmkv_t *kv, const void *key, size_t klen,
 		return err;
 	rc_start(&c, "SETNX");
 	shmkv__rc_arg(&c, val, vlen);
-	return key_int(kv, key, klen, &c, NULL);
+	return shmkv__rc_key_int(kv, key, klen, &c, NULL);
 }
 
 /* GETDEL (and its kin): the GET-then-write script; with no buffer to respect,
@@ -296,7 +267,7 @@ int shmkv__redis_del(shmkv_t *kv, const void *key, size_t klen)
 	if (kv->readonly)
 		return -EROFS;
 	rc_start(&c, "DEL");
-	return key_int(kv, key, klen, &c, NULL);
+	return shmkv__rc_key_int(kv, key, klen, &c, NULL);
 }
 
 /*
@@ -380,7 +351,7 @@ int shmkv__redis_incrby(shmkv_t *kv, const void *key, size_t klen,
 		return -EROFS;
 	rc_start(&c, "INCRBY");
 	shmkv__rc_int(&c, delta);
-	err = key_int(kv, key, klen, &c, &v);
+	err = shmkv__rc_key_int(kv, key, klen, &c, &v);
 	if (err == 0 && result != NULL)
 		*result = v;
 	return err;

@@ -52,6 +52,12 @@ int shmkv__rc_call_master(struct shmkv_redis *r, int m, int argc,
 			  const char **argv, const size_t *argvlen,
 			  redisReply **rep);
 
+/* A command @c on one key whose reply is an integer: the call's return
+ * (EXISTS, DEL, SETNX, PERSIST: 1 or 0) when @v is NULL, else into *@v
+ * (0 returned). A reply that is not an integer: -EPROTO. */
+int shmkv__rc_key_int(shmkv_t *kv, const void *key, size_t klen,
+		      struct shmkv__rc *c, int64_t *v);
+
 /* Sends @c to @k's node. Return: 0 and *@rep (never an error reply: that
  * is mapped to its errno and freed), or the link's error. */
 int shmkv__rc_run(struct shmkv_redis *r, const struct shmkv__rk *k,

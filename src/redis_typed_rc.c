@@ -251,3 +251,35 @@ int shmkv__rc_get_then(struct shmkv_redis *r, const struct shmkv__rk *k,
 	freeReplyObject(rep);
 	return err;
 }
+
+/* A command on one key whose reply is an integer, as the call's return
+ * (EXISTS, DEL, SETNX, PERSIST: 1 or 0) or into *@v. */
+int shmkv__rc_key_int(shmkv_t *kv, const void *key, size_t klen,
+		      struct shmkv__rc *c, int64_t *v)
+{
+	struct shmkv_redis *r = shmkv__redis_of(kv);
+	struct shmkv__rk k;
+	redisReply *rep;
+	int64_t n = 0;
+	int err = shmkv__rk_make(r, key, klen, &k);
+
+	if (err)
+		return err;
+	/* The key goes second: after the command's name. */
+	c->argv[1] = k.p;
+	c->len[1] = k.len;
+	err = shmkv__rc_run(r, &k, c, &rep);
+	if (err == 0) {
+		if (rep->type == REDIS_REPLY_INTEGER)
+			n = rep->integer;
+		else
+			err = -EPROTO;
+		freeReplyObject(rep);
+	}
+	shmkv__rk_free(&k);
+	if (err)
+		return err;
+	if (v != NULL)
+		*v = n;
+	return v != NULL ? 0 : (int)(n != 0);
+}

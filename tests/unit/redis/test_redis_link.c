@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers/inflight.h"
 #include "helpers/redis_test.h"
 #include "redis.h"
 #include "shmkv.h"
@@ -141,29 +142,6 @@ Test(redis_link, a_server_killed_with_a_command_in_flight_is_econnreset)
 	shmkv_close(f.kv);
 }
 
-/* Bytes that arrived at @port's accepted connections and that nobody
- * has read yet (/proc/net/tcp's rx_queue of the server's side). */
-static long unread_at(int port)
-{
-	FILE *f = fopen("/proc/net/tcp", "r");
-	char line[512];
-	long total = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned lport, rport, st;
-		unsigned long tx, rx;
-
-		if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport,
-			   &rport, &st, &tx, &rx) == 5 &&
-		    (int)lport == port && rport != 0)
-			total += (long)rx;
-	}
-	fclose(f);
-	return total;
-}
-
 static void *incr_thread(void *arg)
 {
 	struct inflight *f = arg;
@@ -187,7 +165,7 @@ Test(redis_link, an_incr_sent_to_a_stopped_server_then_killed_is_econnreset)
 	cr_assert_eq(kill(srv.pid, SIGSTOP), 0);
 	cr_assert_eq(pthread_create(&t, NULL, incr_thread, &f), 0);
 	/* Sent: its bytes wait in the stopped server's socket. */
-	while (unread_at(srv.port) <= 0)
+	while (inflight_unread_at(srv.port) <= 0)
 		usleep(1000);
 	redis_server_stop(&srv); /* SIGKILL works on a stopped process */
 	pthread_join(t, NULL);
