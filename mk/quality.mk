@@ -1,6 +1,6 @@
 # mk/quality.mk - the checks beyond `make test`'s own run, each a target
 # that installs what it needs first (deps) and then builds in a sub-make:
-#   torture        crash torture and the long lifecycle soak (FAULT=1)
+#   torture        crash torture, the long lifecycle and limit soaks (FAULT=1)
 #   fuzz           libFuzzer harnesses (tests/fuzz/), clang, ASan+UBSan
 #   lint           cppcheck, clang-tidy, no atomics outside src/atomic.h
 #   sanitize-test  unit suite and stress programs under ASan+UBSan
@@ -16,15 +16,24 @@ TORTURE_SECONDS ?= 60
 # Then the lifecycle soak (tests/programs/lifecycle_soak.c): short-lived processes
 # leaving every way, no recovery; the store must come back to a steady state.
 LIFECYCLE_SECONDS ?= 120
+# Then the store at its limit (tests/programs/limit_soak.c): growths with
+# value memory full, SIGKILLs; every DEL and release succeeds, no wedge.
+# LIMIT_SECONDS under noeviction, then LIMIT_LRU_SECONDS under allkeys-lru.
+LIMIT_SECONDS ?= 60
+LIMIT_LRU_SECONDS ?= 30
 .PHONY: torture torture-run
 torture: deps
 	$(Q)$(SUBMAKE) FAULT=1 torture-run
 
 torture-run: $(BUILD)/tests/torture $(BUILD)/tests/torture_worker \
-		$(BUILD)/tests/lifecycle_soak $(BUILD)/tests/lifecycle_worker
+		$(BUILD)/tests/lifecycle_soak $(BUILD)/tests/lifecycle_worker \
+		$(BUILD)/tests/limit_soak
 	$(Q)$(BUILD)/tests/torture --seconds $(TORTURE_SECONDS)
 	$(Q)$(BUILD)/tests/lifecycle_soak --seconds $(LIFECYCLE_SECONDS) \
 		--rounds 4
+	$(Q)$(BUILD)/tests/limit_soak --seconds $(LIMIT_SECONDS) --rounds 12
+	$(Q)$(BUILD)/tests/limit_soak --seconds $(LIMIT_LRU_SECONDS) \
+		--rounds 6 --policy allkeys-lru
 
 # ---------------------------------------------------------------------------
 # Fuzzing (tests/fuzz/): libFuzzer harnesses, built with clang under ASan

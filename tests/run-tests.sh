@@ -39,6 +39,16 @@ step "unit and multi-process tests (Criterion)"
 step "lifecycle soak: ${LIFECYCLE_SECONDS:-10} s, >= 1000 short-lived processes"
 "$BUILD"/tests/lifecycle_soak --seconds "${LIFECYCLE_SECONDS:-10}" --procs 1000
 
+# A store pinned at its max_memory while its table grows (16 to 512
+# slots with the large values' size class full, so a growth's copies find
+# no free block), workers SIGKILLed at random: every DEL, GETDEL, lock
+# release, counter INCR and shmkv_maintain succeeds, DELs, sections and
+# INCRs keep progressing (never a wedge), counters exact, check clean,
+# and with every key deleted new values fit again (`make torture` runs it
+# long, with allkeys-lru too).
+step "store at its limit: ${LIMIT_SECONDS:-10} s of writers, deleters, locks and growths at max_memory, SIGKILLs included"
+"$BUILD"/tests/limit_soak --seconds "${LIMIT_SECONDS:-10}"
+
 step "differential test against redis-server"
 # Exit 77 means redis-server is missing: a failure here, never a pass, since
 # `make test` installs it. Several seeds, each a fresh random stream.
