@@ -104,6 +104,7 @@ struct ls_area {
 	_Atomic uint64_t lock_done[LS_LOCKS];	 /* sections, per lock */
 	_Atomic uint64_t incr_done[LS_COUNTERS]; /* INCRs, per counter */
 	_Atomic uint64_t enomem, enospc; /* SETs refused for want of room */
+	_Atomic uint64_t acquire_enomem; /* acquires refused: no cell free */
 	_Atomic uint64_t fails[LF_KINDS];
 	_Atomic uint32_t noted[LF_KINDS];
 	char note[LF_KINDS][200]; /* the first failure of each kind */

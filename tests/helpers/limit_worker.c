@@ -188,6 +188,13 @@ static void locker_step(struct wk *w)
 
 	if (rc == -ETIMEDOUT)
 		return;
+	/* A grant is published in a lock cell of this process, or without
+	 * one in an owner record: both value memory, which a full store
+	 * may not have (only progress is asked: limit_soak.c). */
+	if (rc == -ENOMEM) {
+		atomic_fetch_add(&w->a->acquire_enomem, 1);
+		return;
+	}
 	if (rc < 0 || rc == SHMKV_LOCK_LEASE_EXPIRED) {
 		ls_fail(w->a, LF_ACQUIRE, "acquire of lock %s: %d (%s: %s)",
 			ls_lock_name[l], rc, err_name(rc), shmkv_strerror(rc));
@@ -213,28 +220,30 @@ static void locker_step(struct wk *w)
 	}
 }
 
-/* INCR of a counter (never an error: it holds an integer in its slot),
- * or now and then of a random key (which may hold a string: -EDOM; or be
- * new in a full table: -ENOSPC). */
-static void incr_step(struct wk *w)
+/* INCR of a random key, which may hold a string (-EDOM) or be new in a
+ * full table (-ENOSPC); it never needs value memory (no TTL, and
+ * integers this small live in their slot). */
+static void incr_random_key(struct wk *w)
 {
 	char key[16];
-	unsigned c = (unsigned)rng_below(&w->rng, LS_COUNTERS * 2);
+	unsigned klen = random_key(w, key);
+	int64_t n;
+	int rc = shmkv_incr(w->kv, key, klen, &n);
+
+	if (rc < 0 && rc != -EDOM && rc != -ENOSPC)
+		ls_fail(w->a, LF_INCR, "INCR %.*s: %d (%s: %s)", (int)klen, key,
+			rc, err_name(rc), shmkv_strerror(rc));
+}
+
+/* INCR of counter @c: never an error (it holds an integer in its slot);
+ * the lane's word says whether one was running (limit.h). */
+static void incr_counter(struct wk *w, unsigned c)
+{
+	uint64_t done = atomic_load(&w->ln->incr[c]) >> 1;
 	int64_t n;
 	int rc;
 
-	if (c >= LS_COUNTERS) {
-		unsigned klen = random_key(w, key);
-
-		rc = shmkv_incr(w->kv, key, klen, &n);
-		if (rc < 0 && rc != -EDOM && rc != -ENOSPC)
-			ls_fail(w->a, LF_INCR, "INCR %.*s: %d (%s: %s)",
-				(int)klen, key, rc, err_name(rc),
-				shmkv_strerror(rc));
-		return;
-	}
-	uint64_t done = atomic_load(&w->ln->incr[c]) >> 1;
-
+	/* Seq_cst stores: a kill between two leaves one of them whole. */
 	atomic_store(&w->ln->incr[c], LS_INCR(done, 1));
 	rc = shmkv_incr(w->kv, ls_counter[c], strlen(ls_counter[c]), &n);
 	if (rc != 0) {
@@ -246,6 +255,17 @@ static void incr_step(struct wk *w)
 	atomic_store(&w->ln->incr[c], LS_INCR(done + 1, 0));
 	atomic_fetch_add(&w->a->done[LS_INCR], 1);
 	atomic_fetch_add(&w->a->incr_done[c], 1);
+}
+
+/* A counter's INCR, or one time in two a random key's. */
+static void incr_step(struct wk *w)
+{
+	unsigned c = (unsigned)rng_below(&w->rng, LS_COUNTERS * 2);
+
+	if (c < LS_COUNTERS)
+		incr_counter(w, c);
+	else
+		incr_random_key(w);
 }
 
 static void worker_open(struct wk *w, const struct ls_worker *o)

@@ -19,10 +19,12 @@
  * with integers, short strings and block values, half of them large,
  * until -ENOMEM or -ENOSPC (expected); deleters DEL and GETDEL random
  * keys, pausing D us (100) after each so the writers keep the store
- * full, and must never fail; lock users take the safe locks and bump a
- * counter under them, and every release must succeed; INCRs bump
- * counters, which must never fail. Every M ms on
- * average (default 50; 0: never) a random worker is SIGKILLed, anywhere,
+ * full, and must never fail; lock users take the safe locks (an acquire
+ * may find no value memory for its grant's cell: -ENOMEM, counted) and
+ * bump a counter under them (an integer in its slot: that SET must not
+ * fail), and every release must succeed; INCRs bump counters, which must
+ * never fail. Every M ms on average (default 50; 0: never) a random
+ * worker is SIGKILLed, anywhere,
  * and a new one takes its lane; nobody runs shmkv_recover. The soak calls
  * shmkv_maintain every MAINTAIN_MS, which must answer 0.
  *
@@ -411,15 +413,16 @@ static void round_report(struct soak *s, int r)
 	shmkv_stats(s->kv, &st);
 	printf("limit_soak:   round %d: %llu workers started, %llu killed; "
 	       "SET %llu stored, %llu -ENOMEM, %llu -ENOSPC; %llu DEL/GETDEL "
-	       "(%llu deleted); %llu sections; %llu counter INCRs; %llu "
+	       "(%llu deleted); %llu sections (%llu acquires -ENOMEM); %llu "
+	       "counter INCRs; %llu "
 	       "maintains; %llu growths\n",
 	       r, (unsigned long long)s->spawns, (unsigned long long)s->kills,
 	       (unsigned long long)a->done[LS_WRITER],
 	       (unsigned long long)a->enomem, (unsigned long long)a->enospc,
 	       (unsigned long long)a->calls[LS_DELETER],
 	       (unsigned long long)a->done[LS_DELETER],
-	       (unsigned long long)secs, (unsigned long long)incrs,
-	       (unsigned long long)s->maintains,
+	       (unsigned long long)secs, (unsigned long long)a->acquire_enomem,
+	       (unsigned long long)incrs, (unsigned long long)s->maintains,
 	       (unsigned long long)st.growths);
 	ls_verdict(&s->t, a->enomem > 0,
 		   "the round never reached max_memory: no SET was refused "
