@@ -72,12 +72,20 @@ enum ls_fail {
 	LF_RELEASE,  /* lock release: not 0 */
 	LF_INCR,     /* INCR: an error it may not give */
 	LF_MAINTAIN, /* shmkv_maintain (the soak's): not 0 */
+	LF_MEMORY,   /* shmkv_stats: memory_bytes past max_memory */
 	LF_KINDS,
 };
 static const char *const ls_fail_name[LF_KINDS] = {
-	"open",		"SET",		"DEL",
-	"GETDEL",	"lock acquire", "lock section",
-	"lock release", "INCR",		"shmkv_maintain",
+	"open",
+	"SET",
+	"DEL",
+	"GETDEL",
+	"lock acquire",
+	"lock section",
+	"lock release",
+	"INCR",
+	"shmkv_maintain",
+	"memory within max_memory",
 };
 
 /* Stages of a lane's lock section (see above). */

@@ -40,7 +40,8 @@ static void audit_fails(struct ls_area *a, struct ls_tally *t)
 	}
 }
 
-/* The growth under way finishes, and none is left waiting. */
+/* The growth under way finishes, and none is left waiting; the store
+ * is within its max_memory. */
 static void audit_growth(shmkv_t *kv, struct ls_tally *t,
 			 struct shmkv_stats *st)
 {
@@ -54,6 +55,10 @@ static void audit_growth(shmkv_t *kv, struct ls_tally *t,
 		   "audit: a growth from %llu slots still under way after "
 		   "shmkv_maintain (stats: %d)",
 		   (unsigned long long)st->growing_from, rc);
+	ls_verdict(t, st->memory_bytes <= st->max_memory,
+		   "audit: the store uses %llu bytes, past its max_memory %llu",
+		   (unsigned long long)st->memory_bytes,
+		   (unsigned long long)st->max_memory);
 }
 
 /* Takes each lock once (a holder killed in its section left it held:

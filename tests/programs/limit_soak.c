@@ -26,7 +26,8 @@
  * never fail. Every M ms on average (default 50; 0: never) a random
  * worker is SIGKILLed, anywhere,
  * and a new one takes its lane; nobody runs shmkv_recover. The soak calls
- * shmkv_maintain every MAINTAIN_MS, which must answer 0.
+ * shmkv_maintain every MAINTAIN_MS, which must answer 0, and then
+ * shmkv_stats, whose memory_bytes must be within max_memory.
  *
  * The store never wedges: if for T seconds (default 3) no DEL deletes a
  * key while keys exist, or no lock section or counter INCR completes,
@@ -196,14 +197,25 @@ static void kill_one(struct soak *s)
 	s->kills++;
 }
 
+/* shmkv_maintain must answer 0, and the store's footprint (header,
+ * tables, pages) stay within max_memory. */
 static void maintain(struct soak *s)
 {
+	struct shmkv_stats st;
 	int rc = shmkv_maintain(s->kv);
 
 	s->maintains++;
 	if (rc != 0)
 		ls_fail(s->a, LF_MAINTAIN, "shmkv_maintain: %d (%s)", rc,
 			shmkv_strerror(rc));
+	if (shmkv_stats(s->kv, &st) == 0 && st.memory_bytes > st.max_memory)
+		ls_fail(s->a, LF_MEMORY,
+			"the store uses %llu bytes, past its max_memory %llu "
+			"(%llu slots, growing from %llu; %u value pages)",
+			(unsigned long long)st.memory_bytes,
+			(unsigned long long)st.max_memory,
+			(unsigned long long)st.slots,
+			(unsigned long long)st.growing_from, st.pages);
 }
 
 /*
