@@ -145,9 +145,9 @@ unsigned ls_value(char *buf, unsigned len, int64_t n);
 /* Whether @v (@len bytes) is a value ls_value() or INCR could write. */
 bool ls_value_ok(const char *v, size_t len);
 
-/* Runs worker @w until the area says stop; never returns (_exit 0, or a
+/* Runs worker @o until the area says stop; never returns (_exit 0, or a
  * worker_exit status after an ls_fail() of LF_OPEN). */
-void ls_worker_run(const struct ls_worker *w) __attribute__((noreturn));
+void ls_worker_run(const struct ls_worker *o) __attribute__((noreturn));
 
 /* What the soak knows of a round when its workers are all reaped. */
 struct ls_tally {

@@ -32,14 +32,22 @@ struct wk {
 	unsigned keys;
 };
 
-void ls_fail(struct ls_area *a, enum ls_fail kind, const char *fmt, ...)
+/* Counts a failure of @kind. Return: whether it is the first, whose
+ * words the caller keeps. */
+static bool count_fail(struct ls_area *a, enum ls_fail kind)
 {
-	va_list ap;
 	uint32_t none = 0;
 
 	atomic_fetch_add(&a->fails[kind], 1);
 	/* Seq_cst: one writer of the note, whoever takes it first. */
-	if (!atomic_compare_exchange_strong(&a->noted[kind], &none, 1))
+	return atomic_compare_exchange_strong(&a->noted[kind], &none, 1);
+}
+
+void ls_fail(struct ls_area *a, enum ls_fail kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!count_fail(a, kind))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(a->note[kind], sizeof(a->note[kind]), fmt, ap);
@@ -260,7 +268,7 @@ static void incr_counter(struct wk *w, unsigned c)
 /* A counter's INCR, or one time in two a random key's. */
 static void incr_step(struct wk *w)
 {
-	unsigned c = (unsigned)rng_below(&w->rng, LS_COUNTERS * 2);
+	unsigned c = (unsigned)rng_below(&w->rng, 2 * (uint64_t)LS_COUNTERS);
 
 	if (c < LS_COUNTERS)
 		incr_counter(w, c);
