@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "intconv.h"
 #include "redis_lock_call.h"
 #include "redis_lock.h"
 
@@ -279,6 +280,9 @@ int shmkv__redis_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	if (lease_ms < 1 || lease_ms > SHMKV_LOCK_LEASE_MAX ||
 	    timeout_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
+	rc = shmkv__rl_evict_check(redis_of(h), SHMKV_REDIS_EVICTS_NONE);
+	if (rc)
+		return rc;
 	if (timeout_ms > 0 && timeout_ms <= INT64_MAX - shmkv__mono_ms())
 		end = shmkv__mono_ms() + timeout_ms;
 	for (unsigned round = 0;; round++) {
@@ -331,7 +335,7 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	const char *av[3] = { "EXISTS", k->rec, NULL };
 	size_t al[3] = { 6, k->rec_len, 0 };
 	redisReply *rep;
-	unsigned long long t = 0;
+	int64_t t = 0;
 	int rc = shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 2, av, al,
 				&rep);
 
@@ -348,10 +352,14 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	rc = shmkv__rl_call(redis_of(h), k->ctr, k->ctr_len, 3, av, al, &rep);
 	if (rc)
 		return rc;
-	if (rep->type == REDIS_REPLY_STRING)
-		t = strtoull(rep->str, NULL, 10);
+	if (rep->type == REDIS_REPLY_STRING &&
+	    (!shmkv__string2ll(rep->str, rep->len, &t) || t < 0))
+		rc = -EBADMSG; /* as the scripts' BADCOUNTER */
 	freeReplyObject(rep);
-	return t > h->token ? SHMKV_LOCK_NOT_OWNER : SHMKV_LOCK_NOT_HELD;
+	if (rc)
+		return rc;
+	return (uint64_t)t > h->token ? SHMKV_LOCK_NOT_OWNER
+				       : SHMKV_LOCK_NOT_HELD;
 }
 
 /* Release by Valkey's DELIFEQ on our exact record. */

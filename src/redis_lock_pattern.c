@@ -207,6 +207,8 @@ int shmkv__redis_pattern_acquire(struct shmkv_pattern *pl, int64_t timeout_ms,
 		return -EINVAL;
 	p.r = shmkv__redis_of(h->kv);
 	rc = shmkv__rl_keys(p.r, h->key, h->remote_name_len, &p.k);
+	if (rc == 0)
+		rc = shmkv__rl_evict_check(p.r, SHMKV_REDIS_EVICTS_TTL);
 	if (rc)
 		return rc;
 	start = wait_ms > 0 ? shmkv__now_ms() : 0;
