@@ -269,7 +269,8 @@ int shmkv__redis_link_call(struct shmkv_redis_link *l, int argc,
 
 	*rep = NULL;
 	/* A fork child's inherited connection: dropped unwritten. */
-	if (l->c != NULL && (l->pid != (pid_t)shmkv__self_pid() || idle_broken(l)))
+	if (l->c != NULL &&
+	    (l->pid != (pid_t)shmkv__self_pid() || idle_broken(l)))
 		shmkv__redis_link_close(l);
 	if (l->c == NULL) {
 		err = link_connect(l);

@@ -359,7 +359,7 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	if (rc)
 		return rc;
 	return (uint64_t)t > h->token ? SHMKV_LOCK_NOT_OWNER
-				       : SHMKV_LOCK_NOT_HELD;
+				      : SHMKV_LOCK_NOT_HELD;
 }
 
 /* Release by Valkey's DELIFEQ on our exact record. */

@@ -39,8 +39,8 @@ static int evicts_of(const char *p, size_t n)
 }
 
 /* One command of string arguments on master @i. */
-static int on_master(struct shmkv_redis *r, int i, int argc,
-		     const char **argv, redisReply **rep)
+static int on_master(struct shmkv_redis *r, int i, int argc, const char **argv,
+		     redisReply **rep)
 {
 	size_t len[3];
 
@@ -66,8 +66,7 @@ static int from_config(struct shmkv_redis *r, int i, int *evicts)
 	*evicts = -1;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
 	    rep->element[1]->type == REDIS_REPLY_STRING)
-		*evicts = evicts_of(rep->element[1]->str,
-				    rep->element[1]->len);
+		*evicts = evicts_of(rep->element[1]->str, rep->element[1]->len);
 	freeReplyObject(rep);
 	return 0;
 }

@@ -145,7 +145,7 @@ Test(redis_lock_evict, a_noeviction_server_grants_both_locks, .fini = fini)
 Test(redis_lock_evict, a_renamed_config_command_is_answered_by_info,
      .fini = fini)
 {
-	const char *extra[] = { "--rename-command", "CONFIG", "",
+	const char *extra[] = { "--rename-command",   "CONFIG",	     "",
 				"--maxmemory-policy", "allkeys-lfu", NULL };
 
 	start_with(extra, "");
@@ -239,9 +239,8 @@ Test(redis_lock_evict, a_cluster_with_one_evicting_master_refuses_every_lock,
 		assert_refused(pattern_acquire(name));
 	}
 	shmkv_close(kv);
-	cr_assert_eq(rl_target_open(&target, "?locks_on_evicting_server=1",
-				     &kv),
-		     0);
+	cr_assert_eq(
+		rl_target_open(&target, "?locks_on_evicting_server=1", &kv), 0);
 	cr_assert_eq(safe_acquire("job0"), SHMKV_LOCK_ACQUIRED);
 }
 
@@ -282,9 +281,9 @@ static void assert_bad_counter(const char *field, const char *value)
 		     -EBADMSG);
 	/* Nothing was granted. */
 	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_NIL, "GET lock.{job}"), 0);
-	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_INTEGER,
-				 "DEL lock.{job}:token"),
-		     0);
+	cr_assert_eq(
+		rt_cmd_type(admin, REDIS_REPLY_INTEGER, "DEL lock.{job}:token"),
+		0);
 }
 
 Test(redis_lock_evict,

@@ -104,8 +104,8 @@ Test(redis_uri, a_cluster_takes_a_list_of_seeds)
 Test(redis_uri, locks_on_evicting_server_is_off_unless_the_query_says_1)
 {
 	cr_assert_not(parse_ok("redis://h").locks_on_evicting);
-	cr_assert_not(
-		parse_ok("redis://h?locks_on_evicting_server=0").locks_on_evicting);
+	cr_assert_not(parse_ok("redis://h?locks_on_evicting_server=0")
+			      .locks_on_evicting);
 	cr_assert(parse_ok("redis+cluster://a,b?prefix=p:&"
 			   "locks_on_evicting_server=1")
 			  .locks_on_evicting);
@@ -156,28 +156,28 @@ Test(redis_uri, anything_malformed_is_einval_with_a_reason)
 		"redis://h?timeout=86400001",  /* range */
 		"redis://h?connect_timeout=0", /* range */
 		"redis://h?prefix=a&",	       /* trailing & */
-		"redis://h?locks_on_evicting_server=2",	 /* not 0 or 1 */
-		"redis://h?locks_on_evicting_server=",	 /* empty */
-		"redis://h?locks_on_evicting_server",	 /* without = */
-		"redis://h#frag",	       /* fragment */
-		"redis://user@h",	       /* user without password */
-		"redis://user:@h",	       /* empty password */
-		"redis://:p%zz@h",	       /* bad escape */
-		"redis://:p%00@h",	       /* NUL */
-		"redis://:p%4@h",	       /* short escape */
-		"redis://h?prefix=%00",	       /* NUL */
-		"redis://a,b",		       /* list outside a cluster */
-		"redis://h h",		       /* bad host char */
-		"redis://[::1",		       /* no ] */
-		"redis://[::1]x",	       /* text after ] */
-		"redis://[g::1]",	       /* not v6 */
-		"redis+cluster://a,b/1",       /* db on a cluster */
-		"redis+cluster://a,,b",	       /* empty seed */
-		"redis+unix://",	       /* no path */
-		"redis+unix://host/sock",      /* a host */
-		"redis+unix:///s?db=x",	       /* db */
-		"redis+unix:///s%20x",	       /* % in a path */
-		"rediss://h",		       /* TLS: not built */
+		"redis://h?locks_on_evicting_server=2", /* not 0 or 1 */
+		"redis://h?locks_on_evicting_server=",	/* empty */
+		"redis://h?locks_on_evicting_server",	/* without = */
+		"redis://h#frag",			/* fragment */
+		"redis://user@h",	  /* user without password */
+		"redis://user:@h",	  /* empty password */
+		"redis://:p%zz@h",	  /* bad escape */
+		"redis://:p%00@h",	  /* NUL */
+		"redis://:p%4@h",	  /* short escape */
+		"redis://h?prefix=%00",	  /* NUL */
+		"redis://a,b",		  /* list outside a cluster */
+		"redis://h h",		  /* bad host char */
+		"redis://[::1",		  /* no ] */
+		"redis://[::1]x",	  /* text after ] */
+		"redis://[g::1]",	  /* not v6 */
+		"redis+cluster://a,b/1",  /* db on a cluster */
+		"redis+cluster://a,,b",	  /* empty seed */
+		"redis+unix://",	  /* no path */
+		"redis+unix://host/sock", /* a host */
+		"redis+unix:///s?db=x",	  /* db */
+		"redis+unix:///s%20x",	  /* % in a path */
+		"rediss://h",		  /* TLS: not built */
 		"http://h",
 		"redis:/h",
 	};
