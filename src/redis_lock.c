@@ -280,15 +280,17 @@ int shmkv__redis_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	if (lease_ms < 1 || lease_ms > SHMKV_LOCK_LEASE_MAX ||
 	    timeout_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
-	rc = shmkv__rl_evict_check(redis_of(h), SHMKV_REDIS_EVICTS_NONE);
-	if (rc)
-		return rc;
 	if (timeout_ms > 0 && timeout_ms <= INT64_MAX - shmkv__mono_ms())
 		end = shmkv__mono_ms() + timeout_ms;
 	for (unsigned round = 0;; round++) {
 		int64_t nap, now;
 
-		rc = attempt(h, &k, lease_ms, &b);
+		/* Before each try (a cached reading, unless a connection is
+		 * to be made again: redis_policy.c). */
+		rc = shmkv__rl_evict_check(redis_of(h),
+					   SHMKV_REDIS_EVICTS_NONE);
+		if (rc == 0)
+			rc = attempt(h, &k, lease_ms, &b);
 		if (rc != -EBUSY || timeout_ms == 0)
 			return rc;
 		/* Poll (no handle mutex is held here: each call takes it

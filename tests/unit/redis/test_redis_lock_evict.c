@@ -6,8 +6,11 @@
  * needs, and stops it by pid.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -199,6 +202,73 @@ Test(redis_lock_evict, a_policy_set_while_open_is_read_again_at_reconnect,
 				 "CLIENT KILL TYPE normal SKIPME yes"),
 		     0);
 	cr_assert_eq(safe_acquire("job"), SHMKV_LOCK_ACQUIRED);
+}
+
+struct waiter {
+	shmkv_t *kv;
+	int rc;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+	struct shmkv_lock lk;
+
+	w->rc = shmkv_lock_init(w->kv, &lk, "job");
+	if (w->rc == 0)
+		w->rc = shmkv_lock_timed_acquire(&lk, 60000, 20000);
+	return NULL;
+}
+
+/* INFO commandstats' count of EVALSHA calls. */
+static long evalsha_calls(void)
+{
+	redisReply *r = redisCommand(admin, "INFO commandstats");
+	const char *p;
+	long n = 0;
+
+	cr_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+	p = strstr(r->str, "cmdstat_evalsha:calls=");
+	if (p != NULL)
+		n = strtol(p + strlen("cmdstat_evalsha:calls="), NULL, 10);
+	freeReplyObject(r);
+	return n;
+}
+
+Test(redis_lock_evict, a_waiter_reads_the_policy_again_when_it_reconnects,
+     .fini = fini)
+{
+	struct shmkv_lock a;
+	struct waiter w = { NULL, 1 };
+	char uri[256];
+	pthread_t t;
+	long calls;
+	int i;
+
+	start_policy("noeviction", "");
+	rt_uri(uri, sizeof(uri), &srv, "");
+	cr_assert_eq(shmkv_lock_init(kv, &a, "job"), 0);
+	cr_assert_eq(shmkv_lock_try_acquire(&a, 600000), SHMKV_LOCK_ACQUIRED);
+	/* Our grant's calls (a NOSCRIPT, then the script loaded). */
+	calls = evalsha_calls();
+	cr_assert_eq(shmkv_open(uri, 0, &w.kv), 0);
+	cr_assert_eq(pthread_create(&t, NULL, wait_thread, &w), 0);
+	/* The waiter has tried 8 times, so it sleeps 16 to 32 ms between
+	 * tries now (redis_lock.h's backoff) and the kill lands in a sleep,
+	 * not on a request in flight (which would be its -ECONNRESET: the
+	 * check and the try are two requests). */
+	for (i = 0; i < 20000 && evalsha_calls() < calls + 8; i++)
+		usleep(1000);
+	cr_assert_lt(i, 20000, "the waiter never tried");
+	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_STATUS,
+				 "CONFIG SET maxmemory-policy allkeys-lru"),
+		     0);
+	cr_assert_eq(rt_cmd_type(admin, REDIS_REPLY_INTEGER,
+				 "CLIENT KILL TYPE normal SKIPME yes"),
+		     0);
+	pthread_join(t, NULL);
+	shmkv_close(w.kv);
+	assert_refused(w.rc);
 }
 
 /* "CONFIG SET maxmemory-policy @policy" on master @m of @c's handle. */
