@@ -62,7 +62,13 @@
  * server-side scripts and commands (src/redis_lock*.c), with the same
  * returns; what cannot be the same (the keys' braces, round trips,
  * OWNER_DEAD only for a holder on this host, the server's clock and
- * memory) is in the README's "Locks over Redis".
+ * memory) is in the README's "Locks over Redis". There, two more errors:
+ * the acquires return -ENOTSUP on a server that may evict the lock's keys
+ * (a master's maxmemory-policy other than noeviction, or one neither
+ * CONFIG GET nor INFO would tell; volatile-* for the safe lock only, whose
+ * record has a TTL) unless the URI says ?locks_on_evicting_server=1; and
+ * the safe lock's calls return -EBADMSG when its token counter
+ * ("lock.{<name>}:token") has a field that is not a number.
  *
  * Errors are negative errnos; shmkv_strerror() describes them. Every
  * function here is safe to call from any number of processes and threads;
@@ -148,8 +154,9 @@ SHMKV_API int shmkv_pattern_init(shmkv_t *kv, struct shmkv_pattern *pl,
  * Return: 0 (acquired), -EBUSY (@wait_ms 0 and the lock is held),
  * -ETIMEDOUT (not acquired within @wait_ms), -EINVAL (@pl not initialised,
  * NULL @expiry, @timeout_ms out of range, @wait_ms below -1), -EEXIST (the
- * key holds something that is not a Unix time: another kind of lock), or
- * an error of the commands used.
+ * key holds something that is not a Unix time: another kind of lock),
+ * -ENOTSUP (a Redis store whose server may evict the key: allkeys-*; see
+ * the top), or an error of the commands used.
  */
 SHMKV_API int shmkv_pattern_acquire(struct shmkv_pattern *pl,
 				    int64_t timeout_ms, int64_t wait_ms,
@@ -234,7 +241,8 @@ SHMKV_API int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk,
  * by a live process within its lease, possibly this one through another
  * handle or thread), -EDEADLK (@lk itself holds it, lease running),
  * -EINVAL (bad @lk or @lease_ms), -EEXIST (the key holds something that is
- * not an owner record), -EROFS, or an error of the store (shmkv.h).
+ * not an owner record), -EROFS, -ENOTSUP and -EBADMSG (a Redis store:
+ * see the top), or an error of the store (shmkv.h).
  * Ordering: a grant is a full barrier; it happens after the release or
  * expiry it follows.
  */
@@ -266,8 +274,9 @@ SHMKV_API int shmkv_lock_acquire(struct shmkv_lock *lk, int64_t lease_ms);
  * no clock.
  * Return: 0 (released), SHMKV_LOCK_NOT_OWNER (-EPERM: another grant took
  * the lock, so yours was not exclusive past your lease end),
- * SHMKV_LOCK_NOT_HELD (-ENOLCK), -EINVAL, -EEXIST, -EROFS, or an error of
- * the store. On error the store is unchanged. @lk holds nothing afterwards.
+ * SHMKV_LOCK_NOT_HELD (-ENOLCK), -EINVAL, -EEXIST, -EROFS, -EBADMSG (a
+ * Redis store: see the top), or an error of the store. On error the store
+ * is unchanged. @lk holds nothing afterwards.
  */
 SHMKV_API int shmkv_lock_release(struct shmkv_lock *lk);
 
@@ -278,7 +287,8 @@ SHMKV_API int shmkv_lock_release(struct shmkv_lock *lk);
  * Return: 0, SHMKV_LOCK_NOT_OWNER, SHMKV_LOCK_NOT_HELD (including: the
  * lease has already run out), -EINVAL (@ms out of 1..SHMKV_LOCK_LEASE_MAX,
  * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
- * -EEXIST, -EROFS, or an error of the store. On error nothing changes.
+ * -EEXIST, -EROFS, -EBADMSG (a Redis store: see the top), or an error
+ * of the store. On error nothing changes.
  */
 SHMKV_API int shmkv_lock_extend(struct shmkv_lock *lk,
 				enum shmkv_lock_extend_mode mode, int64_t ms);

@@ -19,7 +19,8 @@ static const struct {
 	{ ENOSPC, "table full: no free slot in the key's probe window" },
 	{ ENOMEM, "out of memory: no free value storage of that size" },
 	{ ENOBUFS, "buffer too small for the value" },
-	{ EBADMSG, "store is corrupted" },
+	{ EBADMSG, "store is corrupted (on Redis: a lock's token counter, "
+		   "lock.{<name>}:token, has a field that is not a number)" },
 	{ EAGAIN, "operation kept losing races; try again" },
 	{ EPROTO, "not a shmkv store (bad magic)" },
 	{ EPROTONOSUPPORT, "shmkv store of another layout version or build" },
@@ -52,7 +53,10 @@ static const struct {
 	{ ELOOP, "too many Redis Cluster redirections (MOVED/ASK)" },
 	{ EPROTOTYPE, "the key holds a Redis value that is not a string "
 		      "(WRONGTYPE)" },
-	{ ENOTSUP, "not supported by this store's backend" },
+	{ ENOTSUP, "not supported by this store's backend (a lock on Redis: "
+		   "the server evicts keys, its maxmemory-policy is not "
+		   "noeviction or cannot be read, so locks are refused; add "
+		   "?locks_on_evicting_server=1 to the URI to accept)" },
 };
 
 const char *shmkv_strerror(int err)

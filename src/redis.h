@@ -19,6 +19,7 @@
  *   redis_backend.c  the backend's row (open, unlink, close, exec) and
  *                    shmkv__redis_call: one command to the node that holds
  *                    its key
+ *   redis_policy.c   the masters' maxmemory-policy, for the locks
  *   redis_cluster.c  the slot map, MOVED / ASK / TRYAGAIN (redis_slot.c:
  *                    CRC16 key slots with hash tags, redirection parsing)
  *   redis_link.c     one connection to one node (hiredis): timeouts, AUTH,
@@ -63,11 +64,11 @@ enum shmkv_redis_kind {
 	SHMKV_REDIS_CLUSTER, /* redis+cluster:// */
 };
 
-#define SHMKV_REDIS_HOST_MAX	255
-#define SHMKV_REDIS_SEEDS_MAX	16
-#define SHMKV_REDIS_CRED_MAX	255
-#define SHMKV_REDIS_PREFIX_MAX	128
-#define SHMKV_REDIS_PATH_MAX	107 /* sun_path, less its NUL */
+#define SHMKV_REDIS_HOST_MAX   255
+#define SHMKV_REDIS_SEEDS_MAX  16
+#define SHMKV_REDIS_CRED_MAX   255
+#define SHMKV_REDIS_PREFIX_MAX 128
+#define SHMKV_REDIS_PATH_MAX   107 /* sun_path, less its NUL */
 
 struct shmkv_redis_addr {
 	char host[SHMKV_REDIS_HOST_MAX + 1]; /* IPv6 without its brackets */
@@ -88,6 +89,9 @@ struct shmkv_redis_uri {
 	size_t prefix_len;
 	int connect_timeout_ms; /* ?connect_timeout=, default 2000 */
 	int command_timeout_ms; /* ?timeout=, default 5000; 0: none */
+	/* ?locks_on_evicting_server=1: grant locks on a server whose
+	 * maxmemory-policy may evict their keys (redis_policy.c). */
+	bool locks_on_evicting;
 };
 
 /*
@@ -113,12 +117,19 @@ struct shmkv_redis_link {
 	const struct shmkv_redis_uri *uri; /* auth, db, timeouts */
 	bool unix_socket;		   /* then uri->path */
 	struct shmkv_redis_addr addr;	   /* TCP: the node */
+	uint32_t *connects; /* counted up at each connect made (or NULL) */
+	/* redis_policy.c read this connection's maxmemory-policy (cleared
+	 * at each connect). */
+	bool policy_read;
 };
 
-/* Binds @l to a node (nothing connects until the first call). */
+/* Binds @l to a node (nothing connects until the first call); each
+ * connect it makes counts *@connects up (the handle's, redis_policy.c;
+ * NULL: none). */
 void shmkv__redis_link_init(struct shmkv_redis_link *l,
 			    const struct shmkv_redis_uri *u, bool unix_socket,
-			    const struct shmkv_redis_addr *addr);
+			    const struct shmkv_redis_addr *addr,
+			    uint32_t *connects);
 
 /*
  * shmkv__redis_link_call - sends one command on @l and reads its reply,
@@ -140,9 +151,13 @@ int shmkv__redis_link_call(struct shmkv_redis_link *l, int argc,
  * dropped without a write). @l stays bound and may be called again. */
 void shmkv__redis_link_close(struct shmkv_redis_link *l);
 
+/* Would @l's next call connect anew (none, a fork child's inherited one,
+ * or one the server closed while idle)? A poll, no I/O. */
+bool shmkv__redis_link_would_connect(const struct shmkv_redis_link *l);
+
 /* ---- redis_cluster.c, redis_slot.c ---- */
 
-#define SHMKV_REDIS_SLOTS    16384
+#define SHMKV_REDIS_SLOTS     16384
 #define SHMKV_REDIS_NODES_MAX 64
 
 /* CRC16 (XMODEM) of @key's hash tag ("{...}", non-empty) or of the whole
@@ -176,20 +191,57 @@ int shmkv__redis_cluster_masters(struct shmkv_redis *r);
 int shmkv__redis_cluster_call_master(struct shmkv_redis *r, int i, int argc,
 				     const char **argv, const size_t *argvlen,
 				     redisReply **rep);
+/* Master @i's link (0 <= i < shmkv__redis_cluster_masters), or NULL. */
+struct shmkv_redis_link *shmkv__redis_cluster_master_link(struct shmkv_redis *r,
+							  int i);
+
+/* ---- redis_policy.c ---- */
+
+/* What the masters' maxmemory-policy lets the server evict, the worst
+ * master's (ordered: each evicts more, or says less, than the last). */
+enum shmkv_redis_evicts {
+	SHMKV_REDIS_EVICTS_NONE = 0, /* noeviction */
+	SHMKV_REDIS_EVICTS_TTL,	     /* volatile-*: keys with a TTL */
+	SHMKV_REDIS_EVICTS_ALL,	     /* allkeys-*, or a policy not known here */
+	SHMKV_REDIS_EVICTS_UNKNOWN,  /* neither CONFIG GET nor INFO answered */
+};
+
+/*
+ * shmkv__redis_policy - what @r's masters may evict: each master's
+ * CONFIG GET maxmemory-policy, or INFO memory's maxmemory_policy where
+ * CONFIG is renamed, disabled or not granted. Read again when a master
+ * that answered the last reading would connect anew, when one of the
+ * handle's links connected since (a reconnect, a new master), or after a
+ * minute; else the last reading. A master that cannot be reached is left
+ * out (its next connect makes the next call read again). Called with
+ * @r's mutex held.
+ * Return: an enum shmkv_redis_evicts, or the link error of the last
+ * master tried when none answered.
+ */
+int shmkv__redis_policy(struct shmkv_redis *r);
 
 /* ---- redis_backend.c ---- */
 
 struct shmkv_redis {
 	struct shmkv kv; /* first: the handle the public calls take */
 	struct shmkv_redis_uri uri;
-	pthread_mutex_t mu; /* serialises the connections' use */
-	pid_t pid;	    /* the process mu was initialised in */
-	struct shmkv_redis_link link;	    /* TCP, UNIX */
+	pthread_mutex_t mu;	      /* serialises the connections' use */
+	pid_t pid;		      /* the process mu was initialised in */
+	struct shmkv_redis_link link; /* TCP, UNIX */
 	struct shmkv_redis_cluster *cluster; /* CLUSTER: else NULL */
-	bool readonly;	    /* SHMKV_OPEN_READONLY: writes are -EROFS */
+	bool readonly; /* SHMKV_OPEN_READONLY: writes are -EROFS */
 	/* redis_typed.c's: does the server have Valkey's native DELIFEQ?
 	 * 0 not asked yet, 1 yes, 2 no (relaxed atomics: idempotent). */
 	uint32_t typed_delifeq;
+	/* Connects made by the handle's links, and redis_policy.c's reading
+	 * of the masters' maxmemory-policy: all under mu. */
+	uint32_t connects;
+	struct {
+		bool known;
+		uint32_t connects; /* ->connects when it was read */
+		int64_t read_ms;   /* shmkv__mono_ms() when it was read */
+		int evicts;	   /* enum shmkv_redis_evicts */
+	} policy;
 };
 
 static inline struct shmkv_redis *shmkv__redis_of(shmkv_t *kv)
@@ -221,6 +273,9 @@ int shmkv__redis_masters(struct shmkv_redis *r);
 int shmkv__redis_call_master(struct shmkv_redis *r, int i, int argc,
 			     const char **argv, const size_t *argvlen,
 			     redisReply **rep);
+
+/* shmkv__redis_policy under @r's mutex. */
+int shmkv__redis_evicts(struct shmkv_redis *r);
 
 /* @key with the handle's prefix in front, into @buf (@cap bytes).
  * Return: its length, or -ENAMETOOLONG if it does not fit. */

@@ -145,6 +145,16 @@ int shmkv__redis_call_master(struct shmkv_redis *r, int i, int argc,
 	return err;
 }
 
+int shmkv__redis_evicts(struct shmkv_redis *r)
+{
+	int rc;
+
+	redis_lock(r);
+	rc = shmkv__redis_policy(r);
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
 ssize_t shmkv__redis_key(const struct shmkv_redis *r, const void *key,
 			 size_t klen, char *buf, size_t cap)
 {
@@ -324,7 +334,7 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	r->pid = (pid_t)shmkv__self_pid();
 	shmkv__redis_link_init(&r->link, &r->uri,
 			       r->uri.kind == SHMKV_REDIS_UNIX,
-			       &r->uri.seeds[0]);
+			       &r->uri.seeds[0], &r->connects);
 	handle_fields(r, row_of(r->uri.kind), flags & SHMKV_OPEN_READONLY);
 	err = first_contact(r);
 	if (err) {

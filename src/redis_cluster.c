@@ -332,3 +332,13 @@ int shmkv__redis_cluster_call_master(struct shmkv_redis *r, int i, int argc,
 		cl->stale = true; /* a master gone: the map may have moved */
 	return err;
 }
+
+struct shmkv_redis_link *shmkv__redis_cluster_master_link(struct shmkv_redis *r,
+							  int i)
+{
+	struct shmkv_redis_cluster *cl = r->cluster;
+
+	if (cl == NULL || i < 0 || i >= cl->nmasters)
+		return NULL;
+	return &cl->node[cl->master[i]].link;
+}

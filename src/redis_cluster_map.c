@@ -103,7 +103,8 @@ int shmkv__redis_cluster_node(struct shmkv_redis *r,
 		return -ENOSPC;
 	i = cl->nnodes++;
 	cl->node[i].addr = *a;
-	shmkv__redis_link_init(&cl->node[i].link, &r->uri, false, a);
+	shmkv__redis_link_init(&cl->node[i].link, &r->uri, false, a,
+			       &r->connects);
 	return i;
 }
 
@@ -212,7 +213,7 @@ static void map_install(struct shmkv_redis *r, const struct shmkv_redis_map *m)
 	for (i = 0; i < m->naddr; i++) {
 		cl->node[i].addr = m->addr[i];
 		shmkv__redis_link_init(&cl->node[i].link, &r->uri, false,
-				       &m->addr[i]);
+				       &m->addr[i], &r->connects);
 		for (j = 0; j < nold; j++)
 			if (!kept[j] && addr_eq(&old[j].addr, &m->addr[i])) {
 				cl->node[i].link = old[j].link;
@@ -283,7 +284,8 @@ int shmkv__redis_cluster_refresh(struct shmkv_redis *r, int avoid)
 		n = node_find(cl, &r->uri.seeds[i]);
 		if (n >= 0 && (n == avoid || is_master(cl, n)))
 			continue; /* failed just now, or tried above */
-		shmkv__redis_link_init(&seed, &r->uri, false, &r->uri.seeds[i]);
+		shmkv__redis_link_init(&seed, &r->uri, false, &r->uri.seeds[i],
+				       &r->connects);
 		err = map_read(&seed, &r->uri.seeds[i], m);
 		if (err == 0) {
 			map_install(r, m);

@@ -42,10 +42,12 @@
 
 void shmkv__redis_link_init(struct shmkv_redis_link *l,
 			    const struct shmkv_redis_uri *u, bool unix_socket,
-			    const struct shmkv_redis_addr *addr)
+			    const struct shmkv_redis_addr *addr,
+			    uint32_t *connects)
 {
 	memset(l, 0, sizeof(*l));
 	l->uri = u;
+	l->connects = connects;
 	l->unix_socket = unix_socket;
 	if (addr != NULL)
 		l->addr = *addr;
@@ -212,6 +214,8 @@ static int link_connect(struct shmkv_redis_link *l)
 	struct timeval ctv = ms_timeval(u->connect_timeout_ms);
 	int err, saved;
 
+	/* Whatever this connects to, its policy is not known yet. */
+	l->policy_read = false;
 	errno = 0;
 	l->c = l->unix_socket ? redisConnectUnixWithTimeout(u->path, ctv)
 			      : redisConnectWithTimeout(l->addr.host,
@@ -237,6 +241,8 @@ static int link_connect(struct shmkv_redis_link *l)
 	err = setup(l);
 	if (err)
 		shmkv__redis_link_close(l);
+	if (err == 0 && l->connects != NULL)
+		(*l->connects)++;
 	return err;
 }
 
@@ -249,6 +255,12 @@ static bool idle_broken(const struct shmkv_redis_link *l)
 	return poll(&p, 1, 0) != 0;
 }
 
+bool shmkv__redis_link_would_connect(const struct shmkv_redis_link *l)
+{
+	return l->c == NULL || l->pid != (pid_t)shmkv__self_pid() ||
+	       idle_broken(l);
+}
+
 int shmkv__redis_link_call(struct shmkv_redis_link *l, int argc,
 			   const char **argv, const size_t *argvlen,
 			   redisReply **rep)
@@ -257,7 +269,8 @@ int shmkv__redis_link_call(struct shmkv_redis_link *l, int argc,
 
 	*rep = NULL;
 	/* A fork child's inherited connection: dropped unwritten. */
-	if (l->c != NULL && (l->pid != (pid_t)shmkv__self_pid() || idle_broken(l)))
+	if (l->c != NULL &&
+	    (l->pid != (pid_t)shmkv__self_pid() || idle_broken(l)))
 		shmkv__redis_link_close(l);
 	if (l->c == NULL) {
 		err = link_connect(l);

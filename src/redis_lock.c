@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "intconv.h"
 #include "redis_lock_call.h"
 #include "redis_lock.h"
 
@@ -284,7 +285,12 @@ int shmkv__redis_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 	for (unsigned round = 0;; round++) {
 		int64_t nap, now;
 
-		rc = attempt(h, &k, lease_ms, &b);
+		/* Before each try (a cached reading, unless a connection is
+		 * to be made again: redis_policy.c). */
+		rc = shmkv__rl_evict_check(redis_of(h),
+					   SHMKV_REDIS_EVICTS_NONE);
+		if (rc == 0)
+			rc = attempt(h, &k, lease_ms, &b);
 		if (rc != -EBUSY || timeout_ms == 0)
 			return rc;
 		/* Poll (no handle mutex is held here: each call takes it
@@ -331,7 +337,7 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	const char *av[3] = { "EXISTS", k->rec, NULL };
 	size_t al[3] = { 6, k->rec_len, 0 };
 	redisReply *rep;
-	unsigned long long t = 0;
+	int64_t t = 0;
 	int rc = shmkv__rl_call(redis_of(h), k->rec, k->rec_len, 2, av, al,
 				&rep);
 
@@ -348,10 +354,14 @@ static int classify(struct shmkv__lock *h, const struct shmkv__rl_keys *k)
 	rc = shmkv__rl_call(redis_of(h), k->ctr, k->ctr_len, 3, av, al, &rep);
 	if (rc)
 		return rc;
-	if (rep->type == REDIS_REPLY_STRING)
-		t = strtoull(rep->str, NULL, 10);
+	if (rep->type == REDIS_REPLY_STRING &&
+	    (!shmkv__string2ll(rep->str, rep->len, &t) || t < 0))
+		rc = -EBADMSG; /* as the scripts' BADCOUNTER */
 	freeReplyObject(rep);
-	return t > h->token ? SHMKV_LOCK_NOT_OWNER : SHMKV_LOCK_NOT_HELD;
+	if (rc)
+		return rc;
+	return (uint64_t)t > h->token ? SHMKV_LOCK_NOT_OWNER
+				      : SHMKV_LOCK_NOT_HELD;
 }
 
 /* Release by Valkey's DELIFEQ on our exact record. */

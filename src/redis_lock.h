@@ -161,6 +161,18 @@ int shmkv__rl_eval(struct shmkv_redis *r, enum shmkv__rl_script s,
 extern const char *const shmkv__rl_script_body[SHMKV__RL_SCRIPTS];
 extern const char *const shmkv__rl_script_sha[SHMKV__RL_SCRIPTS];
 
+/*
+ * shmkv__rl_evict_check - may a lock be granted on @r? Not when a master's
+ * maxmemory-policy may evict more than @tolerated (an enum
+ * shmkv_redis_evicts: the safe lock's record has a PX and its counter
+ * none, so it tolerates NONE; the pattern lock's one key never has a TTL,
+ * so TTL), unless the URI says locks_on_evicting_server=1: an evicted
+ * record hands the lock to a second holder, an evicted counter starts
+ * the tokens again at 1.
+ * Return: 0, -ENOTSUP (refused), or the link error of shmkv__redis_policy.
+ */
+int shmkv__rl_evict_check(struct shmkv_redis *r, int tolerated);
+
 /* Waiters poll: the sleep before poll @round (0, 1, ...): 1 ms doubling
  * to SHMKV__RL_POLL_MAX_MS, drawn uniformly in [d/2, d] (jitter: waiters
  * that started together do not poll together), in ms. */

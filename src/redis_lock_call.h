@@ -6,6 +6,8 @@
 #ifndef SHMKV_SRC_REDIS_LOCK_CALL_H
 #define SHMKV_SRC_REDIS_LOCK_CALL_H
 
+#include <string.h>
+
 #include "redis.h"
 
 static inline int shmkv__rl_call(struct shmkv_redis *r, const void *key,
@@ -31,10 +33,16 @@ static inline int shmkv__rl_call_master(struct shmkv_redis *r, int m, int argc,
 }
 
 /* An error reply as a lock call's error: a lock key of another type is
- * no lock (-EEXIST); anything else as shmkv__redis_err, never 0. */
+ * no lock (-EEXIST); a token counter whose field is not a number, the
+ * scripts' BADCOUNTER (redis_lock_script.c), is -EBADMSG; anything else
+ * as shmkv__redis_err, never 0. */
 static inline int shmkv__rl_err(const redisReply *rep)
 {
 	int e = shmkv__redis_err(rep);
+
+	if (rep != NULL && rep->type == REDIS_REPLY_ERROR && rep->len >= 10 &&
+	    memcmp(rep->str, "BADCOUNTER", 10) == 0)
+		return -EBADMSG;
 
 	if (e == -EPROTOTYPE)
 		return -EEXIST;

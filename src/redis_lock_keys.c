@@ -269,3 +269,15 @@ int64_t shmkv__rl_backoff(unsigned round)
 	d = d / 2 + (int64_t)((seed >> 8) % (unsigned)(d - d / 2 + 1));
 	return d > 0 ? d : 1;
 }
+
+int shmkv__rl_evict_check(struct shmkv_redis *r, int tolerated)
+{
+	int evicts;
+
+	if (r->uri.locks_on_evicting)
+		return 0;
+	evicts = shmkv__redis_evicts(r);
+	if (evicts < 0)
+		return evicts; /* a link error: the acquire would get it too */
+	return evicts <= tolerated ? 0 : -ENOTSUP;
+}

@@ -149,6 +149,13 @@ static int round_once(struct rpattern *p)
 
 static int rounds(struct rpattern *p)
 {
+	/* Before each try (a cached reading, unless a connection is to be
+	 * made again: redis_policy.c). volatile-* is no risk here: the key
+	 * never has a TTL (SETNX, GETSET). */
+	int rc = shmkv__rl_evict_check(p->r, SHMKV_REDIS_EVICTS_TTL);
+
+	if (rc)
+		return rc;
 	for (uint32_t n = 0; n < SHMKV_RETRY_MAX; n++) {
 		int r = round_once(p);
 

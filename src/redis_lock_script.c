@@ -14,6 +14,23 @@
 #include "redis_lock.h"
 
 /*
+ * Each script first checks the counter: a field t or r that is not a
+ * decimal number of at most 18 digits (written by someone else: no
+ * script writes one) is refused with a BADCOUNTER error reply naming the
+ * key and the field (shmkv__rl_err: -EBADMSG), rather than HINCRBY's "not
+ * an integer" (which would read as a bad argument) or a comparison with
+ * nil. A counter of another type is HGET's WRONGTYPE (-EEXIST).
+ */
+#define COUNTER_CHECK                                                          \
+	"for _, f in ipairs({'t', 'r'}) do\n"                                  \
+	"  local v = redis.call('HGET', KEYS[2], f)\n"                         \
+	"  if v and (#v > 18 or not string.match(v, '^%d+$')) then\n"          \
+	"    return redis.error_reply('BADCOUNTER lock token counter ' .. "    \
+	"KEYS[2] .. ' field ' .. f .. ' is not a number')\n"                   \
+	"  end\n"                                                              \
+	"end\n"
+
+/*
  * ACQUIRE: ARGV lease ms, "boot:ns:pid:start:nonce", host, the record to
  * take over ("" none), "1" if releases may be native DELIFEQs.
  * {1, record, grant kind} when granted: the token is the counter's INCR
@@ -25,6 +42,7 @@
  * after a DELIFEQ release, which cannot write r. Busy: {0, record, PTTL}.
  */
 #define ACQUIRE                                                                \
+	COUNTER_CHECK                                                          \
 	"local cur = redis.call('GET', KEYS[1])\n"                             \
 	"local kind = 0\n"                                                     \
 	"if cur then\n"                                                        \
@@ -59,6 +77,7 @@
 /* RELEASE: ARGV our record, our token. Compare-and-delete; r marks the
  * token released (ACQUIRE's LEASE_EXPIRED). 0 released, else NOT_MINE. */
 #define RELEASE                                                                \
+	COUNTER_CHECK                                                          \
 	"local cur = redis.call('GET', KEYS[1])\n"                             \
 	"if ARGV[1] == '' or cur ~= ARGV[1] then\n" NOT_MINE "end\n"           \
 	"redis.call('DEL', KEYS[1])\n"                                         \
@@ -69,6 +88,7 @@
  * the longest lease. Compare-and-PEXPIRE: {0, new PTTL}, {1|2} NOT_MINE,
  * {3} past the longest lease. Our record present means its lease runs. */
 #define EXTEND                                                                 \
+	COUNTER_CHECK                                                          \
 	"local cur = redis.call('GET', KEYS[1])\n"                             \
 	"if ARGV[1] == '' or cur ~= ARGV[1] then\n"                            \
 	"  return {(function()\n" NOT_MINE "  end)()}\n"                       \
@@ -92,9 +112,9 @@ const char *const shmkv__rl_script_body[SHMKV__RL_SCRIPTS] = {
  * against SCRIPT LOAD; a wrong one costs a reload per call, not a wrong
  * answer: the retry uses the SHA the server gave). */
 const char *const shmkv__rl_script_sha[SHMKV__RL_SCRIPTS] = {
-	[SHMKV__RL_ACQUIRE] = "0b882d90c4c8a23c465d03f576ab362487f33fb3",
-	[SHMKV__RL_RELEASE] = "89f9f0e2a356c663a70cea12f2a302603eb78c65",
-	[SHMKV__RL_EXTEND] = "6d2121e6c3af2e682b7e996837cecaf69d8a996b",
+	[SHMKV__RL_ACQUIRE] = "86c579a10c756fd4a752ba477d7878252c9792c2",
+	[SHMKV__RL_RELEASE] = "faec87f3011b9f170ed4313930fbd873bd0db43c",
+	[SHMKV__RL_EXTEND] = "70e6d401cd1a55d87a6d48bb757824780c60a2dc",
 };
 
 #define ARGS_MAX 8

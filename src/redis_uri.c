@@ -8,7 +8,7 @@
  *
  * Query keys: prefix (all), timeout and connect_timeout in ms (all), db
  * (redis+unix only: a TCP URI says it as its path, a cluster has only
- * db 0). Hosts are names or IPv4 literals, or IPv6 literals in brackets.
+ * db 0), locks_on_evicting_server=0|1 (all: redis_policy.c). Hosts are names or IPv4 literals, or IPv6 literals in brackets.
  * user, password and prefix are percent-decoded (%00 is refused: they are
  * C strings); nothing else is. Anything else is refused with a reason:
  * a store name is a config, and a typo in it must not silently select
@@ -222,7 +222,8 @@ static int parse_param(struct span kv, struct shmkv_redis_uri *u,
 		       unsigned *seen, const char **why)
 {
 	static const char *const keys[] = { "prefix", "timeout",
-					    "connect_timeout", "db" };
+					    "connect_timeout", "db",
+					    "locks_on_evicting_server" };
 	const char *eq = memchr(kv.p, '=', kv.n);
 	struct span k = { kv.p, eq ? (size_t)(eq - kv.p) : kv.n };
 	struct span v = { eq ? eq + 1 : kv.p + kv.n, eq ? kv.n - k.n - 1 : 0 };
@@ -235,7 +236,7 @@ static int parse_param(struct span kv, struct shmkv_redis_uri *u,
 	if (i == sizeof(keys) / sizeof(keys[0]) || eq == NULL)
 		return fail(why, "a query parameter other than prefix=, "
 				 "timeout=, connect_timeout=, db= "
-				 "(redis+unix)");
+				 "(redis+unix), locks_on_evicting_server=");
 	if (*seen & (1u << i))
 		return fail(why, "a query parameter given twice");
 	*seen |= 1u << i;
@@ -260,6 +261,12 @@ static int parse_param(struct span kv, struct shmkv_redis_uri *u,
 			return fail(why, "connect_timeout= not a number of ms "
 					 "in 1..86400000");
 		u->connect_timeout_ms = (int)x;
+		return 0;
+	case 4:
+		if (!number(v, 0, 1, &x))
+			return fail(why, "locks_on_evicting_server= not 0 "
+					 "or 1");
+		u->locks_on_evicting = x == 1;
 		return 0;
 	default:
 		if (u->kind != SHMKV_REDIS_UNIX)
@@ -483,6 +490,11 @@ static void put_query(struct out *o, const struct shmkv_redis_uri *u)
 		snprintf(num, sizeof(num), "%cconnect_timeout=%d", sep,
 			 u->connect_timeout_ms);
 		puts_(o, num);
+		sep = '&';
+	}
+	if (u->locks_on_evicting) {
+		put(o, &sep, 1);
+		puts_(o, "locks_on_evicting_server=1");
 	}
 }
 
