@@ -1,7 +1,7 @@
 /*
  * test_redis_uri.c - the Redis store names (src/redis_uri.c): every part
- * parsed, anything malformed refused with a reason and nothing left in
- * the struct, and the password never printed.
+ * parsed, and anything malformed refused with a reason and nothing left
+ * in the struct (how a name is shown: test_name_redact.c).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -202,38 +202,4 @@ Test(redis_uri, over_long_fields_are_refused)
 		strcat(seeds, i ? ",h:1" : "h:1");
 	snprintf(s, sizeof(s), "redis+cluster://%s", seeds);
 	assert_bad(s);
-}
-
-static void assert_display(const char *in, const char *want)
-{
-	struct shmkv_redis_uri u = parse_ok(in);
-	char buf[512];
-	size_t n = shmkv__redis_uri_display(&u, buf, sizeof(buf));
-
-	cr_assert_str_eq(buf, want, "%s", in);
-	cr_assert_eq(n, strlen(want));
-	/* What is printed parses back to the same parts, but the password. */
-	cr_assert_null(strstr(buf, "secret"));
-}
-
-Test(redis_uri, the_display_masks_the_password_and_reparses)
-{
-	assert_display("redis://:secret@h", "redis://:***@h:6379");
-	assert_display("redis://u%2F1:secret@h:1/2?prefix=a%20b:&timeout=9",
-		       "redis://u%2F1:***@h:1/2?prefix=a%20b:&timeout=9");
-	assert_display("redis+unix://:secret@/tmp/s?db=4",
-		       "redis+unix://:***@/tmp/s?db=4");
-	assert_display("redis+cluster://a:1,[::1]:2?connect_timeout=5",
-		       "redis+cluster://a:1,[::1]:2?connect_timeout=5");
-	assert_display("redis://h/0", "redis://h:6379");
-}
-
-Test(redis_uri, a_display_cut_short_is_terminated_and_says_its_length)
-{
-	struct shmkv_redis_uri u = parse_ok("redis://:secret@host:1234");
-	char buf[10];
-
-	cr_assert_eq(shmkv__redis_uri_display(&u, buf, sizeof(buf)),
-		     strlen("redis://:***@host:1234"));
-	cr_assert_str_eq(buf, "redis://:");
 }
