@@ -63,11 +63,11 @@ enum shmkv_redis_kind {
 	SHMKV_REDIS_CLUSTER, /* redis+cluster:// */
 };
 
-#define SHMKV_REDIS_HOST_MAX   255
-#define SHMKV_REDIS_SEEDS_MAX  16
-#define SHMKV_REDIS_CRED_MAX   255
-#define SHMKV_REDIS_PREFIX_MAX 128
-#define SHMKV_REDIS_PATH_MAX   107 /* sun_path, less its NUL */
+#define SHMKV_REDIS_HOST_MAX	255
+#define SHMKV_REDIS_SEEDS_MAX	16
+#define SHMKV_REDIS_CRED_MAX	255
+#define SHMKV_REDIS_PREFIX_MAX	128
+#define SHMKV_REDIS_PATH_MAX	107 /* sun_path, less its NUL */
 
 struct shmkv_redis_addr {
 	char host[SHMKV_REDIS_HOST_MAX + 1]; /* IPv6 without its brackets */
@@ -137,7 +137,7 @@ void shmkv__redis_link_close(struct shmkv_redis_link *l);
 
 /* ---- redis_cluster.c, redis_slot.c ---- */
 
-#define SHMKV_REDIS_SLOTS     16384
+#define SHMKV_REDIS_SLOTS    16384
 #define SHMKV_REDIS_NODES_MAX 64
 
 /* CRC16 (XMODEM) of @key's hash tag ("{...}", non-empty) or of the whole
@@ -177,11 +177,11 @@ int shmkv__redis_cluster_call_master(struct shmkv_redis *r, int i, int argc,
 struct shmkv_redis {
 	struct shmkv kv; /* first: the handle the public calls take */
 	struct shmkv_redis_uri uri;
-	pthread_mutex_t mu;	      /* serialises the connections' use */
-	pid_t pid;		      /* the process mu was initialised in */
-	struct shmkv_redis_link link; /* TCP, UNIX */
+	pthread_mutex_t mu; /* serialises the connections' use */
+	pid_t pid;	    /* the process mu was initialised in */
+	struct shmkv_redis_link link;	    /* TCP, UNIX */
 	struct shmkv_redis_cluster *cluster; /* CLUSTER: else NULL */
-	bool readonly; /* SHMKV_OPEN_READONLY: writes are -EROFS */
+	bool readonly;	    /* SHMKV_OPEN_READONLY: writes are -EROFS */
 	/* redis_typed.c's: does the server have Valkey's native DELIFEQ?
 	 * 0 not asked yet, 1 yes, 2 no (relaxed atomics: idempotent). */
 	uint32_t typed_delifeq;
