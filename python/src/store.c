@@ -177,8 +177,9 @@ static PyObject *parse_create(PyObject *args, PyObject *kw,
 	}
 	if (policy != Py_None) {
 		const char *p = PyUnicode_Check(policy)
-					? PyUnicode_AsUTF8(policy)
+					? pk_cstr(policy, "evict_policy")
 					: NULL;
+		PyErr_Clear(); /* a NUL in it: not a policy name either */
 		int ep = p ? shmkv_evict_policy_parse(p) : -EINVAL;
 		if (ep < 0)
 			return pk_raisef(-EINVAL, "evict_policy: not a policy "

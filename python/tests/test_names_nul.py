@@ -34,7 +34,9 @@ def test_a_store_name_with_a_nul_is_refused(name):
             make(name + "\0x")
 
 
-def test_a_policy_name_with_a_nul_is_refused(store):
-    with pytest.raises(shmkv.Error):
+def test_a_policy_name_with_a_nul_is_refused(store, name):
+    with pytest.raises(shmkv.InvalidArgument):
         store.set_evict_policy("allkeys-lru\0x")
     store.set_evict_policy("allkeys-lru")
+    with pytest.raises(shmkv.InvalidArgument):
+        shmkv.Store.create(name, evict_policy="allkeys-lru\0x")
