@@ -383,8 +383,8 @@ SHMKV_API const char *shmkv_strerror(int err);
  * @out:  receives the shown name, NUL-terminated, cut to @cap - 1 bytes.
  * @cap:  size of @out; 0 only measures (@out may then be NULL).
  *
- * A name without "://" (and not "redis...:") is a shared-memory store's
- * name: copied unchanged. A URI ("scheme://...", of any scheme, parsable
+ * A name without "://" (and not "redis...:" or "/redis...:") is a
+ * shared-memory store's name: copied unchanged. A URI ("scheme://...", of any scheme, parsable
  * or not) is read as an attacker would write it, and where it is unclear
  * what is password, more is hidden:
  *  - with an '@', all up to the LAST '@' of the name is the userinfo:
@@ -399,7 +399,9 @@ SHMKV_API const char *shmkv_strerror(int err);
  *  - a query parameter other than prefix=, timeout=, connect_timeout=,
  *    db= shows as "key=***" (a bare word as "***"); a "#fragment" as "#***".
  * The host, port, path and the known query parameters show as written.
- * "redis:pw@host" (no "//") is read as a URI too.
+ * "redis:pw@host" (no "//") is read as a URI too, with or without a
+ * leading '/' (the shared-memory name "/redis:pw@host" a tool may make of
+ * it): "/redis:***@host".
  *
  * Return: the length of the whole shown name (more than @cap - 1: it was
  * cut), or -EINVAL (@name NULL, or @out NULL with @cap > 0), -EOVERFLOW

@@ -68,7 +68,8 @@ static bool is_scheme(const char *s, size_t n)
 
 /* Where the text after the scheme starts, or NULL: not a URI. A name that
  * starts "redis...:" without "//" is read as a URI too (a typo of one),
- * the slashes that follow its ':' kept with the scheme. */
+ * the slashes that follow its ':' kept with the scheme. @name has no
+ * leading '/' (shmkv_name_redact shows it apart). */
 static const char *after_scheme(const char *name)
 {
 	const char *sep = strstr(name, "://");
@@ -236,14 +237,19 @@ int shmkv_name_redact(const char *name, char *out, size_t cap)
 {
 	struct redact_out o = { out, cap > 0 ? cap - 1 : 0, 0 };
 	const char *rest;
+	size_t lead;
 
 	if (name == NULL || (out == NULL && cap > 0))
 		return -EINVAL;
-	rest = after_scheme(name);
-	if (rest == NULL)
+	/* "/redis:pw@h" too: the shm name a tool makes of "redis:pw@h". */
+	lead = name[0] == '/';
+	rest = after_scheme(name + lead);
+	if (rest == NULL) {
 		put(&o, name, strlen(name));
-	else
-		redact_uri(&o, name, rest);
+	} else {
+		put(&o, name, lead);
+		redact_uri(&o, name + lead, rest);
+	}
 	if (cap > 0)
 		out[o.len < o.cap ? o.len : o.cap] = '\0';
 	return o.len > INT_MAX ? -EOVERFLOW : (int)o.len;

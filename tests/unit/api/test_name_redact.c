@@ -44,6 +44,7 @@ Test(name_redact, a_shared_memory_name_is_shown_unchanged)
 	assert_shown("/jobs", "/jobs");
 	assert_shown("jobs", "jobs");
 	assert_shown("/jobs@2:x", "/jobs@2:x");
+	assert_shown("/redis:cache", "/redis:cache");
 	assert_shown("", "");
 }
 
@@ -114,10 +115,12 @@ Test(name_redact, a_password_without_its_at_sign_is_hidden)
 
 Test(name_redact, any_scheme_and_a_uri_without_its_slashes_are_redacted)
 {
+	assert_shown("/redis:QZ@h", "/redis:***@h");
 	static const char *const names[] = {
-		"REDIS://:QZ@h",  "rediss://:QZ@h", "http://u:QZ@h",
-		"redis:/:QZ@h",	  "redis::QZ@h",    "redis:QZ@h",
-		"redis+unix:QZ@", "QZ@x://h",	    "://:QZ@h",
+		"REDIS://:QZ@h",  "rediss://:QZ@h",  "http://u:QZ@h",
+		"redis:/:QZ@h",	  "redis::QZ@h",     "redis:QZ@h",
+		"redis+unix:QZ@", "QZ@x://h",	     "://:QZ@h",
+		"/redis:QZ@h",	  "/redis:/:QZ/X@h", "/REDIS+x:u:QZ",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -71,6 +71,7 @@ Test(shmctl_redact, a_password_with_raw_separators_never_shows)
 		"redis://u:QZXJ",
 		"redis://127.0.0.1:1?password=QZXJ",
 		"redis:/:QZXJ@127.0.0.1:1",
+		"redis::QZXJ@127.0.0.1", /* a shm name to shmctl */
 	};
 
 	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
