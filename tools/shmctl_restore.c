@@ -370,14 +370,17 @@ static int restore_into(struct restore *r, const char *name)
 static int restore(const char *arg, const char *path)
 {
 	struct restore r = { .file = strcmp(path, "-") ? path : "(stdin)" };
-	char name[SHMKV_NAME_MAX + 1], shown[CTL_SHOWN_CAP];
+	char name[SHMKV_NAME_MAX + 1];
 	char *buf = NULL;
 	size_t len = 0;
 	int rc, err;
 
-	if (ctl_store_name(arg, name) != 0)
+	if (ctl_store_name(arg, name) != 0) {
+		char shown[CTL_SHOWN_CAP];
+
 		return ctl_usage(&ctl_cmd_restore, "invalid store name '%s'",
 				 ctl_shown(arg, shown, sizeof(shown)));
+	}
 	err = slurp(path, &buf, &len);
 	if (err) {
 		ctl_err(r.file, "%s", strerror(-err));

@@ -47,6 +47,12 @@ static int scan_cb(const void *key, size_t klen, void *arg)
  * scan is complete. Return 0, or -1 with an exception. */
 static int refill(pk_scan *it)
 {
+	if (it->busy) { /* its batch is being filled, the GIL released */
+		PyErr_SetString(PyExc_RuntimeError,
+				"this scan iterator is in use by another "
+				"thread");
+		return -1;
+	}
 	while (!it->done && it->next >= PyList_GET_SIZE(it->batch)) {
 		shmkv_t *kv = pk_store_kv(it->store);
 		if (!kv)
@@ -57,12 +63,6 @@ static int refill(pk_scan *it)
 		it->next = 0;
 		uint64_t next = 0;
 		int rc;
-		if (it->busy) {
-			PyErr_SetString(PyExc_RuntimeError,
-					"this scan iterator is in use by "
-					"another thread");
-			return -1;
-		}
 		it->busy = 1;
 		PK_CALL(it->store, rc,
 			shmkv_scan(kv, it->cursor, it->count, scan_cb, it,

@@ -1,8 +1,8 @@
 """Calls on a Redis-backed store release the GIL while they wait on the
 network: with the server stopped (SIGSTOP), each call below waits out the
-URI's timeout (300 ms), and another thread that wakes every millisecond
-counts meanwhile, a hundred times or more. Were the GIL held, it could not
-take it back before the call ends: it would count once or twice."""
+URI's timeout, and another thread that wakes every millisecond runs
+meanwhile. Were the GIL held, that thread could not take it back before
+the call ends: it would run only at the call's edges, never inside."""
 
 import os
 import signal
@@ -14,7 +14,8 @@ import pytest
 import redis_proc
 import shmkv
 
-TIMEOUT_MS = 300
+TIMEOUT_MS = 600
+EDGE_S = 0.1  # left out at each end of a call: the switches around it
 
 
 @pytest.fixture(scope="module")
@@ -39,39 +40,40 @@ def stopped(server, request):
     st.close()
 
 
-class Counter(threading.Thread):
+class Ticker(threading.Thread):
+    """Wakes every millisecond and notes the time: each wake-up needs the
+    GIL (a busy loop would also run in the switch intervals around the
+    call)."""
+
     def __init__(self):
         super().__init__(daemon=True)
-        self.count = 0
+        self.times = []
         self.running = threading.Event()
         self.stop = False
 
     def run(self):
-        # Each wake-up needs the GIL: a busy loop would count in the
-        # switch intervals around the call too.
         self.running.set()
         while not self.stop:
             time.sleep(0.001)
-            self.count += 1
+            self.times.append(time.monotonic())
 
 
-def counted_while(call):
-    """How many times another thread counted while @call ran."""
-    c = Counter()
-    c.start()
-    c.running.wait()
-    before = c.count
+def ticks_inside(call):
+    """How many times another thread ran well inside @call (EDGE_S in
+    from either end): none if @call held the GIL."""
+    t = Ticker()
+    t.start()
+    t.running.wait()
     t0 = time.monotonic()
     try:
         call()
     except shmkv.Error:
         pass  # the stopped server: a timeout
-    took = time.monotonic() - t0
-    during = c.count - before
-    c.stop = True
-    c.join()
-    assert took >= TIMEOUT_MS / 1000 * 0.5, "the call did not wait"
-    return during
+    t1 = time.monotonic()
+    t.stop = True
+    t.join()
+    assert t1 - t0 >= TIMEOUT_MS / 1000 * 0.9, "the call did not wait"
+    return sum(t0 + EDGE_S < x < t1 - EDGE_S for x in t.times)
 
 
 CALLS = {
@@ -105,7 +107,7 @@ CALLS = {
 @pytest.mark.parametrize("what", sorted(CALLS))
 def test_a_call_waiting_on_a_stopped_server_lets_other_threads_run(
         stopped, what):
-    assert counted_while(lambda: CALLS[what](stopped)) > 20
+    assert ticks_inside(lambda: CALLS[what](stopped)) >= 3
 
 
 def test_the_store_answers_again_once_the_server_resumes(server):
@@ -138,3 +140,14 @@ def test_close_from_another_thread_during_a_call_is_safe(server):
             st.get("k")
     finally:
         os.kill(proc.pid, signal.SIGCONT)
+
+
+def test_a_scan_iterator_another_thread_is_filling_says_so(stopped):
+    it = stopped.scan_iter()
+    first = threading.Thread(target=lambda: pytest.raises(shmkv.Error,
+                                                          next, it))
+    first.start()
+    time.sleep(TIMEOUT_MS / 1000 / 3)  # the first is in the call
+    with pytest.raises(RuntimeError, match="another thread"):
+        next(it)
+    first.join()
