@@ -123,9 +123,9 @@ bool ctl_is_uri(const char *name);
  * "***", never printed, in messages, prompts or JSON), into @buf, cut to
  * @cap. Return: @buf. */
 const char *ctl_shown(const char *name, char *buf, size_t cap);
-/* @name, a store name a command opened and now only shows, made its shown
- * form (a shared-memory name is its own). */
-void ctl_shown_in_place(char name[SHMKV_NAME_MAX + 1]);
+/* @store, the name of a store a command opened and now only shows, made
+ * its shown form (a shared-memory name is its own). */
+void ctl_shown_in_place(char store[SHMKV_NAME_MAX + 1]);
 #define CTL_SHOWN_CAP (2 * SHMKV_NAME_MAX + 16)
 /* "shmctl: @store: <message>\n" on stderr (no store part if NULL). */
 void ctl_err(const char *store, const char *fmt, ...)

@@ -84,12 +84,12 @@ const char *ctl_shown(const char *name, char *buf, size_t cap)
 	return buf;
 }
 
-void ctl_shown_in_place(char name[SHMKV_NAME_MAX + 1])
+void ctl_shown_in_place(char store[SHMKV_NAME_MAX + 1])
 {
 	char given[SHMKV_NAME_MAX + 1];
 
-	memcpy(given, name, sizeof(given));
-	ctl_shown(given, name, SHMKV_NAME_MAX + 1); /* cut if need be */
+	memcpy(given, store, sizeof(given));
+	ctl_shown(given, store, SHMKV_NAME_MAX + 1); /* cut if need be */
 }
 
 void ctl_err(const char *store, const char *fmt, ...)
