@@ -376,6 +376,40 @@ SHMKV_API int shmkv_unlink(const char *name);
 /** A sentence for any value returned by this library (0 or -errno). */
 SHMKV_API const char *shmkv_strerror(int err);
 
+/**
+ * shmkv_name_redact - a store name as it may be shown (messages, logs,
+ * names of handles): a URI's password as "***", never a byte of it.
+ * @name: any string, a store name or not.
+ * @out:  receives the shown name, NUL-terminated, cut to @cap - 1 bytes.
+ * @cap:  size of @out; 0 only measures (@out may then be NULL).
+ *
+ * A name without "://" (and not "redis...:" or "/redis...:") is a
+ * shared-memory store's name: copied unchanged. A URI ("scheme://...", of any scheme, parsable
+ * or not) is read as an attacker would write it, and where it is unclear
+ * what is password, more is hidden:
+ *  - with an '@', all up to the LAST '@' of the name is the userinfo:
+ *    shown "user:***@" when it starts with a user name of letters,
+ *    digits and "-._~%" and a ':', else "***@" (a raw '/', '?', '#' or
+ *    '@' in a password hides the whole of it, and may hide more);
+ *  - the text after that '@' (or after the scheme, with no '@') up to
+ *    the first '/', '?' or '#' must read as "host[:port]" (IPv6 in [],
+ *    a comma-separated list of them for redis+cluster://), or it and all
+ *    after it shows as "***" (a forgotten or misplaced '@':
+ *    "redis://user:pw", "redis://@:pw");
+ *  - a query parameter other than prefix=, timeout=, connect_timeout=,
+ *    db= shows as "key=***" (a bare word as "***"); a "#fragment" as "#***".
+ * The host, port, path and the known query parameters show as written.
+ * "redis:pw@host" (no "//") is read as a URI too, with or without a
+ * leading '/' (the shared-memory name "/redis:pw@host" a tool may make of
+ * it): "/redis:***@host".
+ *
+ * Return: the length of the whole shown name (more than @cap - 1: it was
+ * cut), or -EINVAL (@name NULL, or @out NULL with @cap > 0), -EOVERFLOW
+ * (longer than INT_MAX).
+ * Thread safety: safe (reads @name, writes @out only).
+ */
+SHMKV_API int shmkv_name_redact(const char *name, char *out, size_t cap);
+
 /** Geometry of an open store, as fixed at creation, its max_memory as it
  * is now (shmkv_set_max_memory) and its current mode (read from the open
  * segment, so right even after shmkv_unlink); flags

@@ -103,11 +103,6 @@ struct shmkv_redis_uri {
 int shmkv__redis_uri_parse(const char *uri, struct shmkv_redis_uri *u,
 			   const char **why);
 
-/* @u as a URI with its password shown as "***" (for names, errors and
- * logs), NUL-terminated, truncated to @n. Return: the length it needed. */
-size_t shmkv__redis_uri_display(const struct shmkv_redis_uri *u, char *buf,
-				size_t n);
-
 /* ---- redis_link.c ---- */
 
 /* One connection to one node. Not thread-safe: its owner serialises. */

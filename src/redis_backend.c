@@ -205,7 +205,7 @@ int shmkv__redis_err(const redisReply *rep)
 
 /* The handle's fields that the shared-memory code reads (redis.h). */
 static void handle_fields(struct shmkv_redis *r, const struct shmkv_backend *be,
-			  bool readonly)
+			  const char *uri, bool readonly)
 {
 	struct shmkv *kv = &r->kv;
 
@@ -223,9 +223,9 @@ static void handle_fields(struct shmkv_redis *r, const struct shmkv_backend *be,
 	 * the prefix leaves of a bulk string. */
 	kv->geo.key_max = REDIS_BULK_MAX - (uint32_t)r->uri.prefix_len;
 	kv->geo.value_max = REDIS_BULK_MAX;
-	/* The name: the URI with its password masked, truncated if need be
-	 * (the whole URI stays in r->uri). */
-	shmkv__redis_uri_display(&r->uri, kv->name, sizeof(kv->name));
+	/* The name: the URI as every message shows it, its password
+	 * masked, cut if need be (the password stays in r->uri only). */
+	shmkv_name_redact(uri, kv->name, sizeof(kv->name));
 }
 
 /* Connects (a cluster: reads its slot map) and PINGs. */
@@ -335,7 +335,7 @@ static int redis_open(const char *uri, enum shmkv_backend_open_how how,
 	shmkv__redis_link_init(&r->link, &r->uri,
 			       r->uri.kind == SHMKV_REDIS_UNIX,
 			       &r->uri.seeds[0], &r->connects);
-	handle_fields(r, row_of(r->uri.kind), flags & SHMKV_OPEN_READONLY);
+	handle_fields(r, row_of(r->uri.kind), uri, flags & SHMKV_OPEN_READONLY);
 	err = first_contact(r);
 	if (err) {
 		redis_free(r);

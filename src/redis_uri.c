@@ -1,6 +1,6 @@
 /*
- * redis_uri.c - a Redis store name (redis.h) parsed into its parts, and
- * printed back with its password masked.
+ * redis_uri.c - a Redis store name (redis.h) parsed into its parts (shown
+ * with its password masked by shmkv_name_redact, name_redact.c).
  *
  *   redis://[user:password@]host[:port][/db][?key=value&...]
  *   redis+unix://[user:password@]/path/to/socket[?key=value&...]
@@ -8,7 +8,8 @@
  *
  * Query keys: prefix (all), timeout and connect_timeout in ms (all), db
  * (redis+unix only: a TCP URI says it as its path, a cluster has only
- * db 0), locks_on_evicting_server=0|1 (all: redis_policy.c). Hosts are names or IPv4 literals, or IPv6 literals in brackets.
+ * db 0), locks_on_evicting_server=0|1 (all: redis_policy.c). Hosts are
+ * names or IPv4 literals, or IPv6 literals in brackets.
  * user, password and prefix are percent-decoded (%00 is refused: they are
  * C strings); nothing else is. Anything else is refused with a reason:
  * a store name is a config, and a typo in it must not silently select
@@ -17,7 +18,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -408,123 +408,4 @@ int shmkv__redis_uri_parse(const char *uri, struct shmkv_redis_uri *u,
 		return err;
 	}
 	return 0;
-}
-
-/*
- * Printing.
- */
-
-struct out {
-	char *buf;
-	size_t cap, len; /* len: what it needed so far */
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	if (o->len < o->cap) {
-		size_t room = o->cap - o->len;
-
-		memcpy(o->buf + o->len, s, n < room ? n : room);
-	}
-	o->len += n;
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-/* @s percent-encoded where it would not parse back as itself. */
-static void put_encoded(struct out *o, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (host_char((char)c) || c == '~' || c == ':' || c == '{' ||
-		    c == '}') {
-			put(o, (const char *)&s[i], 1);
-		} else {
-			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
-
-			put(o, esc, 3);
-		}
-	}
-}
-
-static void put_addr(struct out *o, const struct shmkv_redis_addr *a)
-{
-	char port[16];
-	bool v6 = strchr(a->host, ':') != NULL;
-
-	puts_(o, v6 ? "[" : "");
-	puts_(o, a->host);
-	snprintf(port, sizeof(port), "%s:%d", v6 ? "]" : "", a->port);
-	puts_(o, port);
-}
-
-static void put_query(struct out *o, const struct shmkv_redis_uri *u)
-{
-	char num[48];
-	char sep = '?';
-
-	if (u->kind == SHMKV_REDIS_UNIX && u->db != 0) {
-		snprintf(num, sizeof(num), "%cdb=%d", sep, u->db);
-		puts_(o, num);
-		sep = '&';
-	}
-	if (u->prefix_len > 0) {
-		put(o, &sep, 1);
-		puts_(o, "prefix=");
-		put_encoded(o, u->prefix, u->prefix_len);
-		sep = '&';
-	}
-	if (u->command_timeout_ms != DEFAULT_COMMAND_TIMEOUT) {
-		snprintf(num, sizeof(num), "%ctimeout=%d", sep,
-			 u->command_timeout_ms);
-		puts_(o, num);
-		sep = '&';
-	}
-	if (u->connect_timeout_ms != DEFAULT_CONNECT_TIMEOUT) {
-		snprintf(num, sizeof(num), "%cconnect_timeout=%d", sep,
-			 u->connect_timeout_ms);
-		puts_(o, num);
-		sep = '&';
-	}
-	if (u->locks_on_evicting) {
-		put(o, &sep, 1);
-		puts_(o, "locks_on_evicting_server=1");
-	}
-}
-
-size_t shmkv__redis_uri_display(const struct shmkv_redis_uri *u, char *buf,
-				size_t n)
-{
-	struct out o = { buf, n > 0 ? n - 1 : 0, 0 };
-
-	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-		if (schemes[i].kind == u->kind)
-			puts_(&o, schemes[i].scheme);
-	puts_(&o, "://");
-	if (u->password[0] != '\0') {
-		put_encoded(&o, u->user, strlen(u->user));
-		puts_(&o, ":***@");
-	}
-	if (u->kind == SHMKV_REDIS_UNIX)
-		puts_(&o, u->path);
-	for (int i = 0; i < u->nseeds; i++) {
-		puts_(&o, i > 0 ? "," : "");
-		put_addr(&o, &u->seeds[i]);
-	}
-	if (u->kind == SHMKV_REDIS_TCP && u->db != 0) {
-		char db[16];
-
-		snprintf(db, sizeof(db), "/%d", u->db);
-		puts_(&o, db);
-	}
-	put_query(&o, u);
-	if (n > 0)
-		buf[o.len < o.cap ? o.len : o.cap] = '\0';
-	return o.len;
 }

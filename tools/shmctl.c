@@ -97,15 +97,16 @@ static int help_command(int argc, char **argv)
 		return ctl_help(cmd);
 	data = shmkv_command_find(argv[1], strlen(argv[1]));
 	if (data == NULL) {
-		char near[CTL_SUGGEST_CAP];
+		char near[CTL_SUGGEST_CAP], shown[CTL_SHOWN_CAP];
+		const char *what = ctl_shown(argv[1], shown, sizeof(shown));
 
 		if (ctl_suggest(argv[1], CTL_SUGGEST_TOOL | CTL_SUGGEST_DATA,
 				near, sizeof(near)))
 			return ctl_usage(NULL,
 					 "no such command: '%s'; did you "
 					 "mean %s?",
-					 argv[1], near);
-		return ctl_usage(NULL, "no such command: '%s'", argv[1]);
+					 what, near);
+		return ctl_usage(NULL, "no such command: '%s'", what);
 	}
 	printf("Usage: shmctl NAME ");
 	ctl_print_syntax(stdout, data);

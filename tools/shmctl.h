@@ -119,10 +119,14 @@ void ctl_hint_unknown(const char *cmd, size_t len);
 /* Is @name a URI ("scheme://..."), a store the library reaches over the
  * network, rather than a shared-memory store's name? */
 bool ctl_is_uri(const char *name);
-/* @name as it may be shown: a URI's password as "***" (never printed,
- * in messages, prompts or JSON), into @buf. Return: @buf. */
+/* @name as it may be shown (shmkv_name_redact: a URI's password as
+ * "***", never printed, in messages, prompts or JSON), into @buf, cut to
+ * @cap. Return: @buf. */
 const char *ctl_shown(const char *name, char *buf, size_t cap);
-#define CTL_SHOWN_CAP (SHMKV_NAME_MAX + 8)
+/* @store, the name of a store a command opened and now only shows, made
+ * its shown form (a shared-memory name is its own). */
+void ctl_shown_in_place(char store[SHMKV_NAME_MAX + 1]);
+#define CTL_SHOWN_CAP (2 * SHMKV_NAME_MAX + 16)
 /* "shmctl: @store: <message>\n" on stderr (no store part if NULL). */
 void ctl_err(const char *store, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -168,7 +172,9 @@ int ctl_operands(const struct ctl_cmd *cmd, int argc, int min, int max);
 int ctl_store_name(const char *arg, char name[SHMKV_NAME_MAX + 1]);
 /* shmctl_rinfo.c: "shmctl info URI": the Redis backend's view. */
 int ctl_redis_info(const char *name, bool json);
-/* Opens store @arg, reporting any failure on stderr.
+/* Opens store @arg, reporting any failure on stderr. On success @name
+ * holds the store's name as it may be shown (ctl_shown_in_place): what the
+ * command prints, never opens again.
  * Return: CTL_OK, CTL_USAGE (bad name) or CTL_STORE. */
 int ctl_open(const char *arg, unsigned flags, shmkv_t **kv,
 	     char name[SHMKV_NAME_MAX + 1]);

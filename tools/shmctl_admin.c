@@ -222,18 +222,20 @@ static int explain_memory(const struct ctl_cmd *cmd, const char *name,
 static int do_create(const struct ctl_cmd *cmd, const char *arg,
 		     struct shmkv_config *cfg)
 {
-	char name[SHMKV_NAME_MAX + 1];
+	char name[SHMKV_NAME_MAX + 1], shown[CTL_SHOWN_CAP];
 	shmkv_t *kv;
 	int err = ctl_store_name(arg, name);
 
+	ctl_shown(arg, shown, sizeof(shown));
 	if (err)
-		return ctl_usage(cmd, "invalid store name '%s'", arg);
+		return ctl_usage(cmd, "invalid store name '%s'", shown);
+	ctl_shown(name, shown, sizeof(shown)); /* what is printed below */
 	err = shmkv_create(name, cfg, &kv);
 	if (err == -EINVAL)
-		return explain_memory(cmd, name, cfg);
+		return explain_memory(cmd, shown, cfg);
 	if (err)
 		return ctl_store_err(name, NULL, err);
-	print_created(name, kv);
+	print_created(shown, kv);
 	shmkv_close(kv);
 	return CTL_OK;
 }
@@ -350,11 +352,14 @@ static int describe(const char *name, char *what, size_t cap)
 static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 {
 	char name[SHMKV_NAME_MAX + 1], what[96], users[96] = "";
+	char shown[CTL_SHOWN_CAP];
 	struct ctl_users u;
 	int err = ctl_store_name(arg, name);
 
+	ctl_shown(arg, shown, sizeof(shown));
 	if (err)
-		return ctl_usage(cmd, "invalid store name '%s'", arg);
+		return ctl_usage(cmd, "invalid store name '%s'", shown);
+	ctl_shown(name, shown, sizeof(shown)); /* what is printed below */
 	err = describe(name, what, sizeof(what));
 	if (err != CTL_OK)
 		return err;
@@ -371,8 +376,8 @@ static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 
 		snprintf(prompt, sizeof(prompt), "%s%s%s", what,
 			 users[0] ? ", " : "", users);
-		if (!confirm(name, prompt)) {
-			fprintf(stderr, "%s not destroyed\n", name);
+		if (!confirm(shown, prompt)) {
+			fprintf(stderr, "%s not destroyed\n", shown);
 			return CTL_NIL;
 		}
 	}
@@ -382,9 +387,9 @@ static int do_destroy(const struct ctl_cmd *cmd, const char *arg, bool force)
 	if (users[0])
 		printf("destroyed %s%s; it was %s: their next command on it "
 		       "fails with ESTALE\n",
-		       name, what, users);
+		       shown, what, users);
 	else
-		printf("destroyed %s%s\n", name, what);
+		printf("destroyed %s%s\n", shown, what);
 	return CTL_OK;
 }
 

@@ -79,25 +79,17 @@ bool ctl_is_uri(const char *name)
 
 const char *ctl_shown(const char *name, char *buf, size_t cap)
 {
-	const char *auth = ctl_is_uri(name) ? strstr(name, "://") + 3 : NULL;
-	const char *at, *colon, *end;
-
-	snprintf(buf, cap, "%s", name);
-	if (auth == NULL)
-		return buf;
-	/* The userinfo ends at the last '@' before the path or query. */
-	end = auth + strcspn(auth, "/?#");
-	at = NULL;
-	for (const char *q = auth; q < end; q++)
-		if (*q == '@')
-			at = q;
-	if (at == NULL)
-		return buf;
-	colon = memchr(auth, ':', (size_t)(at - auth));
-	if (colon == NULL) /* redis://password@host: the whole of it */
-		colon = auth - 1;
-	snprintf(buf, cap, "%.*s***%s", (int)(colon + 1 - name), name, at);
+	if (shmkv_name_redact(name, buf, cap) < 0 && cap > 0)
+		snprintf(buf, cap, "***");
 	return buf;
+}
+
+void ctl_shown_in_place(char store[SHMKV_NAME_MAX + 1])
+{
+	char given[SHMKV_NAME_MAX + 1];
+
+	memcpy(given, store, sizeof(given));
+	ctl_shown(given, store, SHMKV_NAME_MAX + 1); /* cut if need be */
 }
 
 void ctl_err(const char *store, const char *fmt, ...)

@@ -30,6 +30,7 @@ static int open_for_prompt(const char *arg)
 	}
 	if (err)
 		return ctl_store_err(name, NULL, err);
+	ctl_shown_in_place(name); /* the prompt and messages show it */
 	if (readonly)
 		ctl_err(name, "no write permission: opened read-only, writes "
 			      "will fail");
@@ -49,8 +50,9 @@ enum store_from {
 static int missing_store(const char *arg, const char *name,
 			 enum store_from from, int err)
 {
-	char near[CTL_SUGGEST_CAP];
+	char near[CTL_SUGGEST_CAP], shown[CTL_SHOWN_CAP];
 
+	arg = ctl_shown(arg, shown, sizeof(shown));
 	if (from == STORE_DEFAULT)
 		ctl_err(name,
 			"%s (the default store, for commands given without "
@@ -86,7 +88,10 @@ static int open_for_command(const char *arg, const char *cmd,
 	err = shmkv_open(name, flags, kv);
 	if (err == -ENOENT && (from == STORE_DEFAULT || arg[0] != '/'))
 		return missing_store(arg, name, from, err);
-	return err ? ctl_store_err(name, NULL, err) : CTL_OK;
+	if (err)
+		return ctl_store_err(name, NULL, err);
+	ctl_shown_in_place(name); /* the command's messages show it */
+	return CTL_OK;
 }
 
 /* Runs @argv (CMD ARGS...) on store @arg. */

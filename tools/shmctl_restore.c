@@ -313,8 +313,10 @@ static void print_restored(const struct restore *r, shmkv_t *kv,
 			   const char *name, bool created, uint64_t evictions)
 {
 	struct shmkv_config cfg;
+	char shown[CTL_SHOWN_CAP];
 
-	printf("restored %zu keys into %s%s", r->d.n, name,
+	printf("restored %zu keys into %s%s", r->d.n,
+	       ctl_shown(name, shown, sizeof(shown)),
 	       created ? " (created)" : "");
 	/* Counted store-wide: other writers' evictions meanwhile too. */
 	if (evictions > 0 && shmkv_get_config(kv, &cfg) == 0)
@@ -373,9 +375,12 @@ static int restore(const char *arg, const char *path)
 	size_t len = 0;
 	int rc, err;
 
-	if (ctl_store_name(arg, name) != 0)
+	if (ctl_store_name(arg, name) != 0) {
+		char shown[CTL_SHOWN_CAP];
+
 		return ctl_usage(&ctl_cmd_restore, "invalid store name '%s'",
-				 arg);
+				 ctl_shown(arg, shown, sizeof(shown)));
+	}
 	err = slurp(path, &buf, &len);
 	if (err) {
 		ctl_err(r.file, "%s", strerror(-err));

@@ -71,6 +71,7 @@ int ctl_open(const char *arg, unsigned flags, shmkv_t **kv,
 	err = shmkv_open(name, flags, kv);
 	if (err)
 		return ctl_store_err(name, NULL, err);
+	ctl_shown_in_place(name);
 	return CTL_OK;
 }
 

@@ -6,6 +6,7 @@
 #include "pyshmkv.h"
 
 #include <math.h>
+#include <string.h>
 
 static int refuse(PyObject *o)
 {
@@ -22,13 +23,18 @@ int pk_arg_get(PyObject *o, struct pk_arg *a)
 	a->tmp = NULL;
 	a->p = NULL;
 	a->n = 0;
+	/* bytes and str are held, not borrowed: on a remote store the call
+	 * runs with the GIL released, while another thread may drop the last
+	 * other reference (a kwargs dict it changes, say). */
 	if (PyBytes_Check(o)) { /* the common case: no buffer export */
+		a->tmp = Py_NewRef(o);
 		a->p = PyBytes_AS_STRING(o);
 		a->n = (size_t)PyBytes_GET_SIZE(o);
 		return 0;
 	}
 	if (PyUnicode_Check(o)) {
 		Py_ssize_t n;
+		a->tmp = Py_NewRef(o);
 		a->p = PyUnicode_AsUTF8AndSize(o, &n);
 		if (!a->p)
 			return -1;
@@ -82,6 +88,28 @@ int pk_arg_conv(PyObject *o, void *out)
 		return 0;
 	}
 	return Py_CLEANUP_SUPPORTED;
+}
+
+const char *pk_cstr(PyObject *o, const char *what)
+{
+	Py_ssize_t n;
+	const char *s;
+
+	if (!PyUnicode_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s must be a str, not '%.100s'",
+			     what, Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	s = PyUnicode_AsUTF8AndSize(o, &n);
+	if (s && strlen(s) != (size_t)n) {
+		PyErr_Format(PyExc_ValueError,
+			     "%s contains a NUL character ('\\0'): the "
+			     "library takes it as a C string, which would end "
+			     "there",
+			     what);
+		return NULL;
+	}
+	return s;
 }
 
 /* A float from a method of @o (timedelta.total_seconds, datetime.timestamp)

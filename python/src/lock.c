@@ -73,6 +73,10 @@ int pk_wait_sliced(pk_store *s, int (*try_wait)(void *ctx, int64_t ms),
 			slice = left < 0 ? 0 : left < slice ? left : slice;
 		}
 		int rc;
+		/* A close() during the last slice: the handle is gone, or
+		 * goes with the last waiter out. */
+		if (!s->kv || s->close_pending)
+			return -EBADF;
 		pk_store_enter_wait(s);
 		Py_BEGIN_ALLOW_THREADS
 			rc = try_wait(ctx, slice);
@@ -105,6 +109,8 @@ static PyObject *lock_fail(pk_lock *l, int rc, const char *what)
 {
 	if (rc == INT32_MIN)
 		return NULL;
+	if (rc == -EBADF) /* closed by another thread meanwhile */
+		return pk_raise(rc, "the store is closed");
 	if (rc == -ENAMETOOLONG || rc == -ESTALE || rc == -EROFS ||
 	    rc == -EINVAL)
 		return pk_raisef(rc, "%s lock '%U': %s", what, l->name,
@@ -144,10 +150,11 @@ static PyObject *do_acquire(pk_lock *l, int blocking, int64_t timeout_ms)
 
 	if (lock_enter(l) < 0)
 		return NULL;
-	/* One attempt with the GIL held first: a free lock is granted in
-	 * tens of nanoseconds, and giving the GIL up and taking it back
-	 * would cost more than that. Only a wait gives it up. */
-	rc = shmkv_lock_try_acquire(&l->lk, l->lease_ms);
+	/* One attempt with the GIL held first (on shared memory: a free
+	 * lock is granted in tens of nanoseconds, and giving the GIL up and
+	 * taking it back would cost more than that). Only a wait gives it
+	 * up, and a round trip to a Redis server (PK_CALL). */
+	PK_CALL(l->store, rc, shmkv_lock_try_acquire(&l->lk, l->lease_ms));
 	if (rc == -EBUSY && blocking) {
 		struct acq_ctx c = { l };
 		rc = pk_wait_sliced(l->store, acq_wait, &c, timeout_ms);
@@ -181,7 +188,8 @@ static PyObject *do_release(pk_lock *l)
 {
 	if (lock_enter(l) < 0)
 		return NULL;
-	int rc = shmkv_lock_release(&l->lk);
+	int rc;
+	PK_CALL(l->store, rc, shmkv_lock_release(&l->lk));
 	l->busy = 0;
 	l->holding = 0; /* holds nothing afterwards, either way */
 	if (rc < 0)
@@ -218,7 +226,9 @@ static PyObject *lock_held(PyObject *self, PyObject *unused)
 	(void)unused;
 	if (lock_enter(l) < 0)
 		return NULL;
-	int rc = l->gen ? shmkv_lock_held(&l->lk) : 0;
+	int rc = 0;
+	if (l->gen)
+		PK_CALL(l->store, rc, shmkv_lock_held(&l->lk));
 	l->busy = 0;
 	return PyBool_FromLong(rc > 0);
 }
@@ -231,8 +241,11 @@ static void lock_dealloc(PyObject *self)
 	 * making everyone wait out the lease (in a fork child, whose copy
 	 * does not own the parent's grant, this is refused harmlessly). */
 	if (l->holding && !l->busy && l->store && l->store->kv &&
-	    !l->store->close_pending)
-		(void)shmkv_lock_release(&l->lk);
+	    !l->store->close_pending) {
+		int rc;
+		PK_CALL(l->store, rc, shmkv_lock_release(&l->lk));
+		(void)rc;
+	}
 	Py_XDECREF(l->store);
 	Py_XDECREF(l->name);
 	PyObject_Free(self);
@@ -242,7 +255,7 @@ static PyObject *lock_repr(PyObject *self)
 {
 	pk_lock *l = (pk_lock *)self;
 	return PyUnicode_FromFormat("<shmkv.Lock %R of %R, lease %lld ms>",
-				    l->name, l->store->name,
+				    l->name, l->store->shown,
 				    (long long)l->lease_ms);
 }
 
@@ -312,6 +325,9 @@ PyObject *pk_store_lock(PyObject *self, PyObject *args, PyObject *kw)
 					 &lease, &to) ||
 	    pk_timeout_ms(to, &ms) < 0)
 		return NULL;
+	const char *cname = pk_cstr(name, "a lock name");
+	if (!cname)
+		return NULL;
 	shmkv_t *kv = pk_store_kv(s);
 	if (!kv)
 		return NULL;
@@ -330,7 +346,8 @@ PyObject *pk_store_lock(PyObject *self, PyObject *args, PyObject *kw)
 	l->gen = 0;
 	l->holding = 0;
 	l->busy = 0;
-	int rc = shmkv_lock_init(kv, &l->lk, PyUnicode_AsUTF8(name));
+	int rc;
+	PK_CALL(s, rc, shmkv_lock_init(kv, &l->lk, cname));
 	if (rc == -ENAMETOOLONG) {
 		Py_ssize_t n = 0;
 		(void)PyUnicode_AsUTF8AndSize(name, &n);
@@ -375,10 +392,12 @@ static PyObject *grant_extend(PyObject *self, PyObject *args, PyObject *kw)
 	pk_lock *l = grant_lock((pk_grant *)self, "extend");
 	if (!l || lock_enter(l) < 0)
 		return NULL;
-	int rc = shmkv_lock_extend(&l->lk,
-				   replace ? SHMKV_LOCK_EXTEND_REPLACE
-					   : SHMKV_LOCK_EXTEND_ADD,
-				   ms);
+	int rc;
+	PK_CALL(l->store, rc,
+		shmkv_lock_extend(&l->lk,
+				  replace ? SHMKV_LOCK_EXTEND_REPLACE
+					  : SHMKV_LOCK_EXTEND_ADD,
+				  ms));
 	l->busy = 0;
 	if (rc < 0)
 		return lock_fail(l, rc, "extend");

@@ -40,6 +40,8 @@ static PyObject *pat_fail(pk_pattern *p, int rc, const char *what)
 {
 	if (rc == INT32_MIN)
 		return NULL;
+	if (rc == -EBADF) /* closed by another thread meanwhile */
+		return pk_raise(rc, "the store is closed");
 	if (rc == -ETIMEDOUT && what[0] == 'r')
 		return pk_raise_lock(-EPERM, what, PyUnicode_AsUTF8(p->name));
 	if (rc == -ENAMETOOLONG || rc == -ESTALE || rc == -EROFS ||
@@ -64,8 +66,9 @@ static PyObject *do_acquire(pk_pattern *p, int blocking, int64_t wait_ms)
 	if (pat_enter(p) < 0)
 		return NULL;
 	if (!blocking)
-		rc = shmkv_pattern_acquire(&p->pl, p->timeout_ms, 0,
-					   &p->expiry);
+		PK_CALL(p->store, rc,
+			shmkv_pattern_acquire(&p->pl, p->timeout_ms, 0,
+					      &p->expiry));
 	else
 		rc = pk_wait_sliced(p->store, pat_wait, p, wait_ms);
 	p->busy = 0;
@@ -120,7 +123,8 @@ static PyObject *pat_release(PyObject *self, PyObject *unused)
 				     PyUnicode_AsUTF8(p->name));
 	if (pat_enter(p) < 0)
 		return NULL;
-	int rc = shmkv_pattern_release(&p->pl, p->expiry);
+	int rc;
+	PK_CALL(p->store, rc, shmkv_pattern_release(&p->pl, p->expiry));
 	p->busy = 0;
 	p->expiry = 0;
 	if (rc < 0)
@@ -221,6 +225,9 @@ PyObject *pk_store_pattern_lock(PyObject *self, PyObject *args, PyObject *kw)
 					 &name, &timeout, &w) ||
 	    wait_arg(w, &wait) < 0)
 		return NULL;
+	const char *cname = pk_cstr(name, "a lock name");
+	if (!cname)
+		return NULL;
 	shmkv_t *kv = pk_store_kv(s);
 	if (!kv)
 		return NULL;
@@ -237,7 +244,8 @@ PyObject *pk_store_pattern_lock(PyObject *self, PyObject *args, PyObject *kw)
 	p->wait_ms = wait;
 	p->expiry = 0;
 	p->busy = 0;
-	int rc = shmkv_pattern_init(kv, &p->pl, PyUnicode_AsUTF8(name));
+	int rc;
+	PK_CALL(s, rc, shmkv_pattern_init(kv, &p->pl, cname));
 	if (rc < 0) {
 		pat_fail(p, rc, "init");
 		Py_DECREF(p);

@@ -8,9 +8,13 @@
  * and the module itself (module.c).
  *
  * Threads: every function here runs with the GIL held unless it says
- * otherwise. A shmkv_t may be shared by threads (shmkv.h), so the GIL is
- * kept for the commands (none of them sleeps) and released only around the
- * waits that can (lock acquires): see pk_store_enter_wait().
+ * otherwise. A shmkv_t may be shared by threads (shmkv.h). On a
+ * shared-memory store the GIL is kept for the commands (none of them
+ * sleeps, and giving the GIL up and taking it back would cost more than
+ * most of them) and released only around the waits that can (lock
+ * acquires, passes over the whole store). On a store named by a URI (a
+ * Redis server) every call may wait on the network: each is made through
+ * PK_CALL, with the GIL released. See pk_store_enter_wait().
  */
 #ifndef PYSHMKV_H
 #define PYSHMKV_H
@@ -18,6 +22,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "shmkv.h"
@@ -35,8 +40,9 @@
 struct pk_arg {
 	const char *p;
 	size_t n;
-	Py_buffer view; /* held when has_view */
-	PyObject *tmp;	/* the encoded str / number, owned */
+	Py_buffer view; /* held when has_view: the object cannot resize */
+	PyObject *tmp;	/* what p points into (bytes, str, the encoded
+			 * number), owned: alive with the GIL released */
 	int has_view;
 };
 
@@ -46,6 +52,12 @@ int pk_arg_get(PyObject *o, struct pk_arg *a);
 void pk_arg_release(struct pk_arg *a);
 /* PyArg_Parse "O&" converter with cleanup (Py_CLEANUP_SUPPORTED). */
 int pk_arg_conv(PyObject *o, void *out);
+/* The str @o as UTF-8 for a C call that takes a C string (a store name,
+ * a lock name, a policy name); @what names it in the error. Return: the
+ * text (owned by @o), or NULL with TypeError (not a str), ValueError (an
+ * embedded NUL: the C string would end there, and "a\0b" be "a") or
+ * UnicodeEncodeError set. */
+const char *pk_cstr(PyObject *o, const char *what);
 
 /* A time argument (seconds or ms) as int64: an int, or an object with
  * total_seconds() (timedelta) / timestamp() (datetime) scaled by @scale
@@ -71,6 +83,8 @@ extern PyObject *pk_ResponseError;
 typedef struct {
 	PyObject_HEAD shmkv_t *kv; /* NULL once closed */
 	PyObject *name;		   /* str, as the library was given it */
+	PyObject *shown;	   /* str: name as shmkv_name_redact shows it */
+	int remote; /* named by a URI: every call may wait on the network */
 	int readonly;
 	uint32_t key_max; /* fixed at creation: cached for messages */
 	uint32_t value_max;
@@ -89,6 +103,49 @@ shmkv_t *pk_store_kv(pk_store *s);
 /* Bracket a wait that releases the GIL; leave may unmap (see waiters). */
 void pk_store_enter_wait(pk_store *s);
 void pk_store_leave_wait(pk_store *s);
+
+/*
+ * PK_CALL(s, rc, call): rc = call, a library call on store @s's handle.
+ * On a remote store, with the GIL released and @s bracketed as a waiter
+ * (a close() meanwhile leaves the handle to the last one out); rc is
+ * -EBADF, and @call not made, if the handle was closed by another thread
+ * during an earlier call of the same method. On a shared-memory store,
+ * with the GIL held, as before. The call's arguments must not be memory
+ * another thread could free or resize: pk_arg owns a reference or a
+ * buffer export, and outputs go to C memory or objects no other thread
+ * sees. A callback of @call that touches Python objects takes the GIL
+ * back with pk_cb_gil_take().
+ */
+#define PK_CALL(s, rc, call)                                                   \
+	do {                                                                   \
+		pk_store *pk_s_ = (s);                                         \
+		if (!pk_s_->remote) {                                          \
+			(rc) = (call);                                         \
+			break;                                                 \
+		}                                                              \
+		if (!pk_s_->kv || pk_s_->close_pending) {                      \
+			(rc) = -EBADF;                                         \
+			break;                                                 \
+		}                                                              \
+		pk_store_enter_wait(pk_s_);                                    \
+		PyThreadState *pk_ts_ = PyEval_SaveThread();                   \
+		(rc) = (call);                                                 \
+		PyEval_RestoreThread(pk_ts_);                                  \
+		pk_store_leave_wait(pk_s_);                                    \
+	} while (0)
+
+/* In a library callback of a PK_CALL on @s: the GIL, if that call gave it
+ * up (and then pk_cb_gil_give() after). */
+static inline PyGILState_STATE pk_cb_gil_take(const pk_store *s)
+{
+	return s->remote ? PyGILState_Ensure() : PyGILState_LOCKED;
+}
+
+static inline void pk_cb_gil_give(const pk_store *s, PyGILState_STATE g)
+{
+	if (s->remote)
+		PyGILState_Release(g);
+}
 /* Raise for @rc from a command on key @key (ENAMETOOLONG and E2BIG name
  * the store's limits). */
 PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
@@ -110,7 +167,7 @@ extern PyTypeObject pk_scan_type;
 typedef int (*pk_read_fn)(shmkv_t *kv, const struct pk_arg *key,
 			  const struct pk_arg *val, void *ctx,
 			  struct shmkv_value *out);
-int pk_read_value(shmkv_t *kv, pk_read_fn fn, const struct pk_arg *key,
+int pk_read_value(pk_store *s, pk_read_fn fn, const struct pk_arg *key,
 		  const struct pk_arg *val, void *ctx, PyObject **out);
 
 /* glob.c: Redis's glob (SCAN MATCH); 1 when @s matches @pat. */

@@ -22,29 +22,37 @@ typedef struct {
 	uint64_t cursor;
 	uint32_t count;
 	int done;
+	int busy; /* a thread is in a scan call (the GIL released) */
 } pk_scan;
 
 static int scan_cb(const void *key, size_t klen, void *arg)
 {
 	pk_scan *it = arg;
+	int stop = 0;
 
 	if (it->match &&
 	    !pk_glob_match(PyBytes_AS_STRING(it->match),
 			   (size_t)PyBytes_GET_SIZE(it->match), key, klen))
 		return 0;
+	PyGILState_STATE g = pk_cb_gil_take(it->store);
 	PyObject *k = PyBytes_FromStringAndSize(key, (Py_ssize_t)klen);
-	if (!k || PyList_Append(it->batch, k) < 0) {
-		Py_XDECREF(k);
-		return 1; /* stops the scan; the exception is set */
-	}
-	Py_DECREF(k);
-	return 0;
+	if (!k || PyList_Append(it->batch, k) < 0)
+		stop = 1; /* stops the scan; the exception is set */
+	Py_XDECREF(k);
+	pk_cb_gil_give(it->store, g);
+	return stop;
 }
 
 /* Fills the batch with the next call's keys, until one has some or the
  * scan is complete. Return 0, or -1 with an exception. */
 static int refill(pk_scan *it)
 {
+	if (it->busy) { /* its batch is being filled, the GIL released */
+		PyErr_SetString(PyExc_RuntimeError,
+				"this scan iterator is in use by another "
+				"thread");
+		return -1;
+	}
 	while (!it->done && it->next >= PyList_GET_SIZE(it->batch)) {
 		shmkv_t *kv = pk_store_kv(it->store);
 		if (!kv)
@@ -54,8 +62,12 @@ static int refill(pk_scan *it)
 			return -1;
 		it->next = 0;
 		uint64_t next = 0;
-		int rc = shmkv_scan(kv, it->cursor, it->count, scan_cb, it,
-				    &next);
+		int rc;
+		it->busy = 1;
+		PK_CALL(it->store, rc,
+			shmkv_scan(kv, it->cursor, it->count, scan_cb, it,
+				   &next));
+		it->busy = 0;
 		if (PyErr_Occurred())
 			return -1;
 		if (rc < 0) {
@@ -125,6 +137,7 @@ static PyObject *new_scan(PyObject *store, PyObject *match, uint32_t count)
 	it->cursor = 0;
 	it->count = count;
 	it->done = 0;
+	it->busy = 0;
 	if (!it->batch) {
 		Py_DECREF(it);
 		return NULL;

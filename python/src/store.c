@@ -6,6 +6,7 @@
 #include "pyshmkv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 shmkv_t *pk_store_kv(pk_store *s)
@@ -34,6 +35,8 @@ void pk_store_leave_wait(pk_store *s)
 PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
 			const struct pk_arg *val)
 {
+	if (rc == -EBADF && (!s->kv || s->close_pending)) /* see PK_CALL */
+		return pk_raise(rc, "the store is closed");
 	if (rc == -ENAMETOOLONG && key)
 		return pk_raisef(rc,
 				 "key is %zu bytes, this store's key_max "
@@ -49,7 +52,7 @@ PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
 				 "store %U was removed since this handle "
 				 "opened it: close it and open the name "
 				 "afresh",
-				 s->name);
+				 s->shown);
 	return pk_raise(rc, NULL);
 }
 
@@ -57,14 +60,7 @@ PyObject *pk_store_fail(pk_store *s, int rc, const struct pk_arg *key,
  * it; a URI ("scheme://...") goes to its backend as it is. */
 static PyObject *lib_name(PyObject *name)
 {
-	if (!PyUnicode_Check(name)) {
-		PyErr_Format(PyExc_TypeError,
-			     "a store name is a str, not "
-			     "'%.100s'",
-			     Py_TYPE(name)->tp_name);
-		return NULL;
-	}
-	const char *s = PyUnicode_AsUTF8(name);
+	const char *s = pk_cstr(name, "a store name");
 	if (!s)
 		return NULL;
 	if (s[0] == '/' || strstr(s, "://")) {
@@ -72,6 +68,19 @@ static PyObject *lib_name(PyObject *name)
 		return name;
 	}
 	return PyUnicode_FromFormat("/%s", s);
+}
+
+/* @name (str) as shmkv_name_redact shows it: a URI's password as ***. */
+static PyObject *shown_name(PyObject *name)
+{
+	const char *s = PyUnicode_AsUTF8(name);
+	char buf[2 * SHMKV_NAME_MAX + 16];
+
+	if (!s)
+		return NULL;
+	if (shmkv_name_redact(s, buf, sizeof buf) < 0)
+		snprintf(buf, sizeof buf, "***");
+	return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
 }
 
 static PyObject *wrap(PyTypeObject *type, shmkv_t *kv, PyObject *name,
@@ -83,24 +92,34 @@ static PyObject *wrap(PyTypeObject *type, shmkv_t *kv, PyObject *name,
 		shmkv_close(kv);
 		return pk_raise(rc, NULL);
 	}
-	pk_store *s = (pk_store *)type->tp_alloc(type, 0);
+	PyObject *shown = shown_name(name);
+	pk_store *s = shown ? (pk_store *)type->tp_alloc(type, 0) : NULL;
 	if (!s) {
+		Py_XDECREF(shown);
 		shmkv_close(kv);
 		return NULL;
 	}
 	s->kv = kv;
 	Py_INCREF(name);
 	s->name = name;
+	s->shown = shown;
+	/* The library sends a URI to its backend (shmkv_create). */
+	s->remote = strstr(PyUnicode_AsUTF8(name), "://") != NULL;
 	s->readonly = readonly;
 	s->key_max = cfg.key_max;
 	s->value_max = cfg.value_max;
 	return (PyObject *)s;
 }
 
-/* An error from create/open, naming the store. */
+/* An error from create/open, naming the store (its password masked). */
 static PyObject *open_fail(int rc, PyObject *name, const char *verb)
 {
-	return pk_raisef(rc, "%s %U: %s", verb, name, shmkv_strerror(rc));
+	PyObject *shown = shown_name(name);
+	if (!shown)
+		return NULL;
+	pk_raisef(rc, "%s %U: %s", verb, shown, shmkv_strerror(rc));
+	Py_DECREF(shown);
+	return NULL;
 }
 
 static char *create_kw[] = { "name",	     "slots",	   "key_max",
@@ -158,8 +177,9 @@ static PyObject *parse_create(PyObject *args, PyObject *kw,
 	}
 	if (policy != Py_None) {
 		const char *p = PyUnicode_Check(policy)
-					? PyUnicode_AsUTF8(policy)
+					? pk_cstr(policy, "evict_policy")
 					: NULL;
+		PyErr_Clear(); /* a NUL in it: not a policy name either */
 		int ep = p ? shmkv_evict_policy_parse(p) : -EINVAL;
 		if (ep < 0)
 			return pk_raisef(-EINVAL, "evict_policy: not a policy "
@@ -310,15 +330,17 @@ static void store_dealloc(PyObject *self)
 		PyObject_ClearWeakRefs(self);
 	shmkv_close(s->kv);
 	Py_XDECREF(s->name);
+	Py_XDECREF(s->shown);
 	Py_TYPE(self)->tp_free(self);
 }
 
 static PyObject *store_repr(PyObject *self)
 {
 	pk_store *s = (pk_store *)self;
-	return PyUnicode_FromFormat(
-		"<shmkv.Store %R%s%s>", s->name, s->readonly ? " readonly" : "",
-		s->kv && !s->close_pending ? "" : " closed");
+	return PyUnicode_FromFormat("<shmkv.Store %R%s%s>", s->shown,
+				    s->readonly ? " readonly" : "",
+				    s->kv && !s->close_pending ? ""
+							       : " closed");
 }
 
 static PyObject *get_closed(PyObject *self, void *unused)
@@ -331,8 +353,7 @@ static PyObject *get_closed(PyObject *self, void *unused)
 static PyObject *get_name(PyObject *self, void *unused)
 {
 	(void)unused;
-	Py_INCREF(((pk_store *)self)->name);
-	return ((pk_store *)self)->name;
+	return Py_NewRef(((pk_store *)self)->shown);
 }
 
 static PyObject *get_readonly(PyObject *self, void *unused)
@@ -355,7 +376,9 @@ static PyObject *get_value_max(PyObject *self, void *unused)
 
 static PyGetSetDef store_getset[] = {
 	{ "closed", get_closed, NULL, "True once close() was called.", NULL },
-	{ "name", get_name, NULL, "The store's name, with its leading '/'.",
+	{ "name", get_name, NULL,
+	  "The store's name, with its leading '/'; a URI as "
+	  "shmkv_name_redact() shows it, its password as ***.",
 	  NULL },
 	{ "readonly", get_readonly, NULL, "Opened with readonly=True.", NULL },
 	{ "key_max", get_key_max, NULL,

@@ -142,7 +142,8 @@ static PyObject *st_config(PyObject *self, PyObject *unused)
 	PyObject *d;
 	(void)unused;
 
-	int rc = shmkv_get_config(kv, &c);
+	int rc;
+	PK_CALL(s, rc, shmkv_get_config(kv, &c));
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	if (!(d = PyDict_New()))
@@ -175,6 +176,7 @@ fail:
 /* ---- check ---- */
 
 struct check_ctx {
+	pk_store *s;
 	PyObject *list;
 	int leftovers;
 	int failed;
@@ -188,25 +190,28 @@ static void check_cb(const char *problem, void *arg)
 	if (c->failed ||
 	    (!c->leftovers && strncmp(problem, left, sizeof left - 1) == 0))
 		return;
+	PyGILState_STATE g = pk_cb_gil_take(c->s);
 	PyObject *o = PyUnicode_DecodeUTF8(problem, (Py_ssize_t)strlen(problem),
 					   "replace");
 	if (!o || PyList_Append(c->list, o) < 0)
 		c->failed = 1;
 	Py_XDECREF(o);
+	pk_cb_gil_give(c->s, g);
 }
 
 static PyObject *st_check(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kws[] = { "leftovers", NULL };
 	STORE_KV(self, kv);
-	struct check_ctx c = { NULL, 0, 0 };
+	struct check_ctx c = { s, NULL, 0, 0 };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$p:check", kws,
 					 &c.leftovers))
 		return NULL;
 	if (!(c.list = PyList_New(0)))
 		return NULL;
-	int rc = shmkv_check(kv, check_cb, &c);
+	int rc;
+	PK_CALL(s, rc, shmkv_check(kv, check_cb, &c));
 	if (c.failed) {
 		Py_DECREF(c.list);
 		return NULL;
@@ -259,7 +264,8 @@ static PyObject *st_sweep(PyObject *self, PyObject *args, PyObject *kw)
 					 &max_slots))
 		return NULL;
 	uint64_t cur = cursor;
-	int rc = shmkv_sweep(kv, &cur, max_slots);
+	int rc;
+	PK_CALL(s, rc, shmkv_sweep(kv, &cur, max_slots));
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	return Py_BuildValue("(iK)", rc, (unsigned long long)cur);
@@ -286,7 +292,8 @@ static PyObject *st_set_max_memory(PyObject *self, PyObject *arg)
 	unsigned long long n = PyLong_AsUnsignedLongLong(arg);
 	if (n == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
-	int rc = shmkv_set_max_memory(kv, n);
+	int rc;
+	PK_CALL(s, rc, shmkv_set_max_memory(kv, n));
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	Py_RETURN_NONE;
@@ -295,12 +302,15 @@ static PyObject *st_set_max_memory(PyObject *self, PyObject *arg)
 static PyObject *st_set_evict_policy(PyObject *self, PyObject *arg)
 {
 	STORE_KV(self, kv);
-	const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+	const char *name = PyUnicode_Check(arg) ? pk_cstr(arg, "a policy")
+						: NULL;
+	PyErr_Clear(); /* a NUL in it: not a policy name either */
 	int pol = name ? shmkv_evict_policy_parse(name) : -EINVAL;
 	if (pol < 0)
 		return pk_raise(-EINVAL, "not an eviction policy name "
 					 "(noeviction, allkeys-lru, ...)");
-	int rc = shmkv_set_evict_policy(kv, pol);
+	int rc;
+	PK_CALL(s, rc, shmkv_set_evict_policy(kv, pol));
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	Py_RETURN_NONE;
@@ -311,7 +321,8 @@ static PyObject *st_huge_mapped(PyObject *self, PyObject *unused)
 	STORE_KV(self, kv);
 	uint64_t bytes = 0;
 	(void)unused;
-	int rc = shmkv_huge_mapped(kv, &bytes);
+	int rc;
+	PK_CALL(s, rc, shmkv_huge_mapped(kv, &bytes));
 	if (rc < 0)
 		return pk_store_fail(s, rc, NULL, NULL);
 	return PyLong_FromUnsignedLongLong(bytes);
@@ -319,8 +330,16 @@ static PyObject *st_huge_mapped(PyObject *self, PyObject *unused)
 
 /* ---- locks() ---- */
 
+struct lock_ctx {
+	pk_store *s;
+	PyObject *list;
+};
+
 static int lock_cb(const struct shmkv_lock_info *li, void *arg)
 {
+	struct lock_ctx *c = arg;
+	PyGILState_STATE g = pk_cb_gil_take(c->s);
+	int stop = 0;
 	PyObject *d = Py_BuildValue(
 		"{s:s#,s:O,s:i,s:I,s:K,s:L,s:L,s:I}", "name", li->name,
 		(Py_ssize_t)li->name_len, "held", li->held ? Py_True : Py_False,
@@ -328,12 +347,11 @@ static int lock_cb(const struct shmkv_lock_info *li, void *arg)
 		(unsigned long long)li->token, "held_for_ms",
 		(long long)li->held_for_ms, "lease_left_ms",
 		(long long)li->lease_left_ms, "waiters", li->waiters);
-	if (!d || PyList_Append(arg, d) < 0) {
-		Py_XDECREF(d);
-		return 1;
-	}
-	Py_DECREF(d);
-	return 0;
+	if (!d || PyList_Append(c->list, d) < 0)
+		stop = 1; /* the exception is set */
+	Py_XDECREF(d);
+	pk_cb_gil_give(c->s, g);
+	return stop;
 }
 
 static PyObject *st_locks(PyObject *self, PyObject *unused)
@@ -343,7 +361,9 @@ static PyObject *st_locks(PyObject *self, PyObject *unused)
 	(void)unused;
 	if (!l)
 		return NULL;
-	int rc = shmkv_lock_list(kv, lock_cb, l);
+	struct lock_ctx c = { s, l };
+	int rc;
+	PK_CALL(s, rc, shmkv_lock_list(kv, lock_cb, &c));
 	if (PyErr_Occurred()) {
 		Py_DECREF(l);
 		return NULL;
@@ -405,7 +425,8 @@ static PyObject *st_execute_command(PyObject *self, PyObject *args)
 		argv[got] = a[got].p;
 		lens[got] = a[got].n;
 	}
-	int rc = shmkv_exec(kv, (int)n, argv, lens, &rep);
+	int rc;
+	PK_CALL(s, rc, shmkv_exec(kv, (int)n, argv, lens, &rep));
 	if (rep.type == SHMKV_REPLY_ERROR) {
 		PyObject *msg = PyUnicode_DecodeUTF8(
 			rep.str, (Py_ssize_t)rep.len, "replace");

@@ -3,9 +3,9 @@
  * redis-py's (set(k, v, nx=True, px=1500, get=True)), each one call of the
  * C API; and the mapping protocol (st[k], del st[k], k in st).
  *
- * Commands keep the GIL: none of them sleeps (shmkv.h: lock-free, bounded
- * retries), and holding it keeps a bytearray argument from changing under
- * the call.
+ * On a shared-memory store commands keep the GIL: none of them sleeps
+ * (shmkv.h: lock-free, bounded retries). On a Redis server each is a round
+ * trip, made with the GIL released (PK_CALL).
  */
 #include "pyshmkv.h"
 
@@ -16,13 +16,15 @@
  * their bytes object; longer ones are read again straight into one. */
 #define STACK_VALUE 1024
 
-int pk_read_value(shmkv_t *kv, pk_read_fn fn, const struct pk_arg *key,
+int pk_read_value(pk_store *s, pk_read_fn fn, const struct pk_arg *key,
 		  const struct pk_arg *val, void *ctx, PyObject **out)
 {
 	char stack[STACK_VALUE];
 	struct shmkv_value v = { stack, sizeof stack, 0 };
-	int rc = fn(kv, key, val, ctx, &v);
+	shmkv_t *kv = s->kv; /* PK_CALL checks it is still open */
+	int rc;
 
+	PK_CALL(s, rc, fn(kv, key, val, ctx, &v));
 	*out = NULL;
 	while (rc == -ENOBUFS) {
 		/* The store is unchanged (shmkv.h): ask again with room for
@@ -31,9 +33,9 @@ int pk_read_value(shmkv_t *kv, pk_read_fn fn, const struct pk_arg *key,
 		*out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.len);
 		if (!*out)
 			return INT32_MIN;
-		v.buf = PyBytes_AS_STRING(*out);
+		v.buf = PyBytes_AS_STRING(*out); /* no other thread sees it */
 		v.cap = v.len;
-		rc = fn(kv, key, val, ctx, &v);
+		PK_CALL(s, rc, fn(kv, key, val, ctx, &v));
 	}
 	if (rc <= 0) {
 		Py_CLEAR(*out);
@@ -88,7 +90,7 @@ static PyObject *st_get(PyObject *self, PyObject *key)
 		pk_arg_release(&k);
 		return NULL;
 	}
-	int rc = pk_read_value(kv, do_get, &k, NULL, NULL, &v);
+	int rc = pk_read_value(s, do_get, &k, NULL, NULL, &v);
 	PyObject *r = value_reply(s, rc, v, &k, NULL);
 	pk_arg_release(&k);
 	return r;
@@ -167,7 +169,7 @@ static PyObject *st_set(PyObject *self, PyObject *args, PyObject *kw)
 		  (keepttl ? SHMKV_SET_KEEPTTL : 0) | (get ? SHMKV_SET_GET : 0);
 	if (expiry_opts(o, bits, keepttl, "set", &c.flags, &c.expire) < 0)
 		goto out;
-	int rc = pk_read_value(kv, do_set, &k, &v, &c, &old);
+	int rc = pk_read_value(s, do_set, &k, &v, &c, &old);
 	if (get)
 		r = value_reply(s, rc, old, &k, &v);
 	else if (rc < 0)
@@ -188,7 +190,8 @@ static PyObject *st_setnx(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O&O&:setnx", pk_arg_conv, &k, pk_arg_conv,
 			      &v))
 		return NULL;
-	int rc = shmkv_setnx(kv, k.p, k.n, v.p, v.n);
+	int rc;
+	PK_CALL(s, rc, shmkv_setnx(kv, k.p, k.n, v.p, v.n));
 	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
 			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
@@ -212,7 +215,7 @@ static PyObject *st_getset(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O&O&:getset", pk_arg_conv, &k, pk_arg_conv,
 			      &v))
 		return NULL;
-	int rc = pk_read_value(kv, do_getset, &k, &v, NULL, &old);
+	int rc = pk_read_value(s, do_getset, &k, &v, NULL, &old);
 	PyObject *r = value_reply(s, rc, old, &k, &v);
 	pk_arg_release(&k);
 	pk_arg_release(&v);
@@ -237,7 +240,7 @@ static PyObject *st_getdel(PyObject *self, PyObject *key)
 		pk_arg_release(&k);
 		return NULL;
 	}
-	int rc = pk_read_value(kv, do_getdel, &k, NULL, NULL, &old);
+	int rc = pk_read_value(s, do_getdel, &k, NULL, NULL, &old);
 	PyObject *r = value_reply(s, rc, old, &k, NULL);
 	pk_arg_release(&k);
 	return r;
@@ -278,14 +281,17 @@ static PyObject *st_getex(PyObject *self, PyObject *args, PyObject *kw)
 		/* Redis looks the key up before it checks the time: a missing
 		 * key is nil even with a bad time (shmkv_getex's doc), only
 		 * an existing one gets the error. */
-		if (bad == -2 && shmkv_exists(kv, k.p, k.n) == 0) {
+		int rc = 0;
+		if (bad == -2)
+			PK_CALL(s, rc, shmkv_exists(kv, k.p, k.n));
+		if (bad == -2 && rc == 0) {
 			PyErr_Clear();
 			r = Py_NewRef(Py_None);
 		}
 		goto out;
 	}
 	c.mode = persist ? SHMKV_GETEX_PERSIST : (enum shmkv_getex_mode)mode;
-	int rc = pk_read_value(kv, do_getex, &k, NULL, &c, &val);
+	int rc = pk_read_value(s, do_getex, &k, NULL, &c, &val);
 	r = value_reply(s, rc, val, &k, NULL);
 out:
 	pk_arg_release(&k);
@@ -304,7 +310,7 @@ static PyObject *per_key(PyObject *self, PyObject *args,
 		struct pk_arg k;
 		int rc = pk_arg_get(PyTuple_GET_ITEM(args, i), &k);
 		if (rc == 0) {
-			rc = fn(kv, k.p, k.n);
+			PK_CALL(s, rc, fn(kv, k.p, k.n));
 			if (rc < 0)
 				pk_store_fail(s, rc, &k, NULL);
 		}
@@ -334,7 +340,8 @@ static PyObject *st_delifeq(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O&O&:delifeq", pk_arg_conv, &k,
 			      pk_arg_conv, &v))
 		return NULL;
-	int rc = shmkv_delifeq(kv, k.p, k.n, v.p, v.n);
+	int rc;
+	PK_CALL(s, rc, shmkv_delifeq(kv, k.p, k.n, v.p, v.n));
 	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, &v)
 			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
@@ -363,7 +370,8 @@ static PyObject *expire_cmd(PyObject *self, PyObject *args, PyObject *kw,
 			 (xx ? SHMKV_EXPIRE_XX : 0) |
 			 (gt ? SHMKV_EXPIRE_GT : 0) |
 			 (lt ? SHMKV_EXPIRE_LT : 0);
-	int rc = shmkv_expire(kv, k.p, k.n, unit, flags, t);
+	int rc;
+	PK_CALL(s, rc, shmkv_expire(kv, k.p, k.n, unit, flags, t));
 	if (rc == -EINVAL && flags && (nx + xx + gt + lt > 1))
 		r = pk_raise(rc, "NX and XX, GT or LT options at the same "
 				 "time are not compatible");
@@ -411,7 +419,8 @@ static PyObject *ttl_cmd(PyObject *self, PyObject *key,
 		pk_arg_release(&k);
 		return NULL;
 	}
-	int rc = fn(kv, k.p, k.n, &t);
+	int rc;
+	PK_CALL(s, rc, fn(kv, k.p, k.n, &t));
 	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
 			     : PyLong_FromLongLong(t);
 	pk_arg_release(&k);
@@ -437,7 +446,8 @@ static PyObject *st_persist(PyObject *self, PyObject *key)
 		pk_arg_release(&k);
 		return NULL;
 	}
-	int rc = shmkv_persist(kv, k.p, k.n);
+	int rc;
+	PK_CALL(s, rc, shmkv_persist(kv, k.p, k.n));
 	PyObject *r = rc < 0 ? pk_store_fail(s, rc, &k, NULL)
 			     : PyBool_FromLong(rc);
 	pk_arg_release(&k);
@@ -459,9 +469,9 @@ static PyObject *incr_cmd(PyObject *self, PyObject *args, PyObject *kw,
 					 &amount))
 		return NULL;
 	if (sign > 0)
-		rc = shmkv_incrby(kv, k.p, k.n, amount, &result);
+		PK_CALL(s, rc, shmkv_incrby(kv, k.p, k.n, amount, &result));
 	else
-		rc = shmkv_decrby(kv, k.p, k.n, amount, &result);
+		PK_CALL(s, rc, shmkv_decrby(kv, k.p, k.n, amount, &result));
 	PyObject *r;
 	if (rc == -EDOM)
 		r = pk_raise(rc, "value is not an integer or out of range");
@@ -504,7 +514,8 @@ static PyObject *st_get_int(PyObject *self, PyObject *key)
 		pk_arg_release(&k);
 		return NULL;
 	}
-	int rc = shmkv_get_int(kv, k.p, k.n, &v);
+	int rc;
+	PK_CALL(s, rc, shmkv_get_int(kv, k.p, k.n, &v));
 	PyObject *r;
 	if (rc == -EDOM)
 		r = pk_raise(rc, "value is not an integer or out of range");
@@ -540,13 +551,14 @@ static int mp_set(PyObject *self, PyObject *key, PyObject *val)
 	if (rc == 0 && val) {
 		rc = pk_arg_get(val, &v);
 		if (rc == 0) {
-			rc = shmkv_set(kv, k.p, k.n, v.p, v.n, 0, 0, NULL);
+			PK_CALL(s, rc,
+				shmkv_set(kv, k.p, k.n, v.p, v.n, 0, 0, NULL));
 			if (rc < 0)
 				pk_store_fail(s, rc, &k, &v);
 		}
 		pk_arg_release(&v);
 	} else if (rc == 0) {
-		rc = shmkv_del(kv, k.p, k.n);
+		PK_CALL(s, rc, shmkv_del(kv, k.p, k.n));
 		if (rc < 0)
 			pk_store_fail(s, rc, &k, NULL);
 		else if (rc == 0) {
@@ -565,7 +577,7 @@ static int sq_has(PyObject *self, PyObject *key)
 	int rc = pk_arg_get(key, &k);
 
 	if (rc == 0) {
-		rc = shmkv_exists(kv, k.p, k.n);
+		PK_CALL(s, rc, shmkv_exists(kv, k.p, k.n));
 		if (rc < 0) {
 			pk_store_fail(s, rc, &k, NULL);
 			rc = -1;

@@ -1,7 +1,7 @@
 /*
  * test_redis_uri.c - the Redis store names (src/redis_uri.c): every part
- * parsed, anything malformed refused with a reason and nothing left in
- * the struct, and the password never printed.
+ * parsed, and anything malformed refused with a reason and nothing left
+ * in the struct (how a name is shown: test_name_redact.c).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -101,18 +101,6 @@ Test(redis_uri, a_cluster_takes_a_list_of_seeds)
 	cr_assert_eq(u.db, 0);
 }
 
-Test(redis_uri, locks_on_evicting_server_is_off_unless_the_query_says_1)
-{
-	cr_assert_not(parse_ok("redis://h").locks_on_evicting);
-	cr_assert_not(parse_ok("redis://h?locks_on_evicting_server=0")
-			      .locks_on_evicting);
-	cr_assert(parse_ok("redis+cluster://a,b?prefix=p:&"
-			   "locks_on_evicting_server=1")
-			  .locks_on_evicting);
-	cr_assert(parse_ok("redis+unix:///s?locks_on_evicting_server=1")
-			  .locks_on_evicting);
-}
-
 Test(redis_uri, timeout_zero_means_none_and_db_may_be_large)
 {
 	struct shmkv_redis_uri u = parse_ok("redis://h/2147483647?timeout=0");
@@ -156,28 +144,25 @@ Test(redis_uri, anything_malformed_is_einval_with_a_reason)
 		"redis://h?timeout=86400001",  /* range */
 		"redis://h?connect_timeout=0", /* range */
 		"redis://h?prefix=a&",	       /* trailing & */
-		"redis://h?locks_on_evicting_server=2", /* not 0 or 1 */
-		"redis://h?locks_on_evicting_server=",	/* empty */
-		"redis://h?locks_on_evicting_server",	/* without = */
-		"redis://h#frag",			/* fragment */
-		"redis://user@h",	  /* user without password */
-		"redis://user:@h",	  /* empty password */
-		"redis://:p%zz@h",	  /* bad escape */
-		"redis://:p%00@h",	  /* NUL */
-		"redis://:p%4@h",	  /* short escape */
-		"redis://h?prefix=%00",	  /* NUL */
-		"redis://a,b",		  /* list outside a cluster */
-		"redis://h h",		  /* bad host char */
-		"redis://[::1",		  /* no ] */
-		"redis://[::1]x",	  /* text after ] */
-		"redis://[g::1]",	  /* not v6 */
-		"redis+cluster://a,b/1",  /* db on a cluster */
-		"redis+cluster://a,,b",	  /* empty seed */
-		"redis+unix://",	  /* no path */
-		"redis+unix://host/sock", /* a host */
-		"redis+unix:///s?db=x",	  /* db */
-		"redis+unix:///s%20x",	  /* % in a path */
-		"rediss://h",		  /* TLS: not built */
+		"redis://h#frag",	       /* fragment */
+		"redis://user@h",	       /* user without password */
+		"redis://user:@h",	       /* empty password */
+		"redis://:p%zz@h",	       /* bad escape */
+		"redis://:p%00@h",	       /* NUL */
+		"redis://:p%4@h",	       /* short escape */
+		"redis://h?prefix=%00",	       /* NUL */
+		"redis://a,b",		       /* list outside a cluster */
+		"redis://h h",		       /* bad host char */
+		"redis://[::1",		       /* no ] */
+		"redis://[::1]x",	       /* text after ] */
+		"redis://[g::1]",	       /* not v6 */
+		"redis+cluster://a,b/1",       /* db on a cluster */
+		"redis+cluster://a,,b",	       /* empty seed */
+		"redis+unix://",	       /* no path */
+		"redis+unix://host/sock",      /* a host */
+		"redis+unix:///s?db=x",	       /* db */
+		"redis+unix:///s%20x",	       /* % in a path */
+		"rediss://h",		       /* TLS: not built */
 		"http://h",
 		"redis:/h",
 	};
@@ -217,42 +202,4 @@ Test(redis_uri, over_long_fields_are_refused)
 		strcat(seeds, i ? ",h:1" : "h:1");
 	snprintf(s, sizeof(s), "redis+cluster://%s", seeds);
 	assert_bad(s);
-}
-
-static void assert_display(const char *in, const char *want)
-{
-	struct shmkv_redis_uri u = parse_ok(in);
-	char buf[512];
-	size_t n = shmkv__redis_uri_display(&u, buf, sizeof(buf));
-
-	cr_assert_str_eq(buf, want, "%s", in);
-	cr_assert_eq(n, strlen(want));
-	/* What is printed parses back to the same parts, but the password. */
-	cr_assert_null(strstr(buf, "secret"));
-}
-
-Test(redis_uri, the_display_masks_the_password_and_reparses)
-{
-	assert_display("redis://:secret@h", "redis://:***@h:6379");
-	assert_display("redis://u%2F1:secret@h:1/2?prefix=a%20b:&timeout=9",
-		       "redis://u%2F1:***@h:1/2?prefix=a%20b:&timeout=9");
-	assert_display("redis+unix://:secret@/tmp/s?db=4",
-		       "redis+unix://:***@/tmp/s?db=4");
-	assert_display("redis+cluster://a:1,[::1]:2?connect_timeout=5",
-		       "redis+cluster://a:1,[::1]:2?connect_timeout=5");
-	assert_display("redis://h/0", "redis://h:6379");
-	assert_display("redis://h?locks_on_evicting_server=1&timeout=9",
-		       "redis://h:6379?timeout=9&locks_on_evicting_server=1");
-	assert_display("redis://h?locks_on_evicting_server=1",
-		       "redis://h:6379?locks_on_evicting_server=1");
-}
-
-Test(redis_uri, a_display_cut_short_is_terminated_and_says_its_length)
-{
-	struct shmkv_redis_uri u = parse_ok("redis://:secret@host:1234");
-	char buf[10];
-
-	cr_assert_eq(shmkv__redis_uri_display(&u, buf, sizeof(buf)),
-		     strlen("redis://:***@host:1234"));
-	cr_assert_str_eq(buf, "redis://:");
 }
