@@ -323,8 +323,10 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  *
  * Return: 0, or -EINVAL (bad name, or a flag bit this library does not
  * know), -ENOENT (no such segment),
- * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
- * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
+ * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic, too
+ * small for a header, or not a regular file: a symbolic link, FIFO,
+ * directory, socket or device under the name, refused without waiting on
+ * it), -EPROTONOSUPPORT (a shmkv store of another layout
  * version or build), -EBADMSG (header corrupted or segment truncated),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
@@ -367,7 +369,8 @@ SHMKV_API void shmkv_close(shmkv_t *kv);
  * @name: as for shmkv_create() ("orders" is "/orders").
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES (no write permission: the
  * store cannot be marked, and is not removed), -EPROTO (the name exists
- * but is not a shmkv store: it is left alone), -EPROTONOSUPPORT (a store
+ * but is not a shmkv store, a regular file without our magic or any other
+ * kind of file: it is left alone; remove it with rm), -EPROTONOSUPPORT (a store
  * of another layout version: left alone), -EAFNOSUPPORT (as for
  * shmkv_create()).
  */

@@ -21,7 +21,7 @@ static const struct {
 	{ ENOBUFS, "buffer too small for the value" },
 	{ EBADMSG, "store is corrupted" },
 	{ EAGAIN, "operation kept losing races; try again" },
-	{ EPROTO, "not a shmkv store (bad magic)" },
+	{ EPROTO, "not a shmkv store (bad magic, or not a regular file)" },
 	{ EPROTONOSUPPORT, "shmkv store of another layout version or build" },
 	{ EAFNOSUPPORT, "no backend for this store name's scheme (scheme://) "
 			"in this build" },

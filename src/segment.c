@@ -125,21 +125,19 @@ static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
 {
 	/* Relaxed: a hint of which tables to fault in; a growth that ends
 	 * meanwhile leaves at most a table's pages to its next end. */
-	uint64_t gen = SHMKV_LIFE_GEN(shmkv__load_relaxed(
-		&((struct shmkv_header_shm *)base)->life));
+	uint64_t gen = SHMKV_LIFE_GEN(
+		shmkv__load_relaxed(&((struct shmkv_header_shm *)base)->life));
 
 	(void)shmkv__map_populate(base, g->slots_offset, write);
-	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max;
-	     e++)
+	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max; e++)
 		(void)shmkv__map_populate(
 			base + shmkv__table_start(g, (uint32_t)e),
 			shmkv__table_end(g, (uint32_t)e) -
 				shmkv__table_start(g, (uint32_t)e),
 			write);
-	(void)shmkv__map_populate(base + g->page_table_offset,
-				  shmkv__head_end(g, ready) -
-					  g->page_table_offset,
-				  write);
+	(void)shmkv__map_populate(
+		base + g->page_table_offset,
+		shmkv__head_end(g, ready) - g->page_table_offset, write);
 	(void)shmkv__map_populate(base + g->pages_offset,
 				  shmkv__pages_end(g, ready) - g->pages_offset,
 				  write);
@@ -180,9 +178,8 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
  * version (a flag bit, a reserved word) cannot be honoured: -EINVAL. */
 bool shmkv__config_known(const struct shmkv_config *cfg)
 {
-	if (cfg->flags &
-		    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
-				SHMKV_CONFIG_POPULATE) ||
+	if (cfg->flags & ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
+				     SHMKV_CONFIG_POPULATE) ||
 	    shmkv_evict_policy_name((int)cfg->evict_policy) == NULL)
 		return false;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
@@ -494,9 +491,9 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 	if (!ro) /* a read-only open changes nothing, not even debris */
 		shmkv__new_files_sweep();
 	shm_path(path, sizeof(path), name);
-	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	fd = shmkv__store_file_open(path, ro ? O_RDONLY : O_RDWR);
 	if (fd < 0)
-		return errno == ELOOP ? -EPROTO : shmkv__errno();
+		return fd;
 	err = header_check(fd, ro, &g, &seed);
 	if (err)
 		goto out_close;
