@@ -40,7 +40,11 @@
  *                    store created under the name since is another one).
  *                    shmkv_stats(), shmkv_check() and shmkv_get_config()
  *                    still read the old segment.
- *   On any error the store is left unchanged.
+ *   On any error the store is left unchanged, and so are the call's
+ *   outputs (an INCR result, a TTL, an integer read, a value's len): a
+ *   race lost on the way leaves nothing behind. The one exception is
+ *   -ENOBUFS, which sets len to the size needed; the bytes of a value
+ *   buffer are scratch space on every call.
  * - Thread and process safety: every command is linearizable and may be
  *   called concurrently from any number of threads and processes on handles
  *   to the same store. A shmkv_t handle itself may be shared by threads.
@@ -630,7 +634,8 @@ SHMKV_API int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * INCRBY: adds @delta to the integer in the key (0 if missing), keeping its
- * TTL, and stores the result in *@result.
+ * TTL, and stores the result in *@result (may be NULL) on success only:
+ * on any error *@result keeps what it held.
  * Return: 0; -EDOM if the value is not a base-10 64-bit integer as Redis
  * parses it ("value is not an integer or out of range"); -EOVERFLOW if the
  * result would overflow ("increment or decrement would overflow").
