@@ -84,6 +84,7 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	/* Spread processes over the pages so they rarely collide. */
 	kv->claim_hint = shmkv__self_pid() * 2654435761u % g->page_count;
 	snprintf(kv->name, sizeof(kv->name), "%s", name);
+	kv->fd_pid = shmkv__self_pid(); /* @fd: opened by this process */
 }
 
 static void header_write(unsigned char *base, const struct shmkv_geometry *g,
@@ -125,19 +126,21 @@ static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
 {
 	/* Relaxed: a hint of which tables to fault in; a growth that ends
 	 * meanwhile leaves at most a table's pages to its next end. */
-	uint64_t gen = SHMKV_LIFE_GEN(
-		shmkv__load_relaxed(&((struct shmkv_header_shm *)base)->life));
+	uint64_t gen = SHMKV_LIFE_GEN(shmkv__load_relaxed(
+		&((struct shmkv_header_shm *)base)->life));
 
 	(void)shmkv__map_populate(base, g->slots_offset, write);
-	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max; e++)
+	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max;
+	     e++)
 		(void)shmkv__map_populate(
 			base + shmkv__table_start(g, (uint32_t)e),
 			shmkv__table_end(g, (uint32_t)e) -
 				shmkv__table_start(g, (uint32_t)e),
 			write);
-	(void)shmkv__map_populate(
-		base + g->page_table_offset,
-		shmkv__head_end(g, ready) - g->page_table_offset, write);
+	(void)shmkv__map_populate(base + g->page_table_offset,
+				  shmkv__head_end(g, ready) -
+					  g->page_table_offset,
+				  write);
 	(void)shmkv__map_populate(base + g->pages_offset,
 				  shmkv__pages_end(g, ready) - g->pages_offset,
 				  write);
@@ -178,8 +181,9 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
  * version (a flag bit, a reserved word) cannot be honoured: -EINVAL. */
 bool shmkv__config_known(const struct shmkv_config *cfg)
 {
-	if (cfg->flags & ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
-				     SHMKV_CONFIG_POPULATE) ||
+	if (cfg->flags &
+		    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
+				SHMKV_CONFIG_POPULATE) ||
 	    shmkv_evict_policy_name((int)cfg->evict_policy) == NULL)
 		return false;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
@@ -207,6 +211,7 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 			     struct shmkv_geometry *g)
 {
 	struct shmkv_config defaults;
+	int err;
 
 	if (out == NULL)
 		return -EINVAL;
@@ -216,7 +221,10 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 	}
 	if (cfg->mode & ~0777u || !shmkv__config_known(cfg))
 		return -EINVAL;
-	return shmkv__geometry_from_config(cfg, system_memory(), g);
+	err = shmkv__geometry_from_config(cfg, system_memory(), g);
+	/* This build's lock holders mark themselves (proc_mark.c). */
+	g->flags |= SHMKV_HDR_MARKS;
+	return err;
 }
 
 int shmkv_config_plan(const struct shmkv_config *cfg, struct shmkv_plan *plan)
