@@ -352,7 +352,10 @@ SHMKV_API int shmkv_open_or_create(const char *name,
 				   const struct shmkv_config *cfg,
 				   shmkv_t **out);
 
-/** Unmaps the store and frees the handle. NULL is a no-op. */
+/** Unmaps the store and frees the handle. NULL is a no-op. The safe locks
+ * taken through it are given up: no call can release them any more, and
+ * another process takes them over at once (SHMKV_LOCK_OWNER_DEAD, see
+ * shmkv_lock.h) rather than after their lease. */
 SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**

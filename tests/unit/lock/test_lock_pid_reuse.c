@@ -3,6 +3,9 @@
  * again within the clock tick of its start (so /proc shows the same pid and
  * the same start time) is still taken for dead: the next acquirer takes
  * the lock over at once with SHMKV_LOCK_OWNER_DEAD, not after the lease.
+ * What tells them apart is the holder's mark in the store's file
+ * (src/proc_mark.c): a live holder's is seen from a fork child that shares
+ * its handle, and a handle's close gives its marks, and its locks, up.
  *
  * The pid is handed out again on purpose: the test runs in a pid namespace
  * of its own (with its own /proc), writes the dead holder's pid - 1 into
@@ -217,4 +220,62 @@ Test(lock_pid_reuse,
 		     "1: the acquirer waited for the dead holder (-EBUSY), "
 		     "2: another answer, 3: no setup (got %d)",
 		     WEXITSTATUS(st));
+}
+
+/* A child of ours that tries lock @name through our (inherited) handle:
+ * its try_acquire's answer, or -1000 if it could not run it. */
+static int child_try(shmkv_t *kv, const char *name)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct shmkv_lock lk;
+		int rc = shmkv_lock_init(kv, &lk, name);
+
+		if (rc == 0)
+			rc = shmkv_lock_try_acquire(&lk, LEASE_MS);
+		_exit(rc == SHMKV_LOCK_OWNER_DEAD ? 1 : rc == -EBUSY ? 2 : 3);
+	}
+	cr_assert_geq(pid, 0);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	return WEXITSTATUS(st) == 1   ? SHMKV_LOCK_OWNER_DEAD
+	       : WEXITSTATUS(st) == 2 ? -EBUSY
+				      : -1000;
+}
+
+Test(lock_pid_reuse, a_fork_child_sharing_the_holders_handle_finds_it_alive)
+{
+	struct shmkv_config cfg = tu_config(256, 0, 0, 0);
+	struct shmkv_lock lk;
+
+	tu_kv = tu_create(&cfg, tu_name);
+	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "held"));
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE_MS),
+		     SHMKV_LOCK_ACQUIRED);
+	/* The child's copy of the handle is the holder's own description:
+	 * it must judge through one of its own, or it would not see the
+	 * holder's mark. */
+	cr_assert_eq(child_try(tu_kv, "held"), -EBUSY);
+	tu_assert_ok(shmkv_lock_release(&lk));
+}
+
+Test(lock_pid_reuse, closing_the_handle_gives_up_the_locks_taken_through_it)
+{
+	struct shmkv_config cfg = tu_config(256, 0, 0, 0);
+	shmkv_t *other;
+	struct shmkv_lock lk;
+
+	tu_kv = tu_create(&cfg, tu_name);
+	other = tu_open(tu_name, 0);
+	tu_assert_ok(shmkv_lock_init(other, &lk, "held"));
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LEASE_MS),
+		     SHMKV_LOCK_ACQUIRED);
+	shmkv_close(other);
+	/* A process alive, whose handle (and mark) is gone: nobody can
+	 * release its lock any more. */
+	cr_assert_eq(child_try(tu_kv, "held"), SHMKV_LOCK_OWNER_DEAD);
 }
