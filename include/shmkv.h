@@ -40,7 +40,11 @@
  *                    store created under the name since is another one).
  *                    shmkv_stats(), shmkv_check() and shmkv_get_config()
  *                    still read the old segment.
- *   On any error the store is left unchanged.
+ *   On any error the store is left unchanged, and so are the call's
+ *   outputs (an INCR result, a TTL, an integer read, a value's len): a
+ *   race lost on the way leaves nothing behind. The one exception is
+ *   -ENOBUFS, which sets len to the size needed; the bytes of a value
+ *   buffer are scratch space on every call.
  * - Thread and process safety: every command is linearizable and may be
  *   called concurrently from any number of threads and processes on handles
  *   to the same store. A shmkv_t handle itself may be shared by threads.
@@ -323,8 +327,10 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  *
  * Return: 0, or -EINVAL (bad name, or a flag bit this library does not
  * know), -ENOENT (no such segment),
- * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
- * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
+ * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic, too
+ * small for a header, or not a regular file: a symbolic link, FIFO,
+ * directory, socket or device under the name, refused without waiting on
+ * it), -EPROTONOSUPPORT (a shmkv store of another layout
  * version or build), -EBADMSG (header corrupted or segment truncated),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
@@ -346,7 +352,10 @@ SHMKV_API int shmkv_open_or_create(const char *name,
 				   const struct shmkv_config *cfg,
 				   shmkv_t **out);
 
-/** Unmaps the store and frees the handle. NULL is a no-op. */
+/** Unmaps the store and frees the handle. NULL is a no-op. The safe locks
+ * taken through it are given up: no call can release them any more, and
+ * another process takes them over at once (SHMKV_LOCK_OWNER_DEAD, see
+ * shmkv_lock.h) rather than after their lease. */
 SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
@@ -367,7 +376,8 @@ SHMKV_API void shmkv_close(shmkv_t *kv);
  * @name: as for shmkv_create() ("orders" is "/orders").
  * Return: 0, -EINVAL (bad name), -ENOENT, -EACCES (no write permission: the
  * store cannot be marked, and is not removed), -EPROTO (the name exists
- * but is not a shmkv store: it is left alone), -EPROTONOSUPPORT (a store
+ * but is not a shmkv store, a regular file without our magic or any other
+ * kind of file: it is left alone; remove it with rm), -EPROTONOSUPPORT (a store
  * of another layout version: left alone), -EAFNOSUPPORT (as for
  * shmkv_create()).
  */
@@ -661,7 +671,8 @@ SHMKV_API int shmkv_persist(shmkv_t *kv, const void *key, size_t klen);
 
 /**
  * INCRBY: adds @delta to the integer in the key (0 if missing), keeping its
- * TTL, and stores the result in *@result.
+ * TTL, and stores the result in *@result (may be NULL) on success only:
+ * on any error *@result keeps what it held.
  * Return: 0; -EDOM if the value is not a base-10 64-bit integer as Redis
  * parses it ("value is not an integer or out of range"); -EOVERFLOW if the
  * result would overflow ("increment or decrement would overflow").

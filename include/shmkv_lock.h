@@ -34,7 +34,9 @@
  *      kernel's tick itself is late by more than a tick, as under heavy VM
  *      steal: then short by the excess), at most ~9 ms more;
  *    - an acquirer that finds the holder's process gone (or its pid reused:
- *      the start time differs) takes the lock at once instead of waiting
+ *      the start time differs, or, for a pid handed out again within the
+ *      clock tick of the holder's start, the new process has no mark in
+ *      the store: see below) takes the lock at once instead of waiting
  *      out the lease, and is told SHMKV_LOCK_OWNER_DEAD;
  *    - a blocked acquirer sleeps on the futex word of the lock's slot and
  *      a release wakes one waiter, instead of polling; a waiter killed
@@ -52,6 +54,21 @@
  * lease still ends); a process whose main thread exited while others run
  * is alive until its last thread ends (its /proc state Z is its main
  * thread's; the thread count tells it from a real zombie).
+ *
+ * /proc gives start times in clock ticks (1/100 s), so a pid handed out
+ * again within the tick of the holder's start reads as the holder. Each
+ * process therefore marks itself in the store's file before it first
+ * takes a lock through a handle (an OFD read lock on a byte past the
+ * segment, named by its pid; a fork child marks through a description of
+ * its own), and the kernel drops the mark when the handle is closed or
+ * the process dies: a holder whose pid and start time read alive but whose
+ * pid has no mark is dead. So closing the store handle gives up the locks
+ * taken through it (another process takes them over at once), and a
+ * holder's pid reused within its start tick is still taken for alive only
+ * if the new process itself marked in the same store, or is a fork child
+ * of the holder's that has not used its inherited handle for a lock. A
+ * store made by a build without marks is judged by pid and start time
+ * alone; such a build refuses a store made by this one.
  *
  * The safe lock and the pattern lock of one name share the key
  * "lock.<name>": use one kind per name (the other kind gets -EEXIST).
@@ -241,8 +258,11 @@ SHMKV_API int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk,
  * by a live process within its lease, possibly this one through another
  * handle or thread), -EDEADLK (@lk itself holds it, lease running),
  * -EINVAL (bad @lk or @lease_ms), -EEXIST (the key holds something that is
- * not an owner record), -EROFS, -ENOTSUP and -EBADMSG (a Redis store:
- * see the top), or an error of the store (shmkv.h).
+ * not an owner record), -EROFS, -ESTALE also for a fork child whose
+ * inherited handle's store name is gone (it cannot mark), another negative
+ * errno if the mark cannot be taken (-EMFILE: no descriptor for a fork
+ * child's own), -ENOTSUP and -EBADMSG (a Redis store: see the top), or an
+ * error of the store (shmkv.h).
  * Ordering: a grant is a full barrier; it happens after the release or
  * expiry it follows.
  */

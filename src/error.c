@@ -22,7 +22,7 @@ static const struct {
 	{ EBADMSG, "store is corrupted (on Redis: a lock's token counter, "
 		   "lock.{<name>}:token, has a field that is not a number)" },
 	{ EAGAIN, "operation kept losing races; try again" },
-	{ EPROTO, "not a shmkv store (bad magic)" },
+	{ EPROTO, "not a shmkv store (bad magic, or not a regular file)" },
 	{ EPROTONOSUPPORT, "shmkv store of another layout version or build" },
 	{ EAFNOSUPPORT, "no backend for this store name's scheme (scheme://) "
 			"in this build" },

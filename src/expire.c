@@ -276,6 +276,7 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 {
 	struct getex_ctx c = { .mode = mode, .out = out };
 	struct shmkv_op op = { .decide = getex_decide, .ctx = &c };
+	size_t len;
 	int err = 0;
 
 	if (shmkv__is_remote(kv))
@@ -294,5 +295,11 @@ int shmkv_getex(shmkv_t *kv, const void *key, size_t klen,
 	op.want_bytes = out != NULL;
 	op.buf = out ? out->buf : NULL;
 	op.cap = out ? out->cap : 0;
-	return shmkv__run(kv, key, klen, &op);
+	len = out ? out->len : 0;
+	err = shmkv__run(kv, key, klen, &op);
+	/* A decide() before a lost race or a failed store reported a
+	 * length: put back on any error but -ENOBUFS's (shmkv.h). */
+	if (err < 0 && err != -ENOBUFS && out != NULL)
+		out->len = len;
+	return err;
 }

@@ -139,6 +139,11 @@ struct shmkv {
 	 * the handle (backend.h), which its close and exec dispatch to. */
 	const struct shmkv_backend *backend;
 	char name[SHMKV_NAME_MAX + 1];
+	/* The process whose own open file description @fd is (a fork child
+	 * shares its parent's until it marks), and the one marked through
+	 * it (proc_mark.c; 0: none yet). */
+	uint32_t fd_pid;
+	uint32_t marked_pid;
 };
 
 /*
@@ -393,6 +398,32 @@ static inline void shmkv__proc_self(struct shmkv_proc_id *me)
  * stopped process is alive; so is one whose main thread has exited.
  */
 bool shmkv__proc_dead(uint32_t pid, uint64_t start);
+
+/* proc_mark.c: this process's mark in a store's file, which the kernel
+ * drops when it dies. */
+int shmkv__proc_mark_slow(struct shmkv *kv);
+/*
+ * Marks this process in @kv's file (once per handle and process: a fork
+ * child marks through a description of its own). Every process marks
+ * before it records its pid as a lock holder. Return: 0, -ESTALE (a fork
+ * child whose store's name is gone or taken by another file), -errno.
+ */
+static inline int shmkv__proc_mark(struct shmkv *kv)
+{
+	/* Acquire: pairs with the release in the slow path: the mark is
+	 * in place for the pid we read. */
+	return shmkv__load32_acquire(&kv->marked_pid) == shmkv__self_pid()
+		       ? 0
+		       : shmkv__proc_mark_slow(kv);
+}
+/*
+ * Does no process have @kv's store open with a mark for @pid? Asked of a
+ * holder whose pid and start time read as alive: true means that process
+ * is not the holder (a pid handed out again within the holder's start
+ * tick) or has closed the handle it took the lock through. False if the
+ * store predates marks (SHMKV_HDR_MARKS) or the answer cannot be had.
+ */
+bool shmkv__proc_unmarked(struct shmkv *kv, uint32_t pid);
 /* This process's pid namespace: the inode of /proc/self/ns/pid, or 0 if
  * it cannot be read (then nobody's namespace is judged). */
 uint32_t shmkv__pid_ns(void);

@@ -453,12 +453,15 @@ int shmkv_lock_init(shmkv_t *kv, struct shmkv_lock *lk, const char *name)
 	return 0;
 }
 
-/* The holder found busy is gone (never true for this very process). */
+/* The holder found busy is gone (never true for this very process): by
+ * pid and start time, and, where they say alive, by its mark (a pid
+ * handed out again within the tick of the holder's start). */
 static bool holder_dead(const struct lock_op *lo)
 {
 	if (lo->seen.pid == lo->me.pid && lo->seen.start == lo->me.start)
 		return false;
-	return shmkv__proc_dead(lo->seen.pid, lo->seen.start);
+	return shmkv__proc_dead(lo->seen.pid, lo->seen.start) ||
+	       shmkv__proc_unmarked(lo->lk->kv, lo->seen.pid);
 }
 
 /*
@@ -661,6 +664,11 @@ int shmkv_lock_timed_acquire(struct shmkv_lock *lk, int64_t lease_ms,
 			       : rc;
 	if (check_ms(lease_ms) || timeout_ms < SHMKV_LOCK_FOREVER)
 		return -EINVAL;
+	/* Before our pid can be recorded as the holder: one load after the
+	 * first time. */
+	rc = shmkv__proc_mark(h->kv);
+	if (rc)
+		return rc;
 	/* The clock is read for the deadline only once we must wait: the
 	 * uncontended path reads it once, in the op. */
 	start = timeout_ms > 0 ? shmkv__mono_ms() : 0;

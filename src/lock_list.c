@@ -84,7 +84,9 @@ static void fill_info(const struct list_ctx *c, const struct shmkv_lock_rec *r,
 	bool held = r->state == SHMKV_LOCK_HELD;
 
 	info->held = held && r->deadline_ms > c->now;
-	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) : -1;
+	info->alive = held ? !shmkv__proc_dead(r->pid, r->start) &&
+				      !shmkv__proc_unmarked(c->kv, r->pid)
+			   : -1;
 	/* A free lock keeps only its token; a FREE record (past 2^46
 	 * grants) still carries the last holder's pid: not reported, so
 	 * both encodings read alike. */

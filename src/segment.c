@@ -84,6 +84,7 @@ static void handle_init(struct shmkv *kv, int fd, unsigned char *base,
 	/* Spread processes over the pages so they rarely collide. */
 	kv->claim_hint = shmkv__self_pid() * 2654435761u % g->page_count;
 	snprintf(kv->name, sizeof(kv->name), "%s", name);
+	kv->fd_pid = shmkv__self_pid(); /* @fd: opened by this process */
 }
 
 static void header_write(unsigned char *base, const struct shmkv_geometry *g,
@@ -210,6 +211,7 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 			     struct shmkv_geometry *g)
 {
 	struct shmkv_config defaults;
+	int err;
 
 	if (out == NULL)
 		return -EINVAL;
@@ -219,7 +221,10 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 	}
 	if (cfg->mode & ~0777u || !shmkv__config_known(cfg))
 		return -EINVAL;
-	return shmkv__geometry_from_config(cfg, system_memory(), g);
+	err = shmkv__geometry_from_config(cfg, system_memory(), g);
+	/* This build's lock holders mark themselves (proc_mark.c). */
+	g->flags |= SHMKV_HDR_MARKS;
+	return err;
 }
 
 int shmkv_config_plan(const struct shmkv_config *cfg, struct shmkv_plan *plan)
@@ -494,9 +499,9 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 	if (!ro) /* a read-only open changes nothing, not even debris */
 		shmkv__new_files_sweep();
 	shm_path(path, sizeof(path), name);
-	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	fd = shmkv__store_file_open(path, ro ? O_RDONLY : O_RDWR);
 	if (fd < 0)
-		return errno == ELOOP ? -EPROTO : shmkv__errno();
+		return fd;
 	err = header_check(fd, ro, &g, &seed);
 	if (err)
 		goto out_close;

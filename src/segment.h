@@ -22,10 +22,21 @@ extern bool shmkv__tmpfile_off;
 int shmkv__new_files_sweep(void);
 
 /*
+ * Opens @path (/dev/shm/NAME) with @access (O_RDONLY or O_RDWR) as a store's
+ * file would be: without following a symbolic link and without waiting
+ * (a FIFO opened for reading would block until a writer came), and only
+ * if it is a regular file. Return: the descriptor (close-on-exec), or
+ * -EPROTO (a symbolic link, FIFO, directory, socket or device: not a
+ * store), -ENOENT, -EACCES, -errno.
+ */
+int shmkv__store_file_open(const char *path, int access);
+/*
  * Removes the store at @path (/dev/shm/NAME): marks it removed, so that
  * every handle to it says -ESTALE from then on, then unlinks the name,
- * taking turns with other removers of the same file (remove.c).
- * Return: 0, or -ENOENT, -EACCES, -EPROTO, -EPROTONOSUPPORT, -errno.
+ * taking turns with other removers of the same file (remove.c). A name
+ * that is not a store (not a regular file, or not our magic) is left as
+ * it is. Return: 0, or -ENOENT, -EACCES, -EPROTO (not a store),
+ * -EPROTONOSUPPORT, -errno.
  */
 int shmkv__store_remove(const char *path);
 /*

@@ -52,6 +52,24 @@ static int give_value(struct shmkv_op *op, struct shmkv_value *v,
 	return err;
 }
 
+/*
+ * Runs @op, whose decide() reports the old value's length into @v: a
+ * decide() that ran before a lost race, or before a store that failed
+ * (-ENOMEM, -ENOSPC, -EAGAIN), must not leave its length behind, so @v's
+ * len is put back on any error but -ENOBUFS (which reports the length the
+ * value needs). The bytes of v->buf are scratch either way (shmkv.h).
+ */
+static int run_keeping_len(shmkv_t *kv, struct shmkv_keyref *ref,
+			   struct shmkv_op *op, struct shmkv_value *v)
+{
+	size_t len = v != NULL ? v->len : 0;
+	int rc = shmkv__run_ref(kv, ref, op);
+
+	if (rc < 0 && rc != -ENOBUFS && v != NULL)
+		v->len = len;
+	return rc;
+}
+
 struct set_ctx {
 	unsigned flags;
 	int64_t deadline; /* 0: none; SHMKV__DEADLINE_PAST: already expired */
@@ -135,7 +153,7 @@ set_run(shmkv_t *kv, struct shmkv_keyref *ref, const void *val, size_t vlen,
 		want_value(&op, old);
 	op.new_bytes = val;
 	op.new_len = vlen;
-	return shmkv__run_ref(kv, ref, &op);
+	return run_keeping_len(kv, ref, &op, old);
 }
 
 int shmkv_key_set(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
@@ -320,7 +338,7 @@ getdel_run(shmkv_t *kv, struct shmkv_keyref *ref, struct shmkv_value *old)
 		   old != NULL ? shmkv__redis_getdel(kv, key, klen, old)
 			       : shmkv__redis_del(kv, key, klen));
 	want_value(&op, old);
-	return shmkv__run_ref(kv, ref, &op);
+	return run_keeping_len(kv, ref, &op, old);
 }
 
 int shmkv_key_getdel(shmkv_t *kv, struct shmkv_keyref *ref,
@@ -378,7 +396,6 @@ int shmkv_key_delifeq(shmkv_t *kv, struct shmkv_keyref *ref, const void *val,
 
 struct incr_ctx {
 	int64_t delta;
-	int64_t *result;
 };
 
 static int incr_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
@@ -397,8 +414,6 @@ static int incr_decide(struct shmkv_op *op, const struct shmkv_cur *cur)
 	op->new_is_int = true;
 	/* INCR keeps the TTL (Redis replaces the value in place). */
 	op->new_deadline_ms = cur->exists ? cur->deadline_ms : 0;
-	if (c->result)
-		*c->result = op->new_int;
 	op->result = 0;
 	return SHMKV_ACT_STORE;
 }
@@ -408,15 +423,22 @@ static __attribute__((noinline)) int incrby_run(shmkv_t *kv,
 						int64_t delta, int64_t *result)
 {
 	unsigned char digits[SHMKV_INT_STRLEN];
-	struct incr_ctx c = { .delta = delta, .result = result };
+	struct incr_ctx c = { .delta = delta };
 	struct shmkv_op op = { .decide = incr_decide,
 			       .ctx = &c,
 			       .want_bytes = true,
 			       .buf = digits,
 			       .cap = sizeof(digits) };
+	int rc;
 
 	REMOTE_REF(kv, ref, shmkv__redis_incrby(kv, key, klen, delta, result));
-	return shmkv__run_ref(kv, ref, &op);
+	rc = shmkv__run_ref(kv, ref, &op);
+	/* Only now: a decide() before a lost race computed a sum that its
+	 * retry may refuse (-EOVERFLOW, -EDOM), and *@result must then be
+	 * as the caller left it. op.new_int is the stored value's. */
+	if (rc == 0 && result != NULL)
+		*result = op.new_int;
+	return rc;
 }
 
 int shmkv_key_incrby(shmkv_t *kv, struct shmkv_keyref *ref, int64_t delta,

@@ -8,6 +8,7 @@
  * Forked children never assert: they _exit() with a code the parent
  * checks.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -374,7 +375,60 @@ Test(lock, reused_pid_with_another_start_time_is_a_dead_owner)
 		     SHMKV_LOCK_OWNER_DEAD);
 }
 
+/* A child that has marked itself in tu_kv's store (it took lock "mark"
+ * there) and sleeps until killed. */
+static pid_t marked_child(void)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	cr_assert_eq(pipe(p), 0);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct shmkv_lock lk;
+
+		if (shmkv_lock_init(tu_kv, &lk, "mark") != 0 ||
+		    shmkv_lock_try_acquire(&lk, LONG_LEASE) < 0)
+			_exit(1);
+		(void)!write(p[1], "m", 1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1, "the child could not mark");
+	close(p[0]);
+	return pid;
+}
+
 Test(lock, live_owner_of_another_process_is_busy)
+{
+	struct shmkv_lock lk = handle("a");
+	pid_t owner = marked_child();
+	struct shmkv_lock_rec r;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)owner);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')') + 2;
+	for (int field = 3; field < 22; field++)
+		p = strchr(p, ' ') + 1;
+	r = held_by((uint32_t)owner, strtoull(p, NULL, 10));
+	put_record("a", &r);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), -EBUSY);
+	tu_assert_rc(shmkv_lock_timed_acquire(&lk, LONG_LEASE, 20), -ETIMEDOUT);
+	cr_assert_eq(record("a").token, 7);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+}
+
+Test(lock, live_process_with_no_mark_in_the_store_is_a_dead_owner)
 {
 	struct shmkv_lock lk = handle("a");
 	pid_t parent = getppid();
@@ -382,6 +436,9 @@ Test(lock, live_owner_of_another_process_is_busy)
 	char path[64], buf[1024], *p;
 	FILE *f;
 
+	/* Our parent lives, with the recorded start time, but never took a
+	 * lock in this store: the pid was handed out again within the
+	 * holder's start tick, to another process. */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)parent);
 	f = fopen(path, "r");
 	cr_assert_not_null(f);
@@ -392,9 +449,8 @@ Test(lock, live_owner_of_another_process_is_busy)
 		p = strchr(p, ' ') + 1;
 	r = held_by((uint32_t)parent, strtoull(p, NULL, 10));
 	put_record("a", &r);
-	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE), -EBUSY);
-	tu_assert_rc(shmkv_lock_timed_acquire(&lk, LONG_LEASE, 20), -ETIMEDOUT);
-	cr_assert_eq(record("a").token, 7);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, LONG_LEASE),
+		     SHMKV_LOCK_OWNER_DEAD);
 }
 
 Test(lock, timed_out_waiter_leaves_no_waiter_count_behind)

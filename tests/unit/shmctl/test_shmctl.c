@@ -386,7 +386,9 @@ Test(shmctl_admin, destroy_leaves_a_foreign_file_alone)
 	r = RUN("destroy", "--force", name);
 	assert_code(r, 3);
 	snprintf(want, sizeof(want),
-		 "shmctl: %s: not a shmkv store (bad magic)\n", name);
+		 "shmctl: %s: not a shmkv store (bad magic, or not a regular "
+		 "file)\n",
+		 name);
 	cr_assert_str_eq(r.err, want);
 	cr_assert(ctl_shm_exists(name));
 }
@@ -683,7 +685,9 @@ Test(shmctl_info, names_a_foreign_file_as_not_a_store)
 	r = RUN("info", name + 1);
 	assert_code(r, 3);
 	snprintf(want, sizeof(want),
-		 "shmctl: %s: not a shmkv store (bad magic)\n", name);
+		 "shmctl: %s: not a shmkv store (bad magic, or not a regular "
+		 "file)\n",
+		 name);
 	cr_assert_str_eq(r.err, want);
 	cr_assert_str_empty(r.out);
 }
