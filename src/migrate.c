@@ -391,24 +391,25 @@ static void wake_moved(struct shmkv_slot_shm *s)
 }
 
 /*
- * Passes a call of migrate_window or migrate_step may make over old
- * slots, all its slots together (each pass one look at a slot, and at
- * most one copy attempt): a budget that the loops share, so that their
- * bounds add instead of multiplying, and a call ends within milliseconds
- * on any content. A pass fails only when another process won a CAS on
- * one of the call's slots (old, or its key's in the new table) in
- * between: SHMKV_RETRY_MAX of them is what -EAGAIN means everywhere,
- * and a call moves at most 2 * SHMKV__MIGRATE_CHUNK slots (a window: at
- * most probe_limit), so each slot may lose hundreds of races before the
- * call gives up, more than processes that write its key exist.
+ * Passes a call of migrate_window or migrate_step may make again over
+ * old slots, all its slots together (each pass one look at a slot, and
+ * at most one copy attempt): a budget that the loops share, so that their
+ * bounds add instead of multiplying. A pass is made again only when
+ * another process won a CAS on one of the call's slots (old, or its
+ * key's in the new table) in between: SHMKV_RETRY_MAX of them is what
+ * -EAGAIN means everywhere, and a call moves at most
+ * 2 * SHMKV__MIGRATE_CHUNK slots (a window: at most probe_limit), so each
+ * slot may lose hundreds of races before the call gives up, more than
+ * processes that write its key exist.
  */
 #define MIGRATE_PASSES SHMKV_RETRY_MAX
 
 /*
  * Moves old slot @idx (§4): seals a slot that holds no value, freezes and
  * copies one that does, then seals it MOVED. Each step is one CAS that
- * anyone may redo; each look at the slot spends one of *@passes.
- * Return: 0 (MOVED), -EAGAIN (the passes ran out), or copy()'s error.
+ * anyone may redo; each look again (a CAS lost, or copy()'s -EAGAIN)
+ * spends one of *@passes. Return: 0 (MOVED), -EAGAIN (the passes ran
+ * out), or copy()'s error.
  */
 static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 			uint32_t idx, uint32_t *passes)
