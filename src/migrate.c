@@ -270,6 +270,18 @@ static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s,
 			  BLK_BACK_OF(ref->index, ref->state), klen, nv, held);
 }
 
+/* The new slot @ref of a copy holds a DEAD word: given back. Return:
+ * -EAGAIN (look again), or -EBADMSG (a DEAD word that cannot be given
+ * back, another version's or frozen, in a slot that stays as it was). */
+static int copy_dead(struct shmkv *kv, const struct shmkv_tables *tabs,
+		     const struct shmkv_slot_ref *ref)
+{
+	if (shmkv__slot_reclaim(kv, ref->t, ref->index, ref->state, false) ||
+	    !shmkv__slot_still(ref) || !shmkv__life_same(kv, tabs->life))
+		return -EAGAIN;
+	return -EBADMSG;
+}
+
 /*
  * Copies frozen value @v of old slot @s (index @idx, MEMBER word @w) into
  * the new table (§4, "The copy"): finds or inserts its key there and CASes
@@ -330,17 +342,8 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 		if (!shmkv__slot_still(&ref))
 			continue;
 		if (VAL_IS_DEAD(x)) {
-			/* Given back unless it changed meanwhile; a DEAD word
-			 * that cannot be (another version's, or frozen) in a
-			 * slot that stays as it was is corruption. */
-			if (!shmkv__slot_reclaim(kv, ref.t, ref.index,
-						 ref.state, false) &&
-			    shmkv__slot_still(&ref) &&
-			    shmkv__life_same(kv, tabs->life))
-				err = -EBADMSG;
-			if (err == -EBADMSG)
-				break;
-			continue;
+			err = copy_dead(kv, tabs, &ref);
+			break;
 		}
 		if (!VAL_IS_FRESH(x) || VAL_IS_FROZEN(x)) {
 			/* Copied already (s is not MOVED: nobody writes the
