@@ -776,7 +776,11 @@ SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
  * (the store was removed), -ENOSPC or -ENOMEM (a key could not be copied
  * for want of room in the new table or of value memory: the growth waits,
  * every key stays readable, and the call may be made again once room is
- * made), -EBADMSG.
+ * made), -EAGAIN (a step lost SHMKV_RETRY_MAX races), -EBADMSG (words no
+ * process writes: a MOVED slot or a FROZEN value where no growth has
+ * begun, sweep cursors of an older growth, or a frontier that never
+ * reaches the end). It ends within a bounded number of steps on any
+ * content.
  */
 SHMKV_API int shmkv_maintain(shmkv_t *kv);
 

@@ -21,6 +21,7 @@
 #include "expire.h"
 #include "fault.h"
 #include "intconv.h"
+#include "lookup.h"
 #include "migrate.h"
 #include "owned.h"
 #include "redis_typed.h"
@@ -393,9 +394,10 @@ static int attempt(struct run *r)
 	if (r->kv->readonly)
 		return -EROFS;
 	/* Being copied to the next table of a growth (migrate.c): the key
-	 * is written there, found again through the life word. */
+	 * is written there, found again through the life word. A frozen
+	 * word in a table no growth has left is corruption (lookup.h). */
 	if (VAL_IS_FROZEN(old))
-		return RELOOKUP;
+		return shmkv__table_left(r->kv, r->ref.t) ? RELOOKUP : -EBADMSG;
 	err = build_new(r, old, &cur, act, &nv);
 	if (err == SHMKV__STALE)
 		return 1;
@@ -452,8 +454,13 @@ static int on_missing(struct run *r, const struct shmkv_key *k)
 	/* No slot in the key's window: the table grows (and the command
 	 * looks again, in the new one), or else a store that evicts frees
 	 * one there (bounded by the command's retries). */
-	if (err == -ENOSPC && grow(r, k) == 0)
-		err = 0;
+	if (err == -ENOSPC) {
+		int grown = grow(r, k);
+
+		/* A growth's -EBADMSG is the command's: the store is
+		 * corrupt, and no eviction makes room in it. */
+		err = grown == 0 ? 0 : grown == -EBADMSG ? grown : err;
+	}
 	if (err == -ENOSPC && shmkv__evict_in_window(r->kv, k))
 		err = 0;
 	return err == 0 || err == -EAGAIN ? RELOOKUP : err;
@@ -573,20 +580,22 @@ static int growing(struct run *r, const struct shmkv_tables *tabs,
 		err = shmkv__migrate_lookup_old(r->kv, &old, &r->ref);
 		return err == -EAGAIN ? RELOOKUP : err;
 	}
-	/* The window first (once a growth): the step may end the growth,
-	 * after which the old table reads as zeros (a look at it would fault
-	 * memory back). */
+	/* Once a growth: the window, then a step (the step may end the
+	 * growth, after which the old table reads as zeros: a look at it
+	 * would fault memory back). Each spends a budget of SHMKV_RETRY_MAX
+	 * passes of its own (migrate.c), so the window's -EAGAIN is this
+	 * command's: looking again would multiply the bounds. A command
+	 * that loops because its key's new window is full ends the growth
+	 * through grow() instead. Another key's copy that finds no room
+	 * stalls the growth, not this command: only its own window's errors
+	 * are its. */
 	if (r->moved_life != tabs->life) {
 		err = shmkv__migrate_window(r->kv, tabs, &old);
 		if (err < 0)
-			return err == -EAGAIN ? RELOOKUP : err;
+			return err;
 		r->moved_life = tabs->life;
+		(void)shmkv__migrate_step(r->kv, tabs);
 	}
-	/* A step on each pass, so that a command that loops (its key's new
-	 * window full until the growth ends) moves the growth on. Another
-	 * key's copy that finds no room stalls the growth, not this command:
-	 * only its own window's errors are its. */
-	(void)shmkv__migrate_step(r->kv, tabs);
 	return 0;
 }
 

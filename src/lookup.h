@@ -166,10 +166,40 @@ static SHMKV__INLINE int shmkv__slot_holds(uint32_t idx,
 	return shmkv__slot_holds_at(shmkv__slot(k->t, idx), k, states, w);
 }
 
+/*
+ * Has a growth out of table @t begun (the generation is at least 2e + 1)?
+ * Only then may @t hold a MOVED state or a FROZEN value word: both are
+ * written after the flip to 2e + 1, by a migrator that read it. For a
+ * caller that has just loaded such a word: the acquire fence orders that
+ * load before the relaxed load of the life word, which therefore sees the
+ * flip (or a later word), unless the word is corruption. Slow paths only.
+ */
+static SHMKV__INLINE bool shmkv__table_left(const struct shmkv *kv,
+					    const struct shmkv_table *t)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	shmkv__fence_acquire();
+	return SHMKV_LIFE_GEN(shmkv__load_relaxed(&h->life)) >=
+	       2u * (uint64_t)t->epoch + 1u;
+}
+
+/* A lookup in table @t met a MOVED slot: -EAGAIN (the table is being
+ * given up for the next one: look again from the life word), or -EBADMSG
+ * (no growth out of @t has begun: the word is corruption, and looking
+ * again would meet it again). */
+static SHMKV__INLINE int shmkv__moved_met(const struct shmkv *kv,
+					  const struct shmkv_table *t)
+{
+	return shmkv__table_left(kv, t) ? -EAGAIN : -EBADMSG;
+}
+
 /* Finds @k's MEMBER slot. Return: 1 and *@ref (and the slot in *@slot),
  * 0 (absent: no MEMBER slot held it during the scan), -EAGAIN (a slot kept
  * changing under us, or a MOVED slot was met: the table is migrating, and
- * the key may be in the next one; look again from the life word). */
+ * the key may be in the next one; look again from the life word),
+ * -EBADMSG (a MOVED slot in a table no growth has left). */
 static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 					    const struct shmkv_key *k,
 					    struct shmkv_slot_ref *ref,
@@ -191,7 +221,7 @@ static SHMKV__INLINE int shmkv__lookup_slot(const struct shmkv *kv,
 		int r = shmkv__slot_holds_at(s, k, 1u << SLOT_MEMBER, &w);
 
 		if (__builtin_expect(r < 0 || r == SHMKV__SLOT_MOVED, 0))
-			return -EAGAIN;
+			return r < 0 ? r : shmkv__moved_met(kv, t);
 		if (r) {
 			ref->t = t;
 			ref->index = idx;

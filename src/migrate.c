@@ -270,13 +270,26 @@ static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s,
 			  BLK_BACK_OF(ref->index, ref->state), klen, nv, held);
 }
 
+/* The new slot @ref of a copy holds a DEAD word: given back. Return:
+ * -EAGAIN (look again), or -EBADMSG (a DEAD word that cannot be given
+ * back, another version's or frozen, in a slot that stays as it was). */
+static int copy_dead(struct shmkv *kv, const struct shmkv_tables *tabs,
+		     const struct shmkv_slot_ref *ref)
+{
+	if (shmkv__slot_reclaim(kv, ref->t, ref->index, ref->state, false) ||
+	    !shmkv__slot_still(ref) || !shmkv__life_same(kv, tabs->life))
+		return -EAGAIN;
+	return -EBADMSG;
+}
+
 /*
  * Copies frozen value @v of old slot @s (index @idx, MEMBER word @w) into
  * the new table (§4, "The copy"): finds or inserts its key there and CASes
  * the value, re-encoded, over the FRESH word it finds, unless @s is MOVED
- * meanwhile (then someone else copied it). Return: 0, or -ENOSPC,
- * -ENOMEM (no room: the slot stays frozen, its key readable but not
- * writable, and the migration waits for room), -EBADMSG.
+ * meanwhile (then someone else copied it). Return: 0, -EAGAIN (a race
+ * lost: try again), or -ENOSPC, -ENOMEM (no room: the slot stays frozen,
+ * its key readable but not writable, and the migration waits for room),
+ * -EBADMSG.
  */
 static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 		struct shmkv_slot_shm *s, uint32_t idx, uint64_t w, uint64_t v)
@@ -296,7 +309,9 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 	if (shmkv__load_relaxed(&s->state) != w)
 		return 0;
 	shmkv__key_init(kv, tabs->t, &k, key, klen);
-	for (uint32_t tries = 0; tries < SHMKV_RETRY_MAX; tries++) {
+	/* One pass: a race lost (a continue) returns -EAGAIN, and
+	 * migrate_slot's loop, whose passes are counted, tries again. */
+	for (uint32_t pass = 0; pass < 1; pass++) {
 		struct shmkv_slot_shm *n;
 		uint64_t x, nv, held = 0;
 		int r;
@@ -327,9 +342,8 @@ static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
 		if (!shmkv__slot_still(&ref))
 			continue;
 		if (VAL_IS_DEAD(x)) {
-			shmkv__slot_reclaim(kv, ref.t, ref.index, ref.state,
-					    false);
-			continue;
+			err = copy_dead(kv, tabs, &ref);
+			break;
 		}
 		if (!VAL_IS_FRESH(x) || VAL_IS_FROZEN(x)) {
 			/* Copied already (s is not MOVED: nobody writes the
@@ -380,16 +394,32 @@ static void wake_moved(struct shmkv_slot_shm *s)
 }
 
 /*
+ * Passes a call of migrate_window or migrate_step may make again over
+ * old slots, all its slots together (each pass one look at a slot, and
+ * at most one copy attempt): a budget that the loops share, so that their
+ * bounds add instead of multiplying. A pass is made again only when
+ * another process won a CAS on one of the call's slots (old, or its
+ * key's in the new table) in between: SHMKV_RETRY_MAX of them is what
+ * -EAGAIN means everywhere, and a call moves at most
+ * 2 * SHMKV__MIGRATE_CHUNK slots (a window: at most probe_limit), so each
+ * slot may lose hundreds of races before the call gives up, more than
+ * processes that write its key exist.
+ */
+#define MIGRATE_PASSES SHMKV_RETRY_MAX
+
+/*
  * Moves old slot @idx (§4): seals a slot that holds no value, freezes and
  * copies one that does, then seals it MOVED. Each step is one CAS that
- * anyone may redo. Return: 0 (MOVED), or copy()'s error.
+ * anyone may redo; each look again (a CAS lost, or copy()'s -EAGAIN)
+ * spends one of *@passes. Return: 0 (MOVED), -EAGAIN (the passes ran
+ * out), or copy()'s error.
  */
 static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
-			uint32_t idx)
+			uint32_t idx, uint32_t *passes)
 {
 	struct shmkv_slot_shm *s = shmkv__slot(tabs->old, idx);
 
-	for (uint32_t tries = 0; tries < SHMKV_RETRY_MAX; tries++) {
+	for (; *passes > 0; --*passes) {
 		/* Acquire: pairs with the CAS that made the state. */
 		uint64_t w = shmkv__load_acquire(&s->state), v;
 		uint64_t moved = SLOT_WORD(SLOT_MOVED, 0, SLOT_VERSION(w));
@@ -430,6 +460,8 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 		if (VAL_KIND(v) != VAL_NONE) {
 			int err = copy(kv, tabs, s, idx, w, v);
 
+			if (err == -EAGAIN)
+				continue; /* a race lost: look again */
 			if (err)
 				return err; /* the slot stays frozen */
 		}
@@ -450,8 +482,8 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 			  const struct shmkv_key *k)
 {
-	uint32_t bound;
-	int err = migrate_slot(kv, tabs, k->home);
+	uint32_t bound, passes = MIGRATE_PASSES;
+	int err = migrate_slot(kv, tabs, k->home, &passes);
 
 	if (err)
 		return err;
@@ -460,19 +492,21 @@ int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 	 * and one that raised the bound before is under it (§4). */
 	bound = shmkv__probe_bound(kv, k);
 	for (uint32_t d = 1; d < bound && err == 0; d++)
-		err = migrate_slot(kv, tabs, (k->home + d) & tabs->old->mask);
+		err = migrate_slot(kv, tabs, (k->home + d) & tabs->old->mask,
+				   &passes);
 	return err;
 }
 
-/* Moves old slots [@from, @from + CHUNK). Return: 0, or an error. */
+/* Moves old slots [@from, @from + CHUNK), spending *@passes. Return: 0,
+ * or an error. */
 static int migrate_chunk(struct shmkv *kv, const struct shmkv_tables *tabs,
-			 uint32_t from)
+			 uint32_t from, uint32_t *passes)
 {
 	uint64_t n_old = tabs->old->mask + 1ull;
 
 	for (uint64_t i = from; i < from + SHMKV__MIGRATE_CHUNK && i < n_old;
 	     i++) {
-		int err = migrate_slot(kv, tabs, (uint32_t)i);
+		int err = migrate_slot(kv, tabs, (uint32_t)i, passes);
 
 		if (err)
 			return err;
@@ -506,24 +540,32 @@ int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs)
 	struct shmkv_header_shm *h = header(kv);
 	uint64_t gen = SHMKV_LIFE_GEN(tabs->life), f, c;
 	uint64_t n_old = tabs->old->mask + 1ull;
+	uint32_t passes = MIGRATE_PASSES;
 	int err;
 
 	/* Full barrier (fetch-and-add; only atomicity is needed): a hint
 	 * that spreads helpers over the table. Progress never depends on
-	 * it. */
+	 * it. The barrier also orders the caller's load of the life word
+	 * before the frontier's load below. */
 	c = shmkv__add_full(&h->grow_claim, SHMKV__MIGRATE_CHUNK);
 	if (CURSOR_GEN(c) == gen && CURSOR_IDX(c) < n_old) {
-		err = migrate_chunk(kv, tabs, CURSOR_IDX(c));
+		err = migrate_chunk(kv, tabs, CURSOR_IDX(c), &passes);
 		if (err)
 			return err;
 	}
 	/* Acquire: pairs with the frontier's CAS, so the chunks behind it
 	 * are seen MOVED. */
 	f = shmkv__load_acquire(&h->grow_front);
+	/* The grower set the cursors to this growth's generation before its
+	 * flip (full barriers both), and the life word we read was at least
+	 * that flip: an older generation is corruption. A later one is a
+	 * later growth's: ours has ended. */
+	if (CURSOR_GEN(f) < gen)
+		return -EBADMSG;
 	if (CURSOR_GEN(f) != gen)
-		return 0; /* a later growth's, or not yet this one's */
+		return 0;
 	if (CURSOR_IDX(f) < n_old) {
-		err = migrate_chunk(kv, tabs, CURSOR_IDX(f));
+		err = migrate_chunk(kv, tabs, CURSOR_IDX(f), &passes);
 		if (err)
 			return err;
 		/* Full barrier: whoever reads the new frontier sees the
@@ -563,14 +605,26 @@ int shmkv__migrate_lookup_old(struct shmkv *kv, const struct shmkv_key *k,
 }
 
 /* Runs steps of the growth that @tabs describes until it ends. Return: 0,
- * or a step's error. */
+ * a step's error, or -EBADMSG (the frontier never reaches the end). */
 static int finish_growth(struct shmkv *kv, struct shmkv_tables *tabs)
 {
+	uint64_t life = 0, steps = 0;
 	int err;
 
-	/* Each step moves two chunks, or ends the growth: bounded by the
-	 * old table's chunks, and by later growths (none start here). */
+	/* Bounded per growth (and growths by epoch_max): a step that ends
+	 * without an error moves the frontier a chunk, or finds it moved a
+	 * chunk or more since its last look (only a CAS of +CHUNK moves it),
+	 * or finishes, or finds a later growth's cursor. So one growth takes
+	 * at most n_old / CHUNK + 1 steps, however many helpers race: more
+	 * means cursors or a life word that no process wrote. */
 	while ((err = shmkv__tables(kv, tabs)) == SHMKV__GROWING) {
+		if (tabs->life != life) {
+			life = tabs->life;
+			steps = 0;
+		}
+		if (++steps >
+		    (tabs->old->mask + 1ull) / SHMKV__MIGRATE_CHUNK + 2)
+			return -EBADMSG;
 		err = shmkv__migrate_step(kv, tabs);
 		if (err)
 			return err;

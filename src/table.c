@@ -114,7 +114,10 @@ again:
 			 * already (its window is moved from its home on), so
 			 * no insert here may become a MEMBER. Ours looks again
 			 * from the life word (tests/model/migration-design.md
-			 * §4). */
+			 * §4). A MOVED slot in a table no growth has left is
+			 * corruption: looking again would meet it again. */
+			if (!shmkv__table_left(kv, t))
+				return -EBADMSG;
 			shmkv__cas_full(state_i, wi, collided_i);
 			return 0;
 		}
@@ -235,9 +238,13 @@ static uint64_t try_claim(struct shmkv *kv, const struct shmkv_table *t,
 			    : NO_WORD;
 		break;
 	case SLOT_INSERTING:
+		/* Helped: only if the check decided the slot (a slot that no
+		 * check can decide, its key corrupt, must not send the insert
+		 * to look again forever). Acquire: pairs with the decision's
+		 * CAS. */
 		if (thorough) {
 			shmkv__assist(kv, t, idx, w);
-			*helped = true;
+			*helped |= shmkv__load_acquire(state) != w;
 		}
 		return 0;
 	default:
@@ -321,7 +328,9 @@ static int publish(struct shmkv *kv, const struct shmkv_key *k, uint32_t idx,
  * Return: 1 and a MEMBER @ref (ours or an equal key's, found by the
  * duplicate check: the caller must look up again on 0), 0 (lost a race,
  * or the table was given back by a growth: look up again), -ENOSPC (no
- * slot in the probe window), -EROFS.
+ * slot in the probe window), -EROFS, -EAGAIN (a slot of the window kept
+ * changing under the duplicate check), -EBADMSG (a MOVED slot in a table
+ * no growth has left).
  */
 int shmkv__insert(struct shmkv *kv, const struct shmkv_key *k,
 		  struct shmkv_slot_ref *ref)

@@ -88,4 +88,16 @@ struct shmkv_config fz_fixed_memory(struct shmkv_config cfg);
  * cannot: the harness has nothing to fuzz without it. */
 shmkv_t *fz_create(const char *name, const struct shmkv_config *cfg);
 
+/*
+ * The bound on one command's time (fz_watch.c): between fz_watch_begin()
+ * and fz_watch_end(), the calling thread may spend FZ_COMMAND_CPU_MS of
+ * CPU time; past it, a watchdog thread aborts (the command loops) and
+ * names @command. A command normally takes well under a millisecond, on
+ * any content: every loop over shared words has a bound that ends it.
+ * Only one thread of a harness may be watched.
+ */
+#define FZ_COMMAND_CPU_MS 1000
+void fz_watch_begin(const char *command);
+void fz_watch_end(void);
+
 #endif /* SHMKV_FZ_COMMON_H */

@@ -29,9 +29,26 @@ const char *const fz_keys[FZ_K_COUNT] = {
 static bool errno_known(int rc)
 {
 	static const int known[] = {
-		EINVAL,	 ENAMETOOLONG, E2BIG,  EROFS,  ENOSPC,	  ENOMEM,
-		ENOBUFS, EBADMSG,      EAGAIN, EDOM,   EOVERFLOW, EBUSY,
-		EDEADLK, EEXIST,       EPERM,  ENOLCK, ETIMEDOUT,
+		EINVAL,
+		ENAMETOOLONG,
+		E2BIG,
+		EROFS,
+		ENOSPC,
+		ENOMEM,
+		ENOBUFS,
+		EBADMSG,
+		EAGAIN,
+		EDOM,
+		EOVERFLOW,
+		EBUSY,
+		EDEADLK,
+		EEXIST,
+		EPERM,
+		ENOLCK,
+		ETIMEDOUT,
+		/* A life word with its REMOVED bit (scribbled, or a real
+		 * removal): every command's answer from then on. */
+		ESTALE,
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -450,6 +467,34 @@ static void (*const ops[FZ_OP_COUNT])(struct ctx *c) = {
 	[FZ_OP_EVICT_POLICY] = fz__op_evict_policy,
 };
 
+/* For the time bound's report (fz_watch.c). */
+static const char *const op_names[FZ_OP_COUNT] = {
+	[FZ_OP_GET] = "GET",
+	[FZ_OP_SET] = "SET",
+	[FZ_OP_SETNX] = "SETNX",
+	[FZ_OP_GETSET] = "GETSET",
+	[FZ_OP_GETDEL] = "GETDEL",
+	[FZ_OP_GETEX] = "GETEX",
+	[FZ_OP_DEL] = "DEL",
+	[FZ_OP_EXISTS] = "EXISTS",
+	[FZ_OP_DELIFEQ] = "DELIFEQ",
+	[FZ_OP_EXPIRE] = "EXPIRE",
+	[FZ_OP_TTL] = "TTL",
+	[FZ_OP_PERSIST] = "PERSIST",
+	[FZ_OP_INCRBY] = "INCRBY",
+	[FZ_OP_KEYREF] = "a prepared key's command",
+	[FZ_OP_SCAN] = "SCAN",
+	[FZ_OP_STATS] = "stats",
+	[FZ_OP_CHECK] = "check",
+	[FZ_OP_RECOVER] = "recover",
+	[FZ_OP_SWEEP] = "sweep",
+	[FZ_OP_LOCK] = "a safe lock's command",
+	[FZ_OP_PATTERN_LOCK] = "a pattern lock's command",
+	[FZ_OP_LOCK_LIST] = "lock list",
+	[FZ_OP_EXEC] = "shmkv_exec",
+	[FZ_OP_EVICT_POLICY] = "the eviction policy",
+};
+
 static bool ctx_init(struct ctx *c, const struct fz_run *r, struct fz_in *in)
 {
 	memset(c, 0, sizeof(*c));
@@ -486,7 +531,13 @@ void fz_ops_run(const struct fz_run *r, struct fz_in *in)
 	FZ_ASSERT(ctx_init(&c, r, in), "get_config or malloc failed");
 	/* The keys already in the store, so commands meet what it holds. */
 	fz__scan_from(&c, 0, 255);
-	for (unsigned step = 0; step < r->steps_max && in->n > 0; step++)
-		ops[fz_u8(in) % FZ_OP_COUNT](&c);
+	for (unsigned step = 0; step < r->steps_max && in->n > 0; step++) {
+		unsigned op = fz_u8(in) % FZ_OP_COUNT;
+
+		/* Each command within its bound, whatever the store holds. */
+		fz_watch_begin(op_names[op]);
+		ops[op](&c);
+		fz_watch_end();
+	}
 	ctx_free(&c);
 }

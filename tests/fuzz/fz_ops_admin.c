@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fz_ops_impl.h"
+#include "internal.h"
 #include "shmkv_exec.h"
 
 /*
@@ -29,6 +30,24 @@ static int scan_key(const void *key, size_t klen, void *arg)
 	return 0;
 }
 
+/* Is @next a cursor shmkv_scan may give: 0, or (generation << 32) with a
+ * position within the live tables of that generation (T(e), and T(e + 1)
+ * after it while one grows), which a growing store's tables double? */
+static bool scan_cursor_ok(const struct ctx *c, uint64_t next)
+{
+	const struct shmkv_geometry *g = &c->kv->geo;
+	uint64_t gen = next >> 32, e = gen >> 1, total;
+
+	if (next == 0)
+		return true;
+	if (e + (gen & 1) > g->epoch_max)
+		return false;
+	total = (uint64_t)g->slot_count << e;
+	if (gen & 1)
+		total *= 3;
+	return (uint32_t)next <= total;
+}
+
 void fz__scan_from(struct ctx *c, uint64_t cursor, uint32_t count)
 {
 	uint64_t next = 0;
@@ -37,7 +56,8 @@ void fz__scan_from(struct ctx *c, uint64_t cursor, uint32_t count)
 		int rc = shmkv_scan(c->kv, cursor, count, scan_key, c, &next);
 
 		fz__check_rc(c, rc, "scan");
-		FZ_ASSERT(next <= c->cfg.slots, "scan: cursor %" PRIu64, next);
+		FZ_ASSERT(scan_cursor_ok(c, next), "scan: cursor %" PRIu64,
+			  next);
 		if (rc != 0 || next == 0)
 			break;
 		cursor = next;
@@ -69,8 +89,13 @@ void fz__op_stats(struct ctx *c)
 	fz__check_rc(c, rc, "stats");
 	if (rc != 0)
 		return;
-	FZ_ASSERT(st.slots == c->cfg.slots && st.live_keys <= st.slots &&
-			  st.classes <= 24 && st.pages_free <= st.pages,
+	/* A table the store may grow to: T(0) doubled up to epoch_max. */
+	FZ_ASSERT(st.slots >= c->kv->geo.slot_count &&
+			  st.slots <= (uint64_t)c->kv->geo.slot_count
+					      << c->kv->geo.epoch_max &&
+			  (st.slots & (st.slots - 1)) == 0 &&
+			  st.live_keys <= st.slots && st.classes <= 24 &&
+			  st.pages_free <= st.pages,
 		  "stats: slots %" PRIu64 " live %" PRIu64 " classes %u",
 		  st.slots, st.live_keys, st.classes);
 	for (uint32_t i = 0; i < st.classes; i++)

@@ -11,8 +11,8 @@
 #   tests/fuzz/run.sh --replay [HARNESS...]    only replay seeds, crashes
 #   tests/fuzz/run.sh --seeds                  regenerate the seed corpora
 #
-# HARNESS is fuzz_attach, fuzz_commands, fuzz_shmctl_args or fuzz_restore
-# (default: all). FUZZ_ARGS adds libFuzzer options (e.g. -jobs=2).
+# HARNESS is fuzz_attach, fuzz_commands, fuzz_scribble, fuzz_shmctl_args
+# or fuzz_restore (default: all). FUZZ_ARGS adds libFuzzer options (e.g. -jobs=2).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
