@@ -807,27 +807,29 @@ struct shmkv_stats {
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
 	} cls[SHMKV_STATS_CLASSES];
-	uint64_t segment_bytes;	  /**< size of the mapped segment: the whole
+	uint64_t segment_bytes;	    /**< size of the mapped segment: the whole
 				       reservation, mostly not allocated */
-	uint64_t created_unix_ms; /**< when the store was created */
-	uint32_t creator_pid;	  /**< who created it */
-	uint32_t reserved32;	  /**< zeroed */
-	uint64_t inline_values;	  /**< keys whose string lives in its slot */
-	uint64_t block_values;	  /**< keys whose value is in a value block
+	uint64_t created_unix_ms;   /**< when the store was created */
+	uint32_t creator_pid;	    /**< who created it */
+	uint32_t reserved32;	    /**< zeroed */
+	uint64_t inline_values;	    /**< keys whose string lives in its slot */
+	uint64_t block_values;	    /**< keys whose value is in a value block
 				       (expired ones included) */
-	uint64_t memory_bytes;	  /**< shared memory the store uses now:
-				       header, slots, the allocated pages */
-	uint64_t max_memory;	  /**< the most it may use (the setting) */
-	uint32_t pages_max;	  /**< pages it may have within max_memory */
-	uint32_t evict_policy;	  /**< SHMKV_EVICT_* in force */
-	uint64_t evicted;	  /**< keys evicted since creation */
-	uint64_t growths;	  /**< times the table has doubled since
+	uint64_t memory_bytes;	    /**< shared memory the store uses now:
+				       header, the live tables, old tables
+				       not yet given back, the allocated
+				       pages */
+	uint64_t max_memory;	    /**< the most it may use (the setting) */
+	uint32_t pages_max;	    /**< pages it may have within max_memory */
+	uint32_t evict_policy;	    /**< SHMKV_EVICT_* in force */
+	uint64_t evicted;	    /**< keys evicted since creation */
+	uint64_t growths;	    /**< times the table has doubled since
 				       creation (finished growths) */
-	uint64_t growing_from;	  /**< while the table grows: the slots of
+	uint64_t growing_from;	    /**< while the table grows: the slots of
 				       the table being moved (0: none) */
-	uint64_t growing_moved;	  /**< of those, how many the sweep has
+	uint64_t growing_moved;	    /**< of those, how many the sweep has
 				       passed (all are moved at the end) */
-	uint64_t slots_max;	  /**< the most slots the table may reach by
+	uint64_t slots_max;	    /**< the most slots the table may reach by
 				       doubling (it doubles at 7/8 full):
 				       each doubling needs the new table
 				       beside the old within max_memory,
@@ -836,7 +838,14 @@ struct shmkv_stats {
 				       Equal to slots: the table cannot
 				       grow, and a full one refuses new
 				       keys (or evicts, per the policy) */
-	uint64_t reserved[6];	  /**< room for later counts; zeroed */
+	uint64_t tables_kept_bytes; /**< memory of tables a growth left
+				       behind that is not yet given back
+				       (counted in memory_bytes): an open
+				       handle that may still be in one
+				       keeps it until shmkv_close (or its
+				       process's end); the last one gives
+				       it back */
+	uint64_t reserved[5];	    /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno.

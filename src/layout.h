@@ -184,9 +184,17 @@ struct shmkv_header_shm {
 	uint64_t grow_front;
 	uint64_t grow_claim;
 };
-#define SHMKV_LIFE_REMOVED 1u
-#define SHMKV_LIFE_GEN(w) ((w) >> 1)
-#define SHMKV_LIFE_OF_GEN(g) ((uint64_t)(g) << 1)
+/*
+ * Table T(x)'s lock byte: byte SHMKV_TABLE_LOCK_BASE + x of the segment's
+ * file, far past its end (locks need no data there). Every handle holds an
+ * OFD read lock on the byte of each table it may use; a table's memory is
+ * given back only by a process that holds the write lock, which the kernel
+ * grants only while nobody holds a read lock (src/giveback.c).
+ */
+#define SHMKV_TABLE_LOCK_BASE (1ull << 62)
+#define SHMKV_LIFE_REMOVED    1u
+#define SHMKV_LIFE_GEN(w)     ((w) >> 1)
+#define SHMKV_LIFE_OF_GEN(g)  ((uint64_t)(g) << 1)
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
 /* The format word encodes the slot and block sizes, not the header's: these
@@ -343,8 +351,8 @@ enum shmkv_slot_state {
  *              slot[slot_size - off - len, slot_size - off); they are
  *              written only while no value word names them (area.h).
  */
-#define VAL_KIND(w)	((unsigned)((w) >> 62))
-#define VAL_FROZEN_BIT	((uint64_t)1 << 61)
+#define VAL_KIND(w)	 ((unsigned)((w) >> 62))
+#define VAL_FROZEN_BIT	 ((uint64_t)1 << 61)
 #define VAL_IS_FROZEN(w) (((w)&VAL_FROZEN_BIT) != 0)
 /* The kind and the frozen bit in one: VAL_KIND_LIVE(w) == VAL_LIVE(kind)
  * asks "of this kind, and may a CAS replace it?" in one compare. */
@@ -369,7 +377,7 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 #define VAL_INT_MIN	    (-((int64_t)1 << 47))
 #define VAL_INT_MAX	    (((int64_t)1 << 47) - 1)
 /* The slot version's bits an INT word carries. */
-#define VAL_INT_TAG_MASK   0x1fffu
+#define VAL_INT_TAG_MASK    0x1fffu
 #define VAL_INT_TAG_OF(ver) ((uint32_t)(ver)&VAL_INT_TAG_MASK)
 #define VAL_INT_WORD(version, i)                                               \
 	(((uint64_t)VAL_INT << 62) |                                           \
