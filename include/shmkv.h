@@ -29,7 +29,9 @@
  *                    returned (out->len says how large it must be); the
  *                    store is left unchanged;
  *     -EBADMSG       the segment's content is corrupted (a reference or
- *                    length read from it is out of bounds);
+ *                    length read from it is out of bounds, or the header's
+ *                    life word names tables the file does not hold: the
+ *                    handle then touches none of them);
  *     -EAGAIN        the operation lost a race more than SHMKV_RETRY_MAX
  *                    times in a row (only under pathological contention);
  *     -ESTALE        the store was removed (shmkv_unlink(), "shmctl
@@ -325,13 +327,21 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * know), -ENOENT (no such segment),
  * -EACCES (permission denied), -EPROTO (not a shmkv store: bad magic or too
  * small for a header), -EPROTONOSUPPORT (a shmkv store of another layout
- * version or build), -EBADMSG (header corrupted or segment truncated),
+ * version or build), -EBADMSG (header corrupted, segment truncated, or
+ * the table its life word names not allocated in the file),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
  * processes for dead; read-only opens are allowed), -ENOMEM (the store's
  * reservation, as long as its max_memory, does not fit this process's
  * address space: a limit such as ulimit -v below it; or no memory for the
- * handle), -EAFNOSUPPORT (as for shmkv_create()).
+ * handle), -EAFNOSUPPORT (as for shmkv_create()), or the error of
+ * opening the file again (through /proc/self/fd, or by its name) for the
+ * locks on the tables the handle uses.
+ *
+ * The handle holds the store's live tables (an OFD read lock on a byte per
+ * table, past the file's end) until shmkv_close, and then the tables it
+ * meets as the store grows: a table a growth leaves behind is given back
+ * only once no open handle holds it (see shmkv_close()).
  */
 SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 
@@ -346,7 +356,12 @@ SHMKV_API int shmkv_open_or_create(const char *name,
 				   const struct shmkv_config *cfg,
 				   shmkv_t **out);
 
-/** Unmaps the store and frees the handle. NULL is a no-op. */
+/**
+ * Unmaps the store and frees the handle. NULL is a no-op. No other thread
+ * may use the handle meanwhile. Its locks on the tables it used go, and
+ * an old table a growth left behind that no other open handle holds (in
+ * any process; a fork child shares its parent's) is given back here.
+ */
 SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
@@ -731,7 +746,8 @@ SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
  * (the store was removed), -ENOSPC or -ENOMEM (a key could not be copied
  * for want of room in the new table or of value memory: the growth waits,
  * every key stays readable, and the call may be made again once room is
- * made), -EBADMSG.
+ * made), -EBADMSG. It also gives back the old tables that no open handle
+ * holds any more (their holders closed, or died).
  */
 SHMKV_API int shmkv_maintain(shmkv_t *kv);
 

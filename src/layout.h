@@ -32,8 +32,12 @@
  * which pages_ready pages are allocated, within max_memory. 8: eviction:
  * a 16-bit probe bound beside a 16-bit access stamp in each slot, the
  * header's evict_policy, access_clock and evicted words. 9: value words
- * for online growth of the table (FROZEN, NONE_MARK, narrower fields). */
-#define SHMKV_LAYOUT_VERSION 9u
+ * for online growth of the table (FROZEN, NONE_MARK, narrower fields).
+ * 10: every allocation is left up to date (faulted in), so that SEEK_HOLE
+ * tells allocated memory from a hole, and handles lock the tables they use
+ * (SHMKV_TABLE_LOCK_BASE): a store of 9 has allocated pages that read as
+ * holes, and processes of 9 give old tables back under processes of 10. */
+#define SHMKV_LAYOUT_VERSION 10u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
@@ -220,7 +224,7 @@ _Static_assert(
 		offsetof(struct shmkv_header_shm, evicted) == 2432 &&
 		offsetof(struct shmkv_header_shm, epoch_max) == 2496 &&
 		offsetof(struct shmkv_header_shm, grow_front) == 2560,
-	"header layout (version 9)");
+	"header layout (version 10)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u

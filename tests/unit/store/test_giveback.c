@@ -214,6 +214,7 @@ static int stopped_reader(const char *name, bool kill_it)
 {
 	shmkv_t *kv, *late;
 	int go, err, status;
+	bool kept_for_it;
 	pid_t pid;
 
 	/* The reader is forked with no handle open here: a fork child
@@ -230,8 +231,8 @@ static int stopped_reader(const char *name, bool kill_it)
 	shmkv_close(kv); /* T(0) is the reader's alone now */
 	if (err != ST_OK || shmkv_open(name, 0, &late) != 0)
 		return ST_GROW;
-	if (!t0_held(late) || !counted(late))
-		return ST_NOT_KEPT;
+	/* Judged after the reader's end: how the reader fares is the point. */
+	kept_for_it = t0_held(late) && counted(late);
 	if (fill_shm() != ST_OK)
 		return ST_FILL;
 	if (kill_it)
@@ -240,10 +241,15 @@ static int stopped_reader(const char *name, bool kill_it)
 		return ST_FORK;
 	if (waitpid(pid, &status, 0) != pid)
 		return ST_FORK;
-	if (!kill_it && !WIFEXITED(status))
+	if (!kill_it && !WIFEXITED(status)) {
+		fprintf(stderr, "the reader was killed by signal %d\n",
+			WTERMSIG(status));
 		return ST_READER_SIGNAL;
+	}
 	if (!kill_it && WEXITSTATUS(status) != 0)
 		return ST_READER_WRONG;
+	if (!kept_for_it)
+		return ST_NOT_KEPT;
 	/* Gone back by the reader's close, or by the next one who looks
 	 * after the killed reader's locks went with it. */
 	if (kill_it)
@@ -334,7 +340,10 @@ Test(giveback, a_fork_child_keeps_its_parents_tables_until_it_ends)
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		/* Has the parent's handle (and its locks) until told. */
+		/* Has the parent's handle (and its locks) until told, or until
+		 * the parent is gone. */
+		close(p2c[1]);
+		close(c2p[0]);
 		_exit(write(c2p[1], "r", 1) == 1 && read(p2c[0], &b, 1) == 1
 			      ? 0
 			      : 1);
