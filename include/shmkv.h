@@ -34,6 +34,9 @@
  *                    handle then touches none of them);
  *     -EAGAIN        the operation lost a race more than SHMKV_RETRY_MAX
  *                    times in a row (only under pathological contention);
+ *     -EMFILE, -ENFILE  the first command to meet a table the handle has
+ *                    not used yet (after a growth) could not open the
+ *                    descriptor that holds it (shmkv_open());
  *     -ESTALE        the store was removed (shmkv_unlink(), "shmctl
  *                    destroy") since this handle opened it: every data
  *                    command, lock call and scan on the handle says so,
