@@ -29,9 +29,14 @@
  *                    returned (out->len says how large it must be); the
  *                    store is left unchanged;
  *     -EBADMSG       the segment's content is corrupted (a reference or
- *                    length read from it is out of bounds);
+ *                    length read from it is out of bounds, or the header's
+ *                    life word names tables the file does not hold: the
+ *                    handle then touches none of them);
  *     -EAGAIN        the operation lost a race more than SHMKV_RETRY_MAX
  *                    times in a row (only under pathological contention);
+ *     -EMFILE, -ENFILE  the first command to meet a table the handle has
+ *                    not used yet (after a growth) could not open the
+ *                    descriptor that holds it (shmkv_open());
  *     -ESTALE        the store was removed (shmkv_unlink(), "shmctl
  *                    destroy") since this handle opened it: every data
  *                    command, lock call and scan on the handle says so,
@@ -331,13 +336,21 @@ SHMKV_API int shmkv_create(const char *name, const struct shmkv_config *cfg,
  * small for a header, or not a regular file: a symbolic link, FIFO,
  * directory, socket or device under the name, refused without waiting on
  * it), -EPROTONOSUPPORT (a shmkv store of another layout
- * version or build), -EBADMSG (header corrupted or segment truncated),
+ * version or build), -EBADMSG (header corrupted, segment truncated, or
+ * the table its life word names not allocated in the file),
  * -EXDEV (a read-write open from another pid namespace than the store's
  * creator: liveness is judged by pid, so such a writer would take live
  * processes for dead; read-only opens are allowed), -ENOMEM (the store's
  * reservation, as long as its max_memory, does not fit this process's
  * address space: a limit such as ulimit -v below it; or no memory for the
- * handle), -EAFNOSUPPORT (as for shmkv_create()).
+ * handle), -EAFNOSUPPORT (as for shmkv_create()), or the error of
+ * opening the file again (through /proc/self/fd, or by its name) for the
+ * locks on the tables the handle uses.
+ *
+ * The handle holds the store's live tables (an OFD read lock on a byte per
+ * table, past the file's end) until shmkv_close, and then the tables it
+ * meets as the store grows: a table a growth leaves behind is given back
+ * only once no open handle holds it (see shmkv_close()).
  */
 SHMKV_API int shmkv_open(const char *name, unsigned flags, shmkv_t **out);
 
@@ -352,10 +365,15 @@ SHMKV_API int shmkv_open_or_create(const char *name,
 				   const struct shmkv_config *cfg,
 				   shmkv_t **out);
 
-/** Unmaps the store and frees the handle. NULL is a no-op. The safe locks
- * taken through it are given up: no call can release them any more, and
- * another process takes them over at once (SHMKV_LOCK_OWNER_DEAD, see
- * shmkv_lock.h) rather than after their lease. */
+/**
+ * Unmaps the store and frees the handle. NULL is a no-op. No other thread
+ * may use the handle meanwhile. The safe locks taken through it are given
+ * up: no call can release them any more, and another process takes them
+ * over at once (SHMKV_LOCK_OWNER_DEAD, see shmkv_lock.h) rather than after
+ * their lease. Its locks on the tables it used go, and an old table a
+ * growth left behind that no other open handle holds (in any process; a
+ * fork child shares its parent's) is given back here.
+ */
 SHMKV_API void shmkv_close(shmkv_t *kv);
 
 /**
@@ -780,7 +798,8 @@ SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
  * process writes: a MOVED slot or a FROZEN value where no growth has
  * begun, sweep cursors of an older growth, or a frontier that never
  * reaches the end). It ends within a bounded number of steps on any
- * content.
+ * content. It also gives back the old tables that no open handle holds
+ * any more (their holders closed, or died).
  */
 SHMKV_API int shmkv_maintain(shmkv_t *kv);
 
@@ -856,27 +875,29 @@ struct shmkv_stats {
 		uint32_t blocks;     /**< blocks in those pages */
 		uint32_t used;	     /**< blocks allocated */
 	} cls[SHMKV_STATS_CLASSES];
-	uint64_t segment_bytes;	  /**< size of the mapped segment: the whole
+	uint64_t segment_bytes;	    /**< size of the mapped segment: the whole
 				       reservation, mostly not allocated */
-	uint64_t created_unix_ms; /**< when the store was created */
-	uint32_t creator_pid;	  /**< who created it */
-	uint32_t reserved32;	  /**< zeroed */
-	uint64_t inline_values;	  /**< keys whose string lives in its slot */
-	uint64_t block_values;	  /**< keys whose value is in a value block
+	uint64_t created_unix_ms;   /**< when the store was created */
+	uint32_t creator_pid;	    /**< who created it */
+	uint32_t reserved32;	    /**< zeroed */
+	uint64_t inline_values;	    /**< keys whose string lives in its slot */
+	uint64_t block_values;	    /**< keys whose value is in a value block
 				       (expired ones included) */
-	uint64_t memory_bytes;	  /**< shared memory the store uses now:
-				       header, slots, the allocated pages */
-	uint64_t max_memory;	  /**< the most it may use (the setting) */
-	uint32_t pages_max;	  /**< pages it may have within max_memory */
-	uint32_t evict_policy;	  /**< SHMKV_EVICT_* in force */
-	uint64_t evicted;	  /**< keys evicted since creation */
-	uint64_t growths;	  /**< times the table has doubled since
+	uint64_t memory_bytes;	    /**< shared memory the store uses now:
+				       header, the live tables, old tables
+				       not yet given back, the allocated
+				       pages */
+	uint64_t max_memory;	    /**< the most it may use (the setting) */
+	uint32_t pages_max;	    /**< pages it may have within max_memory */
+	uint32_t evict_policy;	    /**< SHMKV_EVICT_* in force */
+	uint64_t evicted;	    /**< keys evicted since creation */
+	uint64_t growths;	    /**< times the table has doubled since
 				       creation (finished growths) */
-	uint64_t growing_from;	  /**< while the table grows: the slots of
+	uint64_t growing_from;	    /**< while the table grows: the slots of
 				       the table being moved (0: none) */
-	uint64_t growing_moved;	  /**< of those, how many the sweep has
+	uint64_t growing_moved;	    /**< of those, how many the sweep has
 				       passed (all are moved at the end) */
-	uint64_t slots_max;	  /**< the most slots the table may reach by
+	uint64_t slots_max;	    /**< the most slots the table may reach by
 				       doubling (it doubles at 7/8 full):
 				       each doubling needs the new table
 				       beside the old within max_memory,
@@ -885,7 +906,14 @@ struct shmkv_stats {
 				       Equal to slots: the table cannot
 				       grow, and a full one refuses new
 				       keys (or evicts, per the policy) */
-	uint64_t reserved[6];	  /**< room for later counts; zeroed */
+	uint64_t tables_kept_bytes; /**< memory of tables a growth left
+				       behind that is not yet given back
+				       (counted in memory_bytes): an open
+				       handle that may still be in one
+				       keeps it until shmkv_close (or its
+				       process's end); the last one gives
+				       it back */
+	uint64_t reserved[5];	    /**< room for later counts; zeroed */
 };
 
 /** shmkv_stats - walks the store and fills @st. Return: 0 or -errno.

@@ -350,8 +350,7 @@ static void check_value(struct check *c, const struct slot_view *sv)
 	/* Only a migrating table has frozen words, and every NONE word has
 	 * its mark. */
 	if ((VAL_IS_FROZEN(sv->value) && !c->migrating) ||
-	    (VAL_KIND(sv->value) == VAL_NONE &&
-	     !(sv->value & VAL_NONE_MARK))) {
+	    (VAL_KIND(sv->value) == VAL_NONE && !(sv->value & VAL_NONE_MARK))) {
 		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
 		       (unsigned long long)sv->value);
 		return;
@@ -569,6 +568,24 @@ static void check_blocks(struct check *c)
 	}
 }
 
+/* The life word's tables, against the file: held and checked as any
+ * command's slow path does (giveback.c). */
+static void check_life(struct check *c, const struct shmkv_header_shm *h)
+{
+	struct shmkv_tables tabs;
+	int err = shmkv__tables(c->kv, &tabs);
+
+	if (err == -EBADMSG)
+		report(c,
+		       "header: life word 0x%llx names table generation %llu, "
+		       "whose tables the store does not reserve (at most "
+		       "T(%u)) or the file does not hold: every command "
+		       "fails with -EBADMSG",
+		       (unsigned long long)h->life,
+		       (unsigned long long)SHMKV_LIFE_GEN(h->life),
+		       c->kv->geo.epoch_max);
+}
+
 /* The header as attach validated it: still valid and still the same. */
 static void check_header(struct check *c)
 {
@@ -608,6 +625,7 @@ static void check_header(struct check *c)
 		       "with %u and the file holds the memory of %u (the word "
 		       "is not believed)",
 		       h.pages_ready, g.pages_initial, ready);
+	check_life(c, &h);
 	if (h.hash_seed != c->kv->hash_seed)
 		report(c, "header: hash seed changed since the store was "
 			  "opened (no key can be found)");

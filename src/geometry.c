@@ -43,7 +43,6 @@ int shmkv__name_canon(const char *name, char out[SHMKV_NAME_MAX + 1])
 	return 0;
 }
 
-
 _Static_assert(SHMKV_PROBE_LIMIT_MAX <= UINT16_MAX,
 	       "every probe bound fits the slot's 16 bits");
 /* The largest block: value_max plus the header, in whole cache lines, so
@@ -168,8 +167,7 @@ uint64_t shmkv__table_end(const struct shmkv_geometry *g, uint32_t e)
 			alloc_unit(g));
 }
 
-/* The memory table T(@e) holds beyond the header's units. */
-static uint64_t table_alloc(const struct shmkv_geometry *g, uint32_t e)
+uint64_t shmkv__table_alloc(const struct shmkv_geometry *g, uint32_t e)
 {
 	return shmkv__table_end(g, e) -
 	       round_up(shmkv__table_start(g, e), alloc_unit(g));
@@ -181,10 +179,10 @@ uint64_t shmkv__tables_extra(const struct shmkv_geometry *g, uint64_t life)
 
 	if (e + (gen & 1) > g->epoch_max)
 		return 0; /* corrupt: reported elsewhere */
-	sum = table_alloc(g, (uint32_t)e);
+	sum = shmkv__table_alloc(g, (uint32_t)e);
 	if (gen & 1)
-		sum += table_alloc(g, (uint32_t)e + 1);
-	return sum - table_alloc(g, 0);
+		sum += shmkv__table_alloc(g, (uint32_t)e + 1);
+	return sum - shmkv__table_alloc(g, 0);
 }
 
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready)

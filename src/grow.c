@@ -29,11 +29,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "atomic.h"
 #include "fault.h"
 #include "internal.h"
+#include "tables.h"
 
 /* posix_fallocate, again while a signal interrupts it: tmpfs stops a long
  * allocation for a pending signal (EINTR), which is no reason to fail. */
@@ -82,7 +82,16 @@ int shmkv__memory_allocate(int fd, unsigned char *base,
 	err = allocate(fd, 0, head_to);
 	if (err == 0)
 		err = allocate(fd, table_from, table_to);
-	return err ? err : allocate(fd, pages_from, pages_to);
+	if (err == 0)
+		err = allocate(fd, pages_from, pages_to);
+	if (err == 0 && base != NULL) {
+		/* Up to date: the file's SEEK_HOLE then tells allocated
+		 * memory from holes (tables.h, shmkv__file_holds). */
+		fault_in(base, 0, head_to);
+		fault_in(base, table_from, table_to);
+		fault_in(base, pages_from, pages_to);
+	}
+	return err;
 }
 
 int shmkv__table_allocate(const struct shmkv *kv, uint32_t e)
@@ -90,9 +99,15 @@ int shmkv__table_allocate(const struct shmkv *kv, uint32_t e)
 	uint64_t from = shmkv__table_start(&kv->geo, e);
 	uint64_t to = shmkv__table_end(&kv->geo, e);
 
+	int err;
+
 	if (kv->geo.flags & SHMKV_HDR_HUGE_PAGES)
 		fault_in(kv->base, from, to);
-	return allocate(kv->fd, from, to);
+	err = allocate(kv->fd, from, to);
+	/* Up to date, as shmkv__memory_allocate's. */
+	if (err == 0)
+		fault_in(kv->base, from, to);
+	return err;
 }
 
 void shmkv__table_punch(const struct shmkv *kv, uint32_t e)
@@ -104,7 +119,8 @@ void shmkv__table_punch(const struct shmkv *kv, uint32_t e)
 	/* Failing leaves memory in use, never a wrong answer: nothing reads
 	 * a table below the live ones (tests/model/migration-design.md §7). */
 	do
-		r = fallocate(kv->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		r = fallocate(kv->fd,
+			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			      (off_t)from, (off_t)(to - from));
 	while (r != 0 && errno == EINTR);
 }
@@ -115,16 +131,17 @@ static uint32_t *ready_word(const struct shmkv *kv)
 	return &((struct shmkv_header_shm *)kv->base)->pages_ready;
 }
 
-/* Does the file have the memory of @ready pages allocated? Asked of the
- * kernel, which counts what the file holds (growers allocate before they
- * publish; a killed one may leave more, never less). */
-static bool allocated(const struct shmkv *kv, uint32_t ready)
+/* Does the file hold the memory of pages [@mine, @ready) and of the
+ * page-table words of [0, @ready), without a hole? Asked of the kernel,
+ * range by range (growers allocate before they publish; a killed one may
+ * leave more, never less): a count of the file's blocks would believe a
+ * word raised by as much as an old table not yet given back holds. */
+static bool allocated(const struct shmkv *kv, uint32_t mine, uint32_t ready)
 {
-	struct stat st;
-
-	return fstat(kv->fd, &st) == 0 &&
-	       (uint64_t)st.st_blocks * 512 >=
-		       shmkv__footprint(&kv->geo, ready);
+	return shmkv__file_holds(kv, kv->geo.page_table_offset,
+				 shmkv__head_end(&kv->geo, ready)) &&
+	       shmkv__file_holds(kv, shmkv__pages_end(&kv->geo, mine),
+				 shmkv__pages_end(&kv->geo, ready));
 }
 
 uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv)
@@ -144,7 +161,7 @@ uint32_t shmkv__pages_ready_refresh(const struct shmkv *kv)
 	 * per growth seen, a system call. Below our copy: stale or corrupt,
 	 * and what we have is allocated anyway. */
 	if (ready <= mine || ready > kv->geo.page_count ||
-	    !allocated(kv, ready))
+	    !allocated(kv, mine, ready))
 		return mine;
 	/* Relaxed: a process-local bound that only grows; a thread that
 	 * stores an older one makes its next refresh come sooner. */
@@ -163,7 +180,8 @@ static uint32_t pages_limit(const struct shmkv *kv)
 	uint64_t max = shmkv__load_relaxed(&h->max_memory);
 	/* Relaxed: the table's size now, as for the limit. */
 	uint64_t extra = shmkv__tables_extra(&kv->geo,
-					     shmkv__load_relaxed(&h->life));
+					     shmkv__load_relaxed(&h->life)) +
+			 shmkv__tables_kept(kv);
 
 	return shmkv__pages_within(&kv->geo, max > extra ? max - extra : 0);
 }

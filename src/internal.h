@@ -66,7 +66,7 @@ struct shmkv_geometry {
  */
 struct shmkv_table {
 	unsigned char *slots;
-	uint32_t mask;	   /* slots - 1 */
+	uint32_t mask;	    /* slots - 1 */
 	uint8_t slot_shift; /* log2(slot_size) */
 	uint8_t epoch;	    /* e */
 	uint16_t pad;
@@ -138,6 +138,17 @@ struct shmkv {
 	/* NULL: this is the shared-memory store; else the backend that owns
 	 * the handle (backend.h), which its close and exec dispatch to. */
 	const struct shmkv_backend *backend;
+	/* The life word whose tables this handle last held and checked
+	 * against the file (giveback.c): a command's slow path does both
+	 * again only for another one. Relaxed, any thread: a stale value
+	 * only makes a thread check again. */
+	uint64_t life_checked;
+	/* Per table T(x): a descriptor + 1 (0: none) of a description of its
+	 * own holding an OFD read lock on T(x)'s lock byte (layout.h), so that
+	 * nobody gives T(x) back while this handle may be in it. Taken on the
+	 * slow path before the handle first uses T(x), closed by
+	 * shmkv_close. */
+	uint32_t table_fd[SHMKV__EPOCHS];
 	char name[SHMKV_NAME_MAX + 1];
 	/* The process whose own open file description @fd is (a fork child
 	 * shares its parent's until it marks), and the one marked through
@@ -298,6 +309,8 @@ uint64_t shmkv__table_end(const struct shmkv_geometry *g, uint32_t e);
 /* What the live tables of life word @life take beyond T(0) (the
  * footprint below counts T(0)): 0 before the first growth. */
 uint64_t shmkv__tables_extra(const struct shmkv_geometry *g, uint64_t life);
+/* The memory T(@e) holds beyond the header's allocation units. */
+uint64_t shmkv__table_alloc(const struct shmkv_geometry *g, uint32_t e);
 uint64_t shmkv__pages_end(const struct shmkv_geometry *g, uint32_t ready);
 uint64_t shmkv__footprint(const struct shmkv_geometry *g, uint32_t ready);
 /* The most pages ready whose footprint fits in @max_memory (at most
@@ -499,8 +512,8 @@ bool shmkv__slot_still(const struct shmkv_slot_ref *r);
 void shmkv__insert_undo(const struct shmkv_slot_ref *ref);
 int shmkv__slot_reclaim(struct shmkv *kv, const struct shmkv_table *t,
 			uint32_t idx, uint64_t w, bool check_pid);
-void shmkv__assist(struct shmkv *kv, const struct shmkv_table *t,
-		   uint32_t idx, uint64_t w);
+void shmkv__assist(struct shmkv *kv, const struct shmkv_table *t, uint32_t idx,
+		   uint64_t w);
 
 /* block.c: value storage */
 #define SHMKV__NO_CLASS UINT32_MAX

@@ -32,8 +32,12 @@
  * which pages_ready pages are allocated, within max_memory. 8: eviction:
  * a 16-bit probe bound beside a 16-bit access stamp in each slot, the
  * header's evict_policy, access_clock and evicted words. 9: value words
- * for online growth of the table (FROZEN, NONE_MARK, narrower fields). */
-#define SHMKV_LAYOUT_VERSION 9u
+ * for online growth of the table (FROZEN, NONE_MARK, narrower fields).
+ * 10: every allocation is left up to date (faulted in), so that SEEK_HOLE
+ * tells allocated memory from a hole, and handles lock the tables they use
+ * (SHMKV_TABLE_LOCK_BASE): a store of 9 has allocated pages that read as
+ * holes, and processes of 9 give old tables back under processes of 10. */
+#define SHMKV_LAYOUT_VERSION 10u
 /* Huge pages: the segment is a whole number of these (the PMD size of
  * x86-64 and of arm64 with 4 KiB pages), so the last one is whole. */
 #define SHMKV_HUGE_PAGE	  (2u << 20)
@@ -184,9 +188,24 @@ struct shmkv_header_shm {
 	uint64_t grow_front;
 	uint64_t grow_claim;
 };
-#define SHMKV_LIFE_REMOVED 1u
-#define SHMKV_LIFE_GEN(w) ((w) >> 1)
-#define SHMKV_LIFE_OF_GEN(g) ((uint64_t)(g) << 1)
+/*
+ * Table T(x)'s lock byte: byte SHMKV_TABLE_LOCK_BASE + x of the segment's
+ * file, far past its end (locks need no data there). Every handle holds an
+ * OFD read lock on the byte of each table it may use; a table's memory is
+ * given back only by a process that holds the write lock, which the kernel
+ * grants only while nobody holds a read lock (src/giveback.c).
+ */
+#define SHMKV_TABLE_LOCK_BASE (1ull << 62)
+/*
+ * A process's mark: byte SHMKV_MARK_LOCK_BASE + pid, read-locked through a
+ * handle's own description before the process first takes a lock in the
+ * store (src/proc_mark.c). Below the tables' bytes (a pid is < 2^22), and
+ * past any segment, like them.
+ */
+#define SHMKV_MARK_LOCK_BASE (1ull << 61)
+#define SHMKV_LIFE_REMOVED    1u
+#define SHMKV_LIFE_GEN(w)     ((w) >> 1)
+#define SHMKV_LIFE_OF_GEN(g)  ((uint64_t)(g) << 1)
 _Static_assert(sizeof(struct shmkv_header_shm) <= SHMKV_HEADER_SIZE,
 	       "header fits its page");
 /* The format word encodes the slot and block sizes, not the header's: these
@@ -212,7 +231,7 @@ _Static_assert(
 		offsetof(struct shmkv_header_shm, evicted) == 2432 &&
 		offsetof(struct shmkv_header_shm, epoch_max) == 2496 &&
 		offsetof(struct shmkv_header_shm, grow_front) == 2560,
-	"header layout (version 9)");
+	"header layout (version 10)");
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u
@@ -347,8 +366,8 @@ enum shmkv_slot_state {
  *              slot[slot_size - off - len, slot_size - off); they are
  *              written only while no value word names them (area.h).
  */
-#define VAL_KIND(w)	((unsigned)((w) >> 62))
-#define VAL_FROZEN_BIT	((uint64_t)1 << 61)
+#define VAL_KIND(w)	 ((unsigned)((w) >> 62))
+#define VAL_FROZEN_BIT	 ((uint64_t)1 << 61)
 #define VAL_IS_FROZEN(w) (((w)&VAL_FROZEN_BIT) != 0)
 /* The kind and the frozen bit in one: VAL_KIND_LIVE(w) == VAL_LIVE(kind)
  * asks "of this kind, and may a CAS replace it?" in one compare. */
@@ -373,7 +392,7 @@ enum { VAL_NONE = 0, VAL_INT = 1, VAL_BLOCK = 2, VAL_INLINE = 3 };
 #define VAL_INT_MIN	    (-((int64_t)1 << 47))
 #define VAL_INT_MAX	    (((int64_t)1 << 47) - 1)
 /* The slot version's bits an INT word carries. */
-#define VAL_INT_TAG_MASK   0x1fffu
+#define VAL_INT_TAG_MASK    0x1fffu
 #define VAL_INT_TAG_OF(ver) ((uint32_t)(ver)&VAL_INT_TAG_MASK)
 #define VAL_INT_WORD(version, i)                                               \
 	(((uint64_t)VAL_INT << 62) |                                           \

@@ -33,7 +33,8 @@ static uint64_t member_value(const struct shmkv *kv,
 	if (shmkv__load_acquire(&s->state) != w)
 		return 0;
 	if (VAL_KIND(v) == VAL_INT)
-		return VAL_INT_TAG(v) == VAL_INT_TAG_OF(SLOT_VERSION(w)) ? v : 0;
+		return VAL_INT_TAG(v) == VAL_INT_TAG_OF(SLOT_VERSION(w)) ? v
+									 : 0;
 	if (VAL_KIND(v) == VAL_INLINE) /* never has a TTL */
 		return v;
 	if (VAL_KIND(v) != VAL_BLOCK ||
@@ -207,14 +208,16 @@ static void stats_values(const struct shmkv *kv, struct shmkv_stats *st)
 	/* Relaxed: a setting, read as it is now. */
 	st->max_memory = shmkv__load_relaxed(
 		&((const struct shmkv_header_shm *)kv->base)->max_memory);
+	st->tables_kept_bytes = shmkv__tables_kept(kv);
 	/* Relaxed: the table's size as it is now. */
-	st->memory_bytes = shmkv__footprint(&kv->geo, st->pages) +
-			   shmkv__tables_extra(
-				   &kv->geo,
-				   shmkv__load_relaxed(
-					   &((const struct shmkv_header_shm *)
-						     kv->base)
-						    ->life));
+	st->memory_bytes =
+		shmkv__footprint(&kv->geo, st->pages) +
+		shmkv__tables_extra(
+			&kv->geo,
+			shmkv__load_relaxed(
+				&((const struct shmkv_header_shm *)kv->base)
+					 ->life)) +
+		st->tables_kept_bytes;
 	st->evict_policy = (uint32_t)shmkv__evict_policy(kv);
 	/* Relaxed: a count, read as it is now. */
 	st->evicted = shmkv__load_relaxed(

@@ -94,9 +94,13 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life)
 	 * older table allocates nothing. */
 	if (shmkv__load_relaxed(&h->life) != life)
 		return 0;
+	/* Old tables whose holders have gone go back first, and those still
+	 * held count (giveback.c). */
+	shmkv__tables_give_back(kv);
 	if (e + 1 > kv->geo.epoch_max ||
 	    shmkv__footprint(&kv->geo, shmkv__pages_ready(kv)) +
-			    shmkv__tables_extra(&kv->geo, grown) >
+			    shmkv__tables_extra(&kv->geo, grown) +
+			    shmkv__tables_kept(kv) >
 		    max)
 		return -ENOSPC;
 	/* The table is zero when allocated, and zero is a fresh slot: EMPTY
@@ -254,9 +258,8 @@ static int copy_target(struct shmkv *kv, const struct shmkv_key *k,
 /* Value @v of old slot @s (MEMBER word @w) re-encoded for new slot @ref
  * (@n), in *@nv with an area claim in *@held. Return: 0, 1 (nothing to
  * copy: expired, or moved meanwhile), -ENOMEM, -EBADMSG. */
-static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s,
-		       uint64_t w, uint64_t v,
-		       const struct shmkv_slot_ref *ref,
+static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
+		       uint64_t v, const struct shmkv_slot_ref *ref,
 		       struct shmkv_slot_shm *n, uint32_t klen, uint64_t *nv,
 		       uint64_t *held)
 {
@@ -517,21 +520,25 @@ static int migrate_chunk(struct shmkv *kv, const struct shmkv_tables *tabs,
 }
 
 /* Every old slot is MOVED: the new table is the table (§6), and the old
- * ones' memory goes back (§7). */
+ * ones' memory goes back (§7) as soon as no process can be in them. */
 static void finish(struct shmkv *kv, const struct shmkv_tables *tabs)
 {
 	uint64_t gen = SHMKV_LIFE_GEN(tabs->life);
 
-	/* Full barrier: after every MOVED this helper saw; before the punch,
-	 * which a stalled process notices by re-reading life (§7). */
+	/* Full barrier: after every MOVED this helper saw; before any
+	 * give-back, which reads the new generation before its write lock
+	 * (giveback.c), so that a process refused its read lock reads it
+	 * too. */
 	if (shmkv__cas_full(&header(kv)->life, tabs->life,
 			    SHMKV_LIFE_OF_GEN(gen + 1)) != tabs->life)
 		return;
 	SHMKV_CRASH_POINT("finished");
-	/* Every table below the new one: the old one, and any page of an
-	 * older one that a stalled process faulted back in. */
-	for (uint32_t e = 0; e <= tabs->old->epoch; e++)
-		shmkv__table_punch(kv, e);
+	/* Every table below the new one that no process holds: this handle
+	 * holds T(e) until it closes (a thread of ours may be in it), so
+	 * this gives back older ones whose holders have gone. The last
+	 * holder of T(e) gives it back as it closes (or whoever comes next
+	 * after it died). */
+	shmkv__tables_give_back(kv);
 	SHMKV_CRASH_POINT("punched");
 }
 
@@ -657,7 +664,12 @@ int shmkv_maintain(shmkv_t *kv)
 	 * shared-memory store. */
 	int err = shmkv__settable(kv);
 
-	return err ? err : finish_growth(kv, &tabs);
+	if (err == 0)
+		err = finish_growth(kv, &tabs);
+	/* Old tables whose holders have all closed or died. */
+	if (err == 0)
+		shmkv__tables_give_back(kv);
+	return err;
 }
 
 /* The most slots the table that commands write in (epoch @e, @slots) may
@@ -668,7 +680,8 @@ static uint64_t slots_reachable(const struct shmkv *kv, uint64_t e,
 {
 	/* Relaxed: a setting, read as grow_start reads it. */
 	uint64_t max = shmkv__load_relaxed(&header(kv)->max_memory);
-	uint64_t used = shmkv__footprint(&kv->geo, shmkv__pages_ready(kv));
+	uint64_t used = shmkv__footprint(&kv->geo, shmkv__pages_ready(kv)) +
+			shmkv__tables_kept(kv);
 
 	while (e + 1 <= kv->geo.epoch_max &&
 	       used + shmkv__tables_extra(&kv->geo,
@@ -695,11 +708,10 @@ void shmkv__growth_stats(const struct shmkv *kv, struct shmkv_stats *st)
 	st->growths = gen / 2;
 	if ((shmkv__tables(kv, &tabs) == SHMKV__GROWING)) {
 		st->growing_from = tabs.old->mask + 1ull;
-		st->growing_moved =
-			CURSOR_GEN(f) == SHMKV_LIFE_GEN(tabs.life)
-				? (CURSOR_IDX(f) < st->growing_from
-					   ? CURSOR_IDX(f)
-					   : st->growing_from)
-				: 0;
+		st->growing_moved = CURSOR_GEN(f) == SHMKV_LIFE_GEN(tabs.life)
+					    ? (CURSOR_IDX(f) < st->growing_from
+						       ? CURSOR_IDX(f)
+						       : st->growing_from)
+					    : 0;
 	}
 }

@@ -9,8 +9,8 @@
  * holder would keep its lock for its whole lease. No finer start time of
  * another process is readable, so each process marks itself in the store:
  * before it first takes a lock through a handle, it takes an OFD read
- * lock (fcntl F_OFD_SETLK) on byte MARK_BASE + pid of the segment file,
- * through the handle's own open file description, held as long as the
+ * lock (fcntl F_OFD_SETLK) on byte SHMKV_MARK_LOCK_BASE + pid (layout.h)
+ * of the segment file, through the handle's own open file description, held as long as the
  * handle is open. The kernel drops it when the last descriptor of that
  * description closes: at shmkv_close, or when the process dies. A judge
  * that finds a holder's pid and start time alive asks (F_OFD_GETLK) whether
@@ -49,38 +49,14 @@
 #include "internal.h"
 #include "segment.h"
 
-/* Past any segment (at most SEGMENT_SIZE_MAX bytes): a lock there
- * covers no byte of the store, and flock() (remove.c) is another kind. */
-#define MARK_BASE ((off_t)1 << 61)
-
 static struct flock mark_range(short type, uint32_t pid)
 {
 	struct flock fl = { .l_type = type,
 			    .l_whence = SEEK_SET,
-			    .l_start = MARK_BASE + (off_t)pid,
+			    .l_start = (off_t)(SHMKV_MARK_LOCK_BASE + pid),
 			    .l_len = 1 };
 
 	return fl;
-}
-
-/* A new description of @kv's file, or -ESTALE if its name names another
- * file now (the store was removed), or -errno. */
-static int reopen(const struct shmkv *kv)
-{
-	char path[sizeof(SHMKV_SHM_DIR) + SHMKV_NAME_MAX + 1];
-	struct stat mine, named;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s%s", SHMKV_SHM_DIR, kv->name);
-	fd = shmkv__store_file_open(path, kv->readonly ? O_RDONLY : O_RDWR);
-	if (fd < 0)
-		return fd == -ENOENT || fd == -EPROTO ? -ESTALE : fd;
-	if (fstat(kv->fd, &mine) != 0 || fstat(fd, &named) != 0 ||
-	    mine.st_ino != named.st_ino || mine.st_dev != named.st_dev) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
 }
 
 int shmkv__proc_mark_slow(struct shmkv *kv)
@@ -90,7 +66,9 @@ int shmkv__proc_mark_slow(struct shmkv *kv)
 	/* Relaxed: our own process's word; a fork child sees its parent's
 	 * pid there, and marks through a description of its own. */
 	bool inherited = shmkv__load32_relaxed(&kv->fd_pid) != pid;
-	int fd = inherited ? reopen(kv) : kv->fd;
+	int fd = inherited ? shmkv__store_file_reopen(
+				     kv, kv->readonly ? O_RDONLY : O_RDWR)
+			   : kv->fd;
 
 	if (fd < 0)
 		return fd;

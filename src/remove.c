@@ -138,39 +138,6 @@ static int remove_open(int fd, const char *path, bool only_removed)
 	return unlink(path) == 0 ? 0 : shmkv__errno();
 }
 
-int shmkv__store_file_open(const char *path, int access)
-{
-	struct stat st;
-	/* O_NONBLOCK: a FIFO opened for reading would wait for a writer;
-	 * on a regular file it changes nothing. O_NOFOLLOW: a symbolic link
-	 * fails with ELOOP. */
-	int fd = open(path, access | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0) {
-		int err = shmkv__errno();
-
-		/* What open says of a link (ELOOP), a directory opened for
-		 * writing (EISDIR), a socket (ENXIO) or a device on a nodev
-		 * mount (EACCES): the name is no file of ours. */
-		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-			return -EPROTO;
-		return err;
-	}
-	if (fstat(fd, &st) != 0) {
-		int err = shmkv__errno();
-
-		close(fd);
-		return err;
-	}
-	/* A FIFO, a directory opened read-only, or a name that changed to
-	 * one since: no store either. */
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EPROTO;
-	}
-	return fd;
-}
-
 /* remove_open on whatever @path names, until it names the same file
  * across the check. Return: as remove_open, -ENOENT if nothing is there. */
 static int remove_named(const char *path, bool only_removed)

@@ -35,6 +35,7 @@
 #include "mapping.h"
 #include "redis_typed.h"
 #include "segment.h"
+#include "tables.h"
 
 void shmkv_config_init(struct shmkv_config *cfg)
 {
@@ -118,29 +119,25 @@ static unsigned map_how(const struct shmkv_geometry *g, bool rw)
 }
 
 /* Pre-faults what store @g has allocated with @ready pages ready: the
- * header, the live table (two while it grows), the ready page-table words,
- * and the ready pages (never the rest of the reservation, nor a table a
- * growth gave back: faulting would allocate). */
+ * header, the tables of life word @life (two while it grows), which the
+ * handle holds (giveback.c), the ready page-table words, and the ready
+ * pages (never the rest of the reservation, nor a table a growth gave
+ * back: faulting would allocate). */
 static void populate_used(unsigned char *base, const struct shmkv_geometry *g,
-			  uint32_t ready, bool write)
+			  uint64_t life, uint32_t ready, bool write)
 {
-	/* Relaxed: a hint of which tables to fault in; a growth that ends
-	 * meanwhile leaves at most a table's pages to its next end. */
-	uint64_t gen = SHMKV_LIFE_GEN(shmkv__load_relaxed(
-		&((struct shmkv_header_shm *)base)->life));
+	uint64_t gen = SHMKV_LIFE_GEN(life);
 
 	(void)shmkv__map_populate(base, g->slots_offset, write);
-	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max;
-	     e++)
+	for (uint64_t e = gen / 2; e <= (gen + 1) / 2 && e <= g->epoch_max; e++)
 		(void)shmkv__map_populate(
 			base + shmkv__table_start(g, (uint32_t)e),
 			shmkv__table_end(g, (uint32_t)e) -
 				shmkv__table_start(g, (uint32_t)e),
 			write);
-	(void)shmkv__map_populate(base + g->page_table_offset,
-				  shmkv__head_end(g, ready) -
-					  g->page_table_offset,
-				  write);
+	(void)shmkv__map_populate(
+		base + g->page_table_offset,
+		shmkv__head_end(g, ready) - g->page_table_offset, write);
 	(void)shmkv__map_populate(base + g->pages_offset,
 				  shmkv__pages_end(g, ready) - g->pages_offset,
 				  write);
@@ -173,7 +170,7 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
 		return NULL;
 	}
 	if (populate)
-		populate_used(p, g, g->pages_initial, true);
+		populate_used(p, g, 0, g->pages_initial, true);
 	return p;
 }
 
@@ -181,9 +178,8 @@ static unsigned char *map_new(int fd, const struct shmkv_geometry *g,
  * version (a flag bit, a reserved word) cannot be honoured: -EINVAL. */
 bool shmkv__config_known(const struct shmkv_config *cfg)
 {
-	if (cfg->flags &
-		    ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
-				SHMKV_CONFIG_POPULATE) ||
+	if (cfg->flags & ~(uint32_t)(SHMKV_CONFIG_HUGE_PAGES |
+				     SHMKV_CONFIG_POPULATE) ||
 	    shmkv_evict_policy_name((int)cfg->evict_policy) == NULL)
 		return false;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]);
@@ -390,6 +386,12 @@ static int create_shm(const char *name, const struct shmkv_config *cfg,
 		return err;
 	}
 	handle_init(kv, nf.fd, base, &g, seed, name, false);
+	/* T(0), held as by any handle (the store has its name already). */
+	err = shmkv__tables_attach(kv);
+	if (err) {
+		shmkv_close(kv);
+		return err;
+	}
 	*out = kv;
 	return 0;
 }
@@ -517,8 +519,21 @@ static int open_shm(const char *name, unsigned flags, shmkv_t **out)
 		goto out_close;
 	}
 	handle_init(kv, fd, base, &g, seed, name, ro);
+	/* The tables the life word names, held before anything reads them,
+	 * and checked against the file: a corrupt word is -EBADMSG here. */
+	err = shmkv__tables_attach(kv);
+	if (err) {
+		shmkv__tables_release(kv);
+		munmap(base, g.segment_size);
+		free(kv);
+		goto out_close;
+	}
+	/* Older tables that nobody holds any more (their last holder
+	 * closed, or died, since): given back. */
+	shmkv__tables_give_back(kv);
 	if (flags & SHMKV_OPEN_POPULATE)
-		populate_used(base, &g, shmkv__pages_ready_refresh(kv), !ro);
+		populate_used(base, &g, kv->life_checked,
+			      shmkv__pages_ready_refresh(kv), !ro);
 	*out = kv;
 	return 0;
 out_close:
@@ -605,6 +620,11 @@ void shmkv_close(shmkv_t *kv)
 	}
 	if (kv->ext != NULL)
 		kv->ext->close(kv, kv->ext);
+	/* Our tables' locks go first: nothing of this handle is in a table
+	 * any more (the caller's promise), and an old table that only we
+	 * still held can go back now. */
+	shmkv__tables_release(kv);
+	shmkv__tables_give_back(kv);
 	munmap(kv->base, kv->geo.segment_size);
 	close(kv->fd);
 	free(kv);

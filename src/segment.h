@@ -1,12 +1,14 @@
 /*
- * segment.h - shmkv_create's working files (segment.c), for the tests, and
- * removing a store (remove.c).
+ * segment.h - shmkv_create's working files (segment.c), for the tests,
+ * removing a store (remove.c), and opening a store's file (store_file.c).
  */
 #ifndef SHMKV_SEGMENT_H
 #define SHMKV_SEGMENT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+struct shmkv;
 
 /* Test seam: true makes shmkv_create build the segment in a named working
  * file, as it does where /dev/shm has no O_TMPFILE. */
@@ -30,6 +32,14 @@ int shmkv__new_files_sweep(void);
  * store), -ENOENT, -EACCES, -errno.
  */
 int shmkv__store_file_open(const char *path, int access);
+/*
+ * A new open file description of @kv's file, with @access (O_RDONLY or
+ * O_RDWR), close-on-exec: for locks of its own (OFD locks belong to a
+ * description). Through /proc/self/fd, else by the store's name if that
+ * still names the same file. Return: the descriptor, or -ESTALE (the name
+ * is gone or names another file), -errno.
+ */
+int shmkv__store_file_reopen(const struct shmkv *kv, int access);
 /*
  * Removes the store at @path (/dev/shm/NAME): marks it removed, so that
  * every handle to it says -ESTALE from then on, then unlinks the name,

@@ -34,11 +34,36 @@ static int resolve(const struct shmkv *kv, uint64_t life,
 	return g & 1 ? SHMKV__GROWING : 0;
 }
 
+/*
+ * Makes life word @life's tables this handle's (held and checked against
+ * the file, giveback.c) unless they are already: a handle keeps what it
+ * holds until shmkv_close, so a life word it checked once needs nothing
+ * more. Return: as shmkv__tables_hold.
+ */
+static int adopt(const struct shmkv *kv, uint64_t life)
+{
+	int r;
+
+	/* Relaxed: a process-local hint (struct shmkv); every value stored
+	 * names tables this handle holds. */
+	if (shmkv__load_relaxed(&kv->life_checked) == life)
+		return 0;
+	r = shmkv__tables_hold(kv, life);
+	if (r == 0)
+		shmkv__store_relaxed((uint64_t *)&kv->life_checked, life);
+	return r;
+}
+
+/* Rounds of resolving: each one that fails means the life word moved on
+ * (a growth's step, or a give-back that read a later one), so a handful
+ * ends unless the word is corrupt. */
+#define ADOPT_ROUNDS 64u
+
 int shmkv__tables(const struct shmkv *kv, struct shmkv_tables *out)
 {
 	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
 						   kv->base;
-	int r;
+	int r = -EAGAIN;
 
 	/* A handle of another backend (redis.h) has no tables: its zeroed
 	 * views (slots NULL) are what a caller that ignores the error
@@ -50,15 +75,61 @@ int shmkv__tables(const struct shmkv *kv, struct shmkv_tables *out)
 		out->life = 0;
 		return SHMKV__REMOTE;
 	}
-	/* Relaxed: as shmkv__table_now's load (the same word, read again). */
-	r = resolve(kv, shmkv__load_relaxed(&h->life), out);
+	for (uint32_t round = 0; round < ADOPT_ROUNDS; round++) {
+		/* Relaxed: as shmkv__table_now's load (the same word, read
+		 * again); adopt() re-reads it after its locks. */
+		uint64_t life = shmkv__load_relaxed(&h->life);
+		int a;
 
-	/* Relaxed: a process-local hint (struct shmkv); every value stored
-	 * names a table, and a thread that stores an older one than another
-	 * only sends commands back here. */
-	if (r == 0)
-		shmkv__store_relaxed((uint64_t *)&kv->life_cached, out->life);
+		r = resolve(kv, life, out);
+		if (r == -EBADMSG)
+			break;
+		a = adopt(kv, life);
+		if (a == 1)
+			continue;
+		if (a < 0) {
+			r = a;
+			break;
+		}
+		/* Relaxed: a process-local hint (struct shmkv); every value
+		 * stored names a table this handle holds, and a thread that
+		 * stores an older one than another only sends commands back
+		 * here. */
+		if (r == 0)
+			shmkv__store_relaxed((uint64_t *)&kv->life_cached,
+					     out->life);
+		return r;
+	}
+	/* A life word that is corrupt, or tables that could not be held:
+	 * the tables last held and checked, so that a caller that goes on
+	 * anyway touches only memory the file holds. Relaxed: as above. */
+	(void)resolve(kv, shmkv__load_relaxed(&kv->life_checked), out);
 	return r;
+}
+
+int shmkv__tables_attach(struct shmkv *kv)
+{
+	const struct shmkv_header_shm *h = (const struct shmkv_header_shm *)
+						   kv->base;
+
+	for (uint32_t round = 0; round < ADOPT_ROUNDS; round++) {
+		/* Relaxed: shmkv__tables_hold reads it again after its
+		 * locks. */
+		uint64_t life = shmkv__load_relaxed(&h->life);
+		int r = shmkv__tables_hold(kv, life);
+
+		if (r == 1)
+			continue;
+		if (r < 0)
+			return r;
+		kv->life_checked = life;
+		/* T(e), which the handle holds whether or not it grows: the
+		 * fast path's hint names only a held table. */
+		kv->life_cached = SHMKV_LIFE_OF_GEN(SHMKV_LIFE_GEN(life) &
+						    ~1ull);
+		return 0;
+	}
+	return -EAGAIN;
 }
 
 const struct shmkv_table *shmkv__table_slow(const struct shmkv *kv)
@@ -107,12 +178,13 @@ struct shmkv_slot_shm *shmkv__back_slot(const struct shmkv *kv, uint32_t back,
 	 * CASes made after what they publish). */
 	*life = shmkv__load_acquire(&h->life);
 	r = resolve(kv, *life, &tabs);
-	if (r < 0 || (r == SHMKV__GROWING && !growing))
+	if (r < 0 || (r == SHMKV__GROWING && !growing) || adopt(kv, *life) != 0)
 		return NULL;
 	/* Epochs mod 16: the two tables of a growth differ. */
 	if (tabs.old != NULL && BLK_BACK_EPOCH(back) == (tabs.old->epoch & 15u))
 		tabs.t = tabs.old;
-	if (BLK_BACK_EPOCH(back) != (tabs.t->epoch & 15u) || idx > tabs.t->mask) {
+	if (BLK_BACK_EPOCH(back) != (tabs.t->epoch & 15u) ||
+	    idx > tabs.t->mask) {
 		*orphan = true;
 		return NULL;
 	}

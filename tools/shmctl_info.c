@@ -74,6 +74,11 @@ static void print_human(const char *name, const struct ctl_info *in)
 	       ctl_human_bytes(st->max_memory, max, sizeof(max)),
 	       ctl_human_bytes(st->segment_bytes, res, sizeof(res)),
 	       (unsigned)cfg->mode, who, (unsigned)uid);
+	if (st->tables_kept_bytes != 0)
+		printf("  old tables %s not yet given back (an open handle "
+		       "may still be in them; counted above)\n",
+		       ctl_human_bytes(st->tables_kept_bytes, used,
+				       sizeof(used)));
 	ctl_info_pages_line(in, page, sizeof(page));
 	printf("  mapping   %s\n", page);
 	if (in->users_known) {
@@ -205,6 +210,7 @@ static void print_json(const char *name, const struct ctl_info *in)
 	cj_open(&j, stdout);
 	cj_cstr(&j, "name", name);
 	cj_u64(&j, "memory_bytes", in->st.memory_bytes);
+	cj_u64(&j, "tables_kept_bytes", in->st.tables_kept_bytes);
 	cj_u64(&j, "segment_bytes", in->st.segment_bytes);
 	cj_cstr(&j, "mode", mode);
 	cj_cstr(&j, "owner", who);

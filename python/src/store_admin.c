@@ -109,6 +109,7 @@ static PyObject *st_info(PyObject *self, PyObject *unused)
 	PUT(d, "inline_values", st.inline_values);
 	PUT(d, "block_values", st.block_values);
 	PUT(d, "memory_bytes", st.memory_bytes);
+	PUT(d, "tables_kept_bytes", st.tables_kept_bytes);
 	PUT(d, "max_memory", st.max_memory);
 	PUT(d, "pages_max", st.pages_max);
 	PUT(d, "evicted", st.evicted);

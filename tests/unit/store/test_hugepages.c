@@ -199,7 +199,10 @@ Test(hugepages, open_populate_maps_every_page_and_a_plain_open_none)
 	plain = tu_open(tu_name, 0);
 	pop = tu_open(tu_name, SHMKV_OPEN_POPULATE);
 	ro = tu_open(tu_name, SHMKV_OPEN_READONLY | SHMKV_OPEN_POPULATE);
-	cr_assert_eq(mapping_rss(plain->base), 0);
+	/* A plain open reads the header's life word through the mapping
+	 * (the tables it holds): the kernel maps its page and at most the
+	 * fault-around window's (64 KiB) with it, nothing more. */
+	cr_assert_leq(mapping_rss(plain->base), 64 << 10);
 	cr_assert_eq(mapping_rss(pop->base), size, "rss %lld of %lld",
 		     mapping_rss(pop->base), size);
 	cr_assert_eq(mapping_rss(ro->base), size);
