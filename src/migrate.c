@@ -107,10 +107,13 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life)
 	 * at version 0, bound 0, area free. Nothing writes it before the
 	 * flip, and no table is ever used twice. */
 	err = shmkv__table_allocate(kv, (uint32_t)e + 1);
-	if (err) {
-		shmkv__table_punch(kv, (uint32_t)e + 1);
+	/* A failed allocation gives nothing back by hand: tmpfs undoes
+	 * what the failed call allocated (under the file's lock, so never
+	 * a page a concurrent grower's call allocated), and a punch here
+	 * could take the table of a grower that succeeded and flipped
+	 * meanwhile. */
+	if (err)
 		return -ENOSPC;
-	}
 	SHMKV_CRASH_POINT("grow_fallocated");
 	/* The cursors from whatever an earlier growth left (a grower that
 	 * dies here leaves them to the next one). Relaxed load: the CAS
