@@ -97,8 +97,10 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life)
 	/* Old tables whose holders have gone go back first, and those still
 	 * held count (giveback.c). */
 	shmkv__tables_give_back(kv);
+	/* The value pages every process has made, not this handle's copy
+	 * of their count (stale in a process that allocates no values). */
 	if (e + 1 > kv->geo.epoch_max ||
-	    shmkv__footprint(&kv->geo, shmkv__pages_ready(kv)) +
+	    shmkv__footprint(&kv->geo, shmkv__pages_ready_refresh(kv)) +
 			    shmkv__tables_extra(&kv->geo, grown) +
 			    shmkv__tables_kept(kv) >
 		    max)
@@ -683,7 +685,8 @@ static uint64_t slots_reachable(const struct shmkv *kv, uint64_t e,
 {
 	/* Relaxed: a setting, read as grow_start reads it. */
 	uint64_t max = shmkv__load_relaxed(&header(kv)->max_memory);
-	uint64_t used = shmkv__footprint(&kv->geo, shmkv__pages_ready(kv)) +
+	uint64_t used = shmkv__footprint(&kv->geo,
+					 shmkv__pages_ready_refresh(kv)) +
 			shmkv__tables_kept(kv);
 
 	while (e + 1 <= kv->geo.epoch_max &&
