@@ -62,8 +62,9 @@ struct check {
 	 * since hold blocks too new to check (growth does not stop us). */
 	uint64_t units;
 	unsigned char *refs; /* one bit per block unit: referenced by a key */
-	/* One bit per unit named by a pin integer: kept, but no reference
-	 * (a plain SET may write any integer, pins included). */
+	/* One bit per unit named by a pin integer, or by a frozen block
+	 * word (its copy names it too): kept, but no reference (a plain SET
+	 * may write any integer, pins included). */
 	unsigned char *pins;
 };
 
@@ -325,6 +326,24 @@ static void check_block_ref(struct check *c, const struct slot_view *sv)
 		check_block_content(c, sv, b, unit, cls);
 }
 
+/* A frozen BLOCK word of a migrating table: its copy in the next table,
+ * once it lands, names the same block, whose back-pointer then moves to
+ * the copy (migrate.c). The block must exist; it is kept, as a pin's is,
+ * and checked as a reference where its copy names it, or not at all. */
+static void check_frozen_block(struct check *c, const struct slot_view *sv)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(sv->value), cls = 0;
+
+	if (shmkv__block_at(c->kv, unit, &cls) == NULL)
+		report(c,
+		       "slot %u: value names block %u, which does not exist "
+		       "(page out of range, given to no class, or index past "
+		       "its class's blocks)",
+		       sv->index, unit);
+	else if (unit < c->units)
+		c->pins[unit / 8] |= (unsigned char)(1u << (unit % 8));
+}
+
 /* An INLINE value word: its bytes lie between the key and the slot's end
  * (the caller checked key_len <= key_max). */
 static void check_inline(struct check *c, const struct slot_view *sv)
@@ -350,8 +369,7 @@ static void check_value(struct check *c, const struct slot_view *sv)
 	/* Only a migrating table has frozen words, and every NONE word has
 	 * its mark. */
 	if ((VAL_IS_FROZEN(sv->value) && !c->migrating) ||
-	    (VAL_KIND(sv->value) == VAL_NONE &&
-	     !(sv->value & VAL_NONE_MARK))) {
+	    (VAL_KIND(sv->value) == VAL_NONE && !(sv->value & VAL_NONE_MARK))) {
 		report(c, "slot %u: malformed value word 0x%016llx", sv->index,
 		       (unsigned long long)sv->value);
 		return;
@@ -386,7 +404,10 @@ static void check_value(struct check *c, const struct slot_view *sv)
 			       sv->index, VAL_INT_TAG(sv->value), ver);
 		return;
 	case VAL_BLOCK:
-		check_block_ref(c, sv);
+		if (VAL_IS_FROZEN(sv->value))
+			check_frozen_block(c, sv);
+		else
+			check_block_ref(c, sv);
 		return;
 	default:
 		check_inline(c, sv);
