@@ -40,7 +40,9 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life);
  * One bounded step of the migration that @tabs describes (§6): a chunk
  * from the claim hint and a chunk at the frontier, and the finish when
  * the frontier has passed every old slot. Return: 0, or the error of a
- * copy that found no room in the new table (-ENOSPC, -ENOMEM).
+ * copy: -ENOSPC (its key's window in the new table is full), -EAGAIN,
+ * -EBADMSG. Never -ENOMEM: a copy allocates nothing it cannot do
+ * without.
  */
 int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs);
 
@@ -48,7 +50,7 @@ int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs);
  * Moves the old window of key @k (hashed for @tabs->old, §5): its home
  * slot, then the slots below the home's probe bound read after that.
  * Return: 0 (every slot of the window is MOVED: the key is in the new
- * table if anywhere), or a copy's -ENOSPC, -ENOMEM.
+ * table if anywhere), or a copy's -ENOSPC, -EAGAIN, -EBADMSG.
  */
 int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 			  const struct shmkv_key *k);
