@@ -56,6 +56,21 @@ int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 			  const struct shmkv_key *k);
 
 /*
+ * Copies frozen value @v of old slot @s (index @idx of @tabs->old, MEMBER
+ * word @w) into the new table (§4, "The copy"; migrate_copy.c): finds or
+ * inserts its key there and CASes the value, re-encoded, over the FRESH
+ * word it finds, unless @s is MOVED meanwhile (then someone else copied
+ * it); a block @v names then points back at the new slot. Needs no value
+ * memory. Return: 0 (copied, now or before, or nothing to copy: the
+ * caller may seal @s MOVED), or -ENOSPC (the key's window in the new table
+ * is full: the slot stays frozen, its key readable but not writable),
+ * -EAGAIN (SHMKV_RETRY_MAX tries lost to others), -EBADMSG.
+ */
+int shmkv__migrate_copy(struct shmkv *kv, const struct shmkv_tables *tabs,
+			struct shmkv_slot_shm *s, uint32_t idx, uint64_t w,
+			uint64_t v);
+
+/*
  * A reader's look at the old table while it migrates (§5): key @k (hashed
  * for the old table) in a MEMBER slot not yet MOVED, whose value (frozen
  * or not) is the key's current one. Return: 1 and *@ref, 0 (not there:
