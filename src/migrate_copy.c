@@ -235,6 +235,8 @@ static int copy_into(struct shmkv *kv, const struct copy_src *c,
 		sched_yield(); /* a claim's holder: let it run */
 	if (r != 0)
 		return r == COPY_AGAIN ? 1 : r == 1 ? 0 : r;
+	if (held != 0)
+		SHMKV_PAUSE_POINT("copy_staged"); /* holding n's claim */
 	/* Acquire: a slot MOVED since is someone else's copy, which a late
 	 * CAS of ours must not overwrite (a deleted key would come back). */
 	if (shmkv__load_acquire(&c->s->state) != c->w) {
