@@ -8,7 +8,9 @@
  *
  * The store: 16 slots (it grows from the start), keys of up to 32 bytes,
  * max_memory 1,000,000 bytes, filled with 1000-byte values until a SET is
- * refused for memory, with 20 safe locks held throughout.
+ * refused for memory; then new counters are INCRed until the table is
+ * full, which starts a growth, and 20 safe locks are taken as it begins
+ * and held while the store is at its limit.
  */
 #include <errno.h>
 #include <stdio.h>
