@@ -790,16 +790,18 @@ SHMKV_API int shmkv_sweep(shmkv_t *kv, uint64_t *cursor, uint32_t max_slots);
  * every write moves a bounded share of the keys to the new table); a store
  * that gets few writes meanwhile finishes the move here. Any process may
  * call it at any time, as often as it likes ("shmctl maintain" does).
+ * A growth's copies need no value memory (a block is handed to the new
+ * slot), so a store at its max_memory finishes a growth like any other.
  * Return: 0 (no growth under way now), -EROFS (a read-only handle), -ESTALE
- * (the store was removed), -ENOSPC or -ENOMEM (a key could not be copied
- * for want of room in the new table or of value memory: the growth waits,
- * every key stays readable, and the call may be made again once room is
- * made), -EAGAIN (a step lost SHMKV_RETRY_MAX races), -EBADMSG (words no
- * process writes: a MOVED slot or a FROZEN value where no growth has
- * begun, sweep cursors of an older growth, or a frontier that never
- * reaches the end). It ends within a bounded number of steps on any
- * content. It also gives back the old tables that no open handle holds
- * any more (their holders closed, or died).
+ * (the store was removed), -ENOSPC (a key's probe window in the new table
+ * is full: the growth waits, every key stays readable, and the call may
+ * be made again once keys are deleted), -EAGAIN (other processes kept
+ * changing a slot, or held its area's claim, SHMKV_RETRY_MAX times: call
+ * again), -EBADMSG (words no process writes: a MOVED slot or a FROZEN
+ * value where no growth has begun, sweep cursors of an older growth, or a
+ * frontier that never reaches the end). It ends within a bounded number
+ * of steps on any content. It also gives back the old tables that no open
+ * handle holds any more (their holders closed, or died).
  */
 SHMKV_API int shmkv_maintain(shmkv_t *kv);
 

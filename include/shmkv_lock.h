@@ -307,8 +307,11 @@ SHMKV_API int shmkv_lock_release(struct shmkv_lock *lk);
  * Return: 0, SHMKV_LOCK_NOT_OWNER, SHMKV_LOCK_NOT_HELD (including: the
  * lease has already run out), -EINVAL (@ms out of 1..SHMKV_LOCK_LEASE_MAX,
  * bad @mode, or the new end would pass SHMKV_LOCK_LEASE_MAX from now),
- * -EEXIST, -EROFS, -EBADMSG (a Redis store: see the top), or an error
- * of the store. On error nothing changes.
+ * -EEXIST, -EROFS, -EBADMSG (a Redis store: see the top), -ENOMEM (the
+ * new lease is published in a fresh lock cell or record, and the store is
+ * at its max_memory with none free: the grant keeps its old lease; a
+ * release needs no memory), or an error of the store. On error nothing
+ * changes.
  */
 SHMKV_API int shmkv_lock_extend(struct shmkv_lock *lk,
 				enum shmkv_lock_extend_mode mode, int64_t ms);

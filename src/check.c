@@ -54,6 +54,10 @@ struct check {
 	/* t migrates into the next table: its slots may be MOVED and its
 	 * values frozen (migrate.c). */
 	bool migrating;
+	/* t is the table another migrates into: a block a copy has handed
+	 * over may still point back at the old table (the copier moves the
+	 * back-pointer after its copy lands, before the old slot is MOVED). */
+	bool migrated_into;
 	shmkv_check_fn fn;
 	void *arg;
 	int problems;
@@ -62,8 +66,9 @@ struct check {
 	 * since hold blocks too new to check (growth does not stop us). */
 	uint64_t units;
 	unsigned char *refs; /* one bit per block unit: referenced by a key */
-	/* One bit per unit named by a pin integer: kept, but no reference
-	 * (a plain SET may write any integer, pins included). */
+	/* One bit per unit named by a pin integer, or by a frozen block
+	 * word (its copy names it too): kept, but no reference (a plain SET
+	 * may write any integer, pins included). */
 	unsigned char *pins;
 };
 
@@ -289,7 +294,9 @@ static void check_block_content(struct check *c, const struct slot_view *sv,
 		       "%u, but the block is %s generation %u",
 		       sv->index, unit, cls, gen,
 		       BLK_USED(tag) ? "used at" : "free at", BLK_GEN(tag));
-	else if (back != BLK_BACK_WORD(sv->index, c->t->epoch))
+	else if (back != BLK_BACK_WORD(sv->index, c->t->epoch) &&
+		 !(c->migrated_into &&
+		   BLK_BACK_EPOCH(back) == ((c->t->epoch - 1) & 15u)))
 		report(c,
 		       "slot %u: block %u of class %u points back at slot %u "
 		       "of a table of epoch %u (mod 16), not at this slot of "
@@ -323,6 +330,24 @@ static void check_block_ref(struct check *c, const struct slot_view *sv)
 		       sv->index, unit, cls);
 	else
 		check_block_content(c, sv, b, unit, cls);
+}
+
+/* A frozen BLOCK word of a migrating table: its copy in the next table,
+ * once it lands, names the same block, whose back-pointer then moves to
+ * the copy (migrate.c). The block must exist; it is kept, as a pin's is,
+ * and checked as a reference where its copy names it, or not at all. */
+static void check_frozen_block(struct check *c, const struct slot_view *sv)
+{
+	uint32_t unit = VAL_BLOCK_UNIT(sv->value), cls = 0;
+
+	if (shmkv__block_at(c->kv, unit, &cls) == NULL)
+		report(c,
+		       "slot %u: value names block %u, which does not exist "
+		       "(page out of range, given to no class, or index past "
+		       "its class's blocks)",
+		       sv->index, unit);
+	else if (unit < c->units)
+		c->pins[unit / 8] |= (unsigned char)(1u << (unit % 8));
 }
 
 /* An INLINE value word: its bytes lie between the key and the slot's end
@@ -385,7 +410,10 @@ static void check_value(struct check *c, const struct slot_view *sv)
 			       sv->index, VAL_INT_TAG(sv->value), ver);
 		return;
 	case VAL_BLOCK:
-		check_block_ref(c, sv);
+		if (VAL_IS_FROZEN(sv->value))
+			check_frozen_block(c, sv);
+		else
+			check_block_ref(c, sv);
 		return;
 	default:
 		check_inline(c, sv);
@@ -664,6 +692,7 @@ int shmkv_check(shmkv_t *kv, shmkv_check_fn fn, void *arg)
 		for (uint32_t j = 0; j < n; j++) {
 			c.t = ts[j];
 			c.migrating = j + 1 < n;
+			c.migrated_into = j > 0;
 			for (uint64_t i = 0; i <= c.t->mask; i++)
 				check_slot(&c, (uint32_t)i);
 		}

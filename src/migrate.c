@@ -9,8 +9,8 @@
  * 2e to odd 2e + 1 (§3). From then on every old slot is moved exactly
  * once, by whoever comes first: its value word is frozen (no CAS may
  * replace it any more), copied into T(e + 1), and its state word sealed
- * MOVED, which is terminal (§4). Writers move their key's old window
- * before they write in T(e + 1) (§5); everyone sweeps a bounded chunk per
+ * MOVED, which is terminal (§4; the copy is migrate_copy.c's). Writers
+ * move their key's old window before they write in T(e + 1) (§5); everyone sweeps a bounded chunk per
  * command, behind a frontier that passes only slots it has seen MOVED
  * (§6). The helper that moves the frontier past the last old slot flips
  * the life word to 2e + 2 and gives the old tables' memory back (§7).
@@ -18,17 +18,12 @@
  * anywhere leaves a state that the next one finishes.
  */
 #include <errno.h>
-#include <string.h>
 
-#include "area.h"
 #include "atomic.h"
-#include "commit.h"
 #include "evict.h"
-#include "expire.h"
 #include "fault.h"
 #include "lookup.h"
 #include "migrate.h"
-#include "owned.h"
 #include "wait.h"
 
 /* A cursor word: (generation << 32) | old slot index. */
@@ -136,263 +131,6 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life)
 	return 0;
 }
 
-/*
- * After a pin (a lock cell's, owned.c) of old slot @from_back has been
- * copied into new slot @to_back, by us or by someone before us: its block,
- * which reclamation keeps while the slot its back-pointer names holds a
- * pin of it, is made to point back at the new slot. After the copy, never
- * before: a back-pointer moved first names a slot that may be recycled
- * before any copy lands there (tests/model/pinmove.pml finds both
- * orders' failures; this one it passes). Before the old slot is MOVED, so
- * that once every slot is MOVED every pin's block names the new table. A
- * failed CAS: someone moved it already (nobody moves one that names the
- * new table). Any other integer is left alone.
- */
-static void move_pin(struct shmkv *kv, uint64_t v, uint32_t from_back,
-		     uint32_t to_back)
-{
-	uint32_t unit, tag, cls;
-	struct shmkv_block_shm *b;
-
-	if (VAL_KIND(v) == VAL_INT &&
-	    val_pin_decode(VAL_INT_VALUE(v), &unit, &tag) &&
-	    (b = shmkv__block_at(kv, unit, &cls)) != NULL)
-		/* Full barrier: after the copy's CAS, before the MOVED. */
-		(void)shmkv__cas32_full(&b->slot, from_back, to_back);
-}
-
-/* A read of the value of old slot @s (MEMBER word @w) that failed: 1 if
- * the slot has moved on (its MOVED winner frees the block, its table is
- * given back at the growth's end: a copier that stalled finds its source
- * gone, and has nothing to copy), else -EBADMSG (a frozen value and its
- * bytes never change while the state is @w). */
-static int read_failed(const struct shmkv_slot_shm *s, uint64_t w)
-{
-	/* Acquire fence, then relaxed: the failed read is done before this
-	 * load, so the MOVED (or the punch) that came before the free it
-	 * saw is seen here. */
-	shmkv__fence_acquire();
-	return shmkv__load_relaxed(&s->state) != w ? 1 : -EBADMSG;
-}
-
-/* Value @v (a string: a block or inline bytes of old slot @s, which state
- * word @w validates) re-encoded for new slot @n (state @sn) as a new
- * block or inline bytes, in *@nv, with the area claim in *@held.
- * Return: 0, 1 (@v has expired, or @s moved on: copy nothing), -ENOMEM,
- * -EBADMSG. */
-static int copy_bytes(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
-		      uint64_t v, struct shmkv_slot_shm *n, uint64_t sn,
-		      uint32_t n_back, uint32_t klen, uint64_t *nv,
-		      uint64_t *held)
-{
-	unsigned char bytes[VAL_INLINE_MAX];
-	struct shmkv_block_view view;
-	struct shmkv_block_shm *b;
-	uint64_t x = shmkv__load_relaxed(&n->value);
-	int err;
-
-	*held = 0;
-	if (VAL_KIND(v) == VAL_INLINE) {
-		/* Frozen, the word names its bytes until the old table is
-		 * given back: no writer touches a named region, and a state
-		 * still @w after the copy proves the memory was not. */
-		if (shmkv__inline_read(s, kv->geo.slot_size, v, bytes,
-				       sizeof(bytes), NULL, 0, NULL) != 0)
-			return read_failed(s, w);
-		shmkv__fence_acquire();
-		if (shmkv__load_relaxed(&s->state) != w)
-			return 1; /* moved by someone: nothing to copy */
-		*nv = shmkv__area_stage(kv, n, sn, klen, x, bytes,
-					VAL_INLINE_LEN(v), held);
-		if (*nv != 0)
-			return 0;
-		view.len = VAL_INLINE_LEN(v);
-		view.deadline_ms = 0;
-	} else {
-		/* A frozen word's block is freed only by the winner of the
-		 * slot's MOVED: its bytes are stable while we copy. */
-		if (shmkv__block_read(kv, v, NULL, 0, &view) != 0)
-			return read_failed(s, w);
-		if (view.deadline_ms != 0 &&
-		    shmkv__expired(view.deadline_ms, shmkv__now_ms()))
-			return 1;
-	}
-	err = shmkv__value_alloc_reaping(kv, view.len, nv, &b);
-	if (err)
-		return err;
-	if (VAL_KIND(v) == VAL_INLINE)
-		memcpy(b->data, bytes, view.len);
-	else if (shmkv__block_read(kv, v, b->data, view.len, &view) != 0)
-		err = read_failed(s, w);
-	if (err) {
-		shmkv__value_free(kv, *nv);
-		return err;
-	}
-	shmkv__block_seal(b, view.len, view.deadline_ms, n_back);
-	return 0;
-}
-
-/* Gives back what copy_bytes made for a copy that did not land. */
-static void copy_undo(struct shmkv *kv, struct shmkv_slot_shm *n, uint64_t nv,
-		      uint64_t held)
-{
-	if (held != 0)
-		shmkv__area_release(n, held, false);
-	else if (VAL_KIND(nv) == VAL_BLOCK)
-		shmkv__value_free(kv, nv);
-}
-
-/*
- * The new table's slot of key @k, found or inserted, in *@ref; a slot we
- * inserted first in *@mine. Return: 1, 0 (look again), or -ENOSPC (the
- * key's window in the new table is full), -EROFS.
- */
-static int copy_target(struct shmkv *kv, const struct shmkv_key *k,
-		       struct shmkv_slot_ref *ref, struct shmkv_slot_ref *mine)
-{
-	int r = shmkv__lookup(kv, k, ref);
-
-	if (r != 0)
-		return r == -EAGAIN ? 0 : r;
-	r = shmkv__insert(kv, k, ref);
-	if (r == 1 && mine->state == 0)
-		*mine = *ref;
-	return r == -EAGAIN ? 0 : r;
-}
-
-/* Value @v of old slot @s (MEMBER word @w) re-encoded for new slot @ref
- * (@n), in *@nv with an area claim in *@held. Return: 0, 1 (nothing to
- * copy: expired, or moved meanwhile), -ENOMEM, -EBADMSG. */
-static int copy_encode(struct shmkv *kv, struct shmkv_slot_shm *s, uint64_t w,
-		       uint64_t v, const struct shmkv_slot_ref *ref,
-		       struct shmkv_slot_shm *n, uint32_t klen, uint64_t *nv,
-		       uint64_t *held)
-{
-	*held = 0;
-	if (VAL_KIND(v) == VAL_INT) {
-		/* Re-tagged for its new slot. */
-		*nv = VAL_INT_WORD(SLOT_VERSION(ref->state), VAL_INT_VALUE(v));
-		return 0;
-	}
-	return copy_bytes(kv, s, w, v, n, ref->state,
-			  BLK_BACK_OF(ref->index, ref->state), klen, nv, held);
-}
-
-/* The new slot @ref of a copy holds a DEAD word: given back. Return:
- * -EAGAIN (look again), or -EBADMSG (a DEAD word that cannot be given
- * back, another version's or frozen, in a slot that stays as it was). */
-static int copy_dead(struct shmkv *kv, const struct shmkv_tables *tabs,
-		     const struct shmkv_slot_ref *ref)
-{
-	if (shmkv__slot_reclaim(kv, ref->t, ref->index, ref->state, false) ||
-	    !shmkv__slot_still(ref) || !shmkv__life_same(kv, tabs->life))
-		return -EAGAIN;
-	return -EBADMSG;
-}
-
-/*
- * Copies frozen value @v of old slot @s (index @idx, MEMBER word @w) into
- * the new table (§4, "The copy"): finds or inserts its key there and CASes
- * the value, re-encoded, over the FRESH word it finds, unless @s is MOVED
- * meanwhile (then someone else copied it). Return: 0, -EAGAIN (a race
- * lost: try again), or -ENOSPC, -ENOMEM (no room: the slot stays frozen,
- * its key readable but not writable, and the migration waits for room),
- * -EBADMSG.
- */
-static int copy(struct shmkv *kv, const struct shmkv_tables *tabs,
-		struct shmkv_slot_shm *s, uint32_t idx, uint64_t w, uint64_t v)
-{
-	unsigned char key[SHMKV_KEY_MAX_LIMIT];
-	/* Relaxed: the key bytes are stable while the state is @w, which
-	 * the acquire fence and re-read below check. */
-	uint32_t klen = SLOT_KEYMETA_LEN(shmkv__load32_relaxed(&s->keymeta));
-	struct shmkv_slot_ref ref, mine = { NULL, 0, 0 };
-	struct shmkv_key k;
-	int err = -EAGAIN;
-
-	if (klen > kv->geo.key_max)
-		return -EBADMSG;
-	memcpy(key, s->key, klen);
-	shmkv__fence_acquire();
-	if (shmkv__load_relaxed(&s->state) != w)
-		return 0;
-	shmkv__key_init(kv, tabs->t, &k, key, klen);
-	/* One pass: a race lost (a continue) returns -EAGAIN, and
-	 * migrate_slot's loop, whose passes are counted, tries again. */
-	for (uint32_t pass = 0; pass < 1; pass++) {
-		struct shmkv_slot_shm *n;
-		uint64_t x, nv, held = 0;
-		int r;
-
-		/* Acquire: pairs with the MOVED CAS of whoever finished. */
-		if (shmkv__load_acquire(&s->state) != w) {
-			err = 0;
-			break;
-		}
-		SHMKV_PAUSE_POINT("copy_checked");
-		r = copy_target(kv, &k, &ref, &mine);
-		/* No room in a new table that this growth no longer writes
-		 * in: a copier stalled past the growth's end (every old slot
-		 * MOVED since) met slots the next growth sealed, or zeros of
-		 * a table given back, whose claims it abandons (§7 rule 2).
-		 * The state check above ends the copy. */
-		if (r == -ENOSPC && !shmkv__life_same(kv, tabs->life))
-			r = 0;
-		if (r == 0)
-			continue;
-		if (r < 0) {
-			err = r;
-			break;
-		}
-		n = shmkv__slot(ref.t, ref.index);
-		/* Acquire, then the state: as attempt() reads a value. */
-		x = shmkv__load_acquire(&n->value);
-		if (!shmkv__slot_still(&ref))
-			continue;
-		if (VAL_IS_DEAD(x)) {
-			err = copy_dead(kv, tabs, &ref);
-			break;
-		}
-		if (!VAL_IS_FRESH(x) || VAL_IS_FROZEN(x)) {
-			/* Copied already (s is not MOVED: nobody writes the
-			 * key in the new table before), by a copier that may
-			 * have died before moving a pin's back-pointer. */
-			move_pin(kv, v, BLK_BACK_OF(idx, w),
-				 BLK_BACK_OF(ref.index, ref.state));
-			err = 0;
-			break;
-		}
-		r = copy_encode(kv, s, w, v, &ref, n, klen, &nv, &held);
-		if (r != 0) {
-			err = r == 1 ? 0 : r; /* 1: nothing to copy */
-			break;
-		}
-		/* Acquire: a slot MOVED since is someone else's copy, which a
-		 * late CAS of ours must not overwrite (a deleted key would
-		 * come back). */
-		if (shmkv__load_acquire(&s->state) != w) {
-			copy_undo(kv, n, nv, held);
-			err = 0;
-			break;
-		}
-		/* Full barrier: publishes the copy (blocks and bytes first);
-		 * ordered before the MOVED CAS that follows. */
-		if (shmkv__commit_word(kv, n, x, nv, held, 0)) {
-			SHMKV_CRASH_POINT("copied");
-			move_pin(kv, v, BLK_BACK_OF(idx, w),
-				 BLK_BACK_OF(ref.index, ref.state));
-			err = 0;
-			break;
-		}
-		if (held == 0 && VAL_KIND(nv) == VAL_BLOCK)
-			shmkv__value_free(kv, nv);
-	}
-	/* A slot we inserted that no copy landed in: given back. */
-	if (mine.state != 0)
-		shmkv__insert_undo(&mine);
-	return err;
-}
-
 /* After the MOVED CAS: the waiters of the old slot (safe locks) wake and
  * find the key again through the life word. */
 static void wake_moved(struct shmkv_slot_shm *s)
@@ -466,7 +204,7 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 			v |= VAL_FROZEN_BIT;
 		}
 		if (VAL_KIND(v) != VAL_NONE) {
-			int err = copy(kv, tabs, s, idx, w, v);
+			int err = shmkv__migrate_copy(kv, tabs, s, idx, w, v);
 
 			if (err == -EAGAIN)
 				continue; /* a race lost: look again */
@@ -477,11 +215,8 @@ static int migrate_slot(struct shmkv *kv, const struct shmkv_tables *tabs,
 		if (shmkv__cas_full(&s->state, w, moved) != w)
 			continue;
 		SHMKV_CRASH_POINT("moved");
+		/* A value's block is not freed: its copy names it now (§10). */
 		wake_moved(s);
-		/* The old value's block: nobody names it any more (the copy
-		 * has a block of its own, §10). */
-		if (VAL_KIND(v) == VAL_BLOCK)
-			shmkv__value_free(kv, v & ~VAL_FROZEN_BIT);
 		return 0;
 	}
 	return -EAGAIN;

@@ -40,10 +40,11 @@ int shmkv__grow_start(struct shmkv *kv, uint64_t life);
  * One bounded step of the migration that @tabs describes (§6): a chunk
  * from the claim hint and a chunk at the frontier, and the finish when
  * the frontier has passed every old slot. Return: 0, or the error of a
- * copy that found no room in the new table (-ENOSPC, -ENOMEM), -EAGAIN
+ * copy: -ENOSPC (its key's window in the new table is full), -EAGAIN
  * (SHMKV_RETRY_MAX races lost over the step's slots), -EBADMSG (words
  * that no process writes: a MOVED slot in the new table, a cursor of an
- * older growth).
+ * older growth). Never -ENOMEM: a copy allocates nothing it cannot do
+ * without.
  */
 int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs);
 
@@ -51,11 +52,27 @@ int shmkv__migrate_step(struct shmkv *kv, const struct shmkv_tables *tabs);
  * Moves the old window of key @k (hashed for @tabs->old, §5): its home
  * slot, then the slots below the home's probe bound read after that.
  * Return: 0 (every slot of the window is MOVED: the key is in the new
- * table if anywhere), or a copy's -ENOSPC, -ENOMEM, -EAGAIN
- * (SHMKV_RETRY_MAX races lost over the window's slots), -EBADMSG.
+ * table if anywhere), or a copy's -ENOSPC, -EAGAIN (SHMKV_RETRY_MAX
+ * races lost over the window's slots), -EBADMSG.
  */
 int shmkv__migrate_window(struct shmkv *kv, const struct shmkv_tables *tabs,
 			  const struct shmkv_key *k);
+
+/*
+ * Copies frozen value @v of old slot @s (index @idx of @tabs->old, MEMBER
+ * word @w) into the new table (§4, "The copy"; migrate_copy.c): finds or
+ * inserts its key there and CASes the value, re-encoded, over the FRESH
+ * word it finds, unless @s is MOVED meanwhile (then someone else copied
+ * it); a block @v names then points back at the new slot. Needs no value
+ * memory. Return: 0 (copied, now or before, or nothing to copy: the
+ * caller may seal @s MOVED), or -ENOSPC (the key's window in the new table
+ * is full: the slot stays frozen, its key readable but not writable),
+ * -EAGAIN (a race lost, or an area claim held: migrate_slot, whose
+ * passes are counted, tries again), -EBADMSG.
+ */
+int shmkv__migrate_copy(struct shmkv *kv, const struct shmkv_tables *tabs,
+			struct shmkv_slot_shm *s, uint32_t idx, uint64_t w,
+			uint64_t v);
 
 /*
  * A reader's look at the old table while it migrates (§5): key @k (hashed

@@ -287,7 +287,9 @@ static int reclaim_unit(struct shmkv *kv, uint32_t unit, struct pid_memo *m,
 
 	if (!BLK_USED(tag) || (pid != 0 && memo_alive(m, pid)))
 		return 0;
-	/* Relaxed: the back-pointer of a published block no longer moves. */
+	/* Relaxed: only a filter. The back-pointer of a published block
+	 * moves only while a growth hands it to the new table, when
+	 * named_by_slot keeps every block anyway. */
 	if (pid == 0 && region != ALL_REGIONS &&
 	    slot_region(kv, shmkv__load32_relaxed(&b->slot)) != region)
 		return 0;

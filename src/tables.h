@@ -52,8 +52,9 @@ uint32_t shmkv__tables_walk(const struct shmkv *kv,
  * judgement of the block by what that slot's value word holds: in the
  * live table of the back-pointer's epoch. NULL if none can be judged: in a
  * removed or corrupt store, or while a growth runs unless @growing (a
- * judge that may free the block must wait: its back-pointer may be moving
- * with a pin; one that only picks a key to evict may judge either table).
+ * judge that may free the block must wait: a copy hands a pin's block or
+ * a value block to the new table, and its back-pointer moves after the
+ * copy lands; one that only picks a key to evict may judge either table).
  * *@orphan: whether it names no live table (then nothing names the
  * block). The judge re-checks with shmkv__life_same(@life) after its
  * reads.

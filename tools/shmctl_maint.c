@@ -241,11 +241,6 @@ static const char *maintain_why(int err)
 		return "a key found no room in the new table (its probe "
 		       "window there is full): the growth waits, every key "
 		       "stays readable; delete keys, then run maintain again";
-	case -ENOMEM:
-		return "no value memory left for a key being moved: the "
-		       "growth waits, every key stays readable; raise "
-		       "maxmemory (shmctl config NAME set maxmemory) or delete "
-		       "keys, then run maintain again";
 	default:
 		return NULL;
 	}
@@ -363,9 +358,10 @@ const struct ctl_cmd ctl_cmd_maintain = {
 		"says what it did: \"table grew from N to 2N slots: moved\",\n"
 		"or \"no growth under way\". Safe while other processes use\n"
 		"the store, and as often as one likes. Needs write\n"
-		"permission. Exit 3 when a key finds no room in the new table\n"
-		"or no value memory: the growth waits, every key stays\n"
-		"readable, and maintain may be run again once room is made.\n"
+		"permission. Moving a key needs no value memory. Exit 3 when\n"
+		"a key finds no room in the new table: the growth waits,\n"
+		"every key stays readable, and maintain may be run again once\n"
+		"keys are deleted.\n"
 		"At a store's prompt: maintain.\n\n"
 		"Options:\n"
 		"  -j, --json   {\"name\":...,\"grew\":B,\"from\":N,"

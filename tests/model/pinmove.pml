@@ -63,6 +63,17 @@
  *   BUG_COPIED_NO_BP   (copy first) the "copied already" path does not
  *                      move the back-pointer.
  *
+ * BLOCK: the key's value is a value block (a BLOCK word) instead of a
+ * pin: the same word names the block (payload PIN(0, q) stands for "names
+ * block 0"), and the same back-pointer CAS hands it to the new slot; the
+ * copy allocates nothing (migrate.c). What differs: the block was
+ * published long ago (settled, pid 0), so a reclaimer judges it whether
+ * or not the holder (here a writer) lives; the writer's one operation is
+ * a SET of an integer over it, after whose CAS it frees the replaced
+ * block (commit.h); and nothing parks or reuses it (OPS=1, NHOP=1).
+ *   BUG_MOVED_FREES    the winner of the MOVED CAS frees the block, as when
+ *                      each copy had a block of its own.
+ *
  * Each atomic block is one load, store or CAS of a shared word, the local
  * computation after it folded in; sequential consistency. A process may
  * die just before any step that writes (MAY_DIE), which covers a death
@@ -215,6 +226,20 @@ inline bp_move(c, n)
 	}
 }
 
+/* Frees cell c (owned_free: its tag's CASes, folded into one). */
+inline free_cell(c)
+{
+	atomic {
+		MAY_DIE;
+		if
+		:: !freed[c] ->
+			freed[c] = true;
+			printf("P%d frees cell %d\n", me, c)
+		:: else
+		fi
+	}
+}
+
 /*
  * migrate_slot(s) with its copy (migration-design.md §4). Locals: w (s's
  * state word), v (its value), n, wn (T1 slot and its state word), x, nv.
@@ -346,9 +371,15 @@ mig_moved:
 		:: st0 == w ->
 			st0 = SW(MOVED, SV(w));
 			printf("P%d s -> MOVED\n", me)
-		:: else
+		:: else -> goto mig_done
 		fi
 	};
+#ifdef BUG_MOVED_FREES
+	if
+	:: ISPIN(v) -> free_cell(PINC(v))
+	:: else
+	fi;
+#endif
 mig_done:
 	n = 0; wn = 0; x = 0; nv = 0; v = 0; w = 0
 }
@@ -439,25 +470,15 @@ inline judge(c)
 	g1 = 0; b = 0; x = 0; y = 0
 }
 
-/* Frees cell c (owned_free: its tag's CASes, folded into one). */
-inline free_cell(c)
-{
-	atomic {
-		MAY_DIE;
-		if
-		:: !freed[c] ->
-			freed[c] = true;
-			printf("P%d frees cell %d\n", me, c)
-		:: else
-		fi
-	}
-}
-
 /* A reclamation judgement of cell c by someone else than its owner. */
 inline reclaim(c)
 {
 	if
+#ifdef BLOCK
+	:: !freed[c] -> /* a published block: judged whoever lives */
+#else
 	:: !ALIVE(HOLDER) && !freed[c] ->
+#endif
 		judge(c);
 		if
 		:: !named -> free_cell(c)
@@ -539,7 +560,12 @@ next:
 			fi
 		};
 		if
-		:: ok -> holding = false; goto next
+		:: ok ->
+			holding = false;
+#ifdef BLOCK
+			free_cell(hc); /* the replaced block (commit.h) */
+#endif
+			goto next
 		:: else
 		fi
 	:: op == OP_RENEW -> c2 = 1 - hc; q[c2] = 1 - q[c2] /* claim the other cell */
@@ -630,6 +656,12 @@ eng_again:
 	:: op == OP_REL -> holding = false
 	:: else -> holding = true; hc = c2
 	fi;
+#ifdef BLOCK
+	if
+	:: op == OP_REL -> free_cell(hc) /* the replaced block (commit.h) */
+	:: else
+	fi;
+#endif
 	w = 0; v = 0; n = 0; wn = 0; x = 0; nv = 0; g = 0; c2 = 0;
 	goto next;
 

@@ -68,6 +68,8 @@ M2="-DNNEW=2 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=2"
 M3="-DNNEW=2 -DNPROC=1 -DNOPS=2 -DHELP=0"
 M4="-DNNEW=2 -DGROWER_SWEEP=0 -DINIT=3"
 M6="-DNNEW=2 -DGROWER_SWEEP=0 -DHELP=0 -DNKEY=2 -DINIT=3"
+# pinmove.pml with a value block for the pin (README.md, "The pin-move model")
+PB="-DBLOCK -DOPS=1 -DNHOP=1"
 checks=(
 	"good-3slots|ok|$F $S|-DSAFETY||3 slots, 2 keys homed at slot 0, 2 workers x 2 commands, 1 death"
 	"good-4slots-2homes|ok|$F $S -DNSLOT=4 -DHOME1=1|-DSAFETY||4 slots, keys homed at 0 and 1 (overlapping windows that wrap)"
@@ -167,6 +169,11 @@ checks=(
 	"pin-broken-no-gen-recheck|fail:p1_never_freed_while_named|-DBUG_NO_GEN_RECHECK|-DSAFETY||pin move: the judgement does not load gen again (reads the punched old slot)"
 	"pin-broken-no-window|fail:p3_one_table_holds_the_lock|-DBUG_NO_WINDOW|-DSAFETY||pin move: the holder's engine works in T1 without migrating the key's old slot"
 	"pin-broken-keep-orphan|fail:p2_no_leak|-DBUG_KEEP_ORPHAN|-DSAFETY||pin move: a back-pointer into the punched table keeps its cell (a leak)"
+	"pin-block-good|ok|$PB|-DSAFETY||block hand-over: a value block copied by moving its back-pointer, against a writer that replaces and frees it and a reclaimer, 1 death"
+	"pin-block-good-gen0-2deaths|ok|$PB -DINIT_GEN=0 -DMAXKILL=2|-DSAFETY||block hand-over: from before the flip, the writer and the copier may both die"
+	"pin-block-broken-moved-frees|fail:p1_never_freed_while_named|$PB -DBUG_MOVED_FREES|-DSAFETY||block hand-over: the MOVED winner still frees the block its copy names"
+	"pin-block-broken-bp-first|fail:p1_never_freed_while_named|$PB -DBUG_BP_FIRST|-DSAFETY||block hand-over: the back-pointer CAS before the copy CAS"
+	"pin-block-broken-copied-no-bp|fail:p1_never_freed_while_named|$PB -DBUG_COPIED_NO_BP|-DSAFETY||block hand-over: a copier dead after its copy CAS, and the next mover leaves the back-pointer in T0"
 )
 if [ "$full" = 1 ]; then
 	memlim=${MODEL_MEMLIM:-8000}
@@ -199,6 +206,7 @@ if [ "$full" = 1 ]; then
 		"mig-full-grower-2workers|ok|-DNNEW=2 -DOPMASK=3 -DMAXKILL=0|-DSAFETY $C||migration: 2 workers (SET, SETNX) sweep against a grower that sweeps too"
 		"pin-full-2copiers|ok|-DNCOPY=2|-DSAFETY $C||pin move: 2 copiers and the holder's window, 2 holder operations, 1 death"
 		"pin-full-2copiers-gen0|ok|-DNCOPY=2 -DINIT_GEN=0 -DNHOP=1|-DSAFETY $C||pin move: 2 copiers from before the flip, 1 holder operation"
+		"pin-block-full-2copiers|ok|$PB -DNCOPY=2|-DSAFETY $C||block hand-over: 2 copiers and the writer's window, 1 death"
 		"lock-fix-keep-blocked|ok|$L -DBUG_FREE_CLAIM_NO_EPOCH -DFIX_KEEP_BLOCKED -DFREES=2 -DHCELLS=1|-DSAFETY $C||lock: the other fix of the free-claim finding: a free that finds a visit leaves the cell BLOCKED"
 	)
 fi

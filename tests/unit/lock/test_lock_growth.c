@@ -1,7 +1,8 @@
 /*
  * test_lock_growth.c - a safe lock held while the table grows online
  * (migrate.c): the grant is copied into the new table with its lock cell
- * (a pin whose block is made to point back at the new slot first), stays
+ * (a pin whose block is made to point back at the new slot once the copy
+ * lands), stays
  * exclusive, is still ours (shmkv_lock_held), is released as usual, and
  * its cell is neither freed under it by reclamation nor leaked after it.
  * Other processes are real ones (fork).
@@ -125,14 +126,15 @@ Test(lock_growth, locks_held_while_the_table_grows_several_times)
 		for (int i = 0; i < KEYS; i++) {
 			int n = snprintf(k, sizeof(k), "k%d", i);
 
-			if (shmkv_set(kv, k, (size_t)n, "v", 1, 0, 0, NULL) != 1)
+			if (shmkv_set(kv, k, (size_t)n, "v", 1, 0, 0, NULL) !=
+			    1)
 				_exit(1);
 		}
 		_exit(shmkv_maintain(kv) == 0 ? 0 : 2);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "writer: %#x", status);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer: %#x",
+		  status);
 	tu_assert_ok(shmkv_stats(tu_kv, &st));
 	cr_assert_geq(st.growths, 3, "%llu growths",
 		      (unsigned long long)st.growths);
@@ -177,8 +179,7 @@ Test(lock_growth, a_dead_holders_cell_survives_a_growth_and_reclamation)
 	cr_assert_geq(shmkv_recover(tu_kv, NULL), 0);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
 	tu_assert_ok(shmkv_lock_init(tu_kv, &lk, "job"));
-	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000),
-		     SHMKV_LOCK_OWNER_DEAD);
+	tu_assert_rc(shmkv_lock_try_acquire(&lk, 60000), SHMKV_LOCK_OWNER_DEAD);
 	cr_assert_eq(shmkv_lock_token(&lk), 2);
 	tu_assert_rc(shmkv_lock_release(&lk), 0);
 	tu_assert_rc(shmkv_check(tu_kv, NULL, NULL), 0);
