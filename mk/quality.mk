@@ -211,7 +211,10 @@ tsan-run:
 		BUILD=$(TSAN_BUILD) tsan-exec
 # --own-handles 0: all threads on one mapping of the store, the only
 # accesses TSan can relate (it tracks virtual addresses; see tsan_stress.c).
+# tests/tsan.supp matches function names: first, one clear line and a
+# failure when the runtime cannot name them (tests/tsan-symbols.sh).
 tsan-exec: $(BUILD)/tests/tsan_stress
+	$(Q)bash tests/tsan-symbols.sh '$(CC)'
 	$(Q)for seed in $(TSAN_SEEDS); do \
 		$(TSAN_ENV) $(BUILD)/tests/tsan_stress --seed $$seed \
 			--ops $(TSAN_OPS) --own-handles 0 || exit 1; \

@@ -7,11 +7,14 @@
 # (python/setup.py): python/README.md says why.
 
 PYTHON ?= /usr/bin/python3
-# Lazy (=): asked of the interpreter only when the module is built.
+# Lazy (=): asked of the interpreter only when the module is built. Quiet:
+# the rule's name asks too, when `make test` is read before make deps has
+# installed the interpreter, and its sub-make asks again afterwards.
 PY_INCLUDE = $(shell $(PYTHON) -c \
-	'import sysconfig; print(sysconfig.get_paths()["include"])')
+	'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_EXT_SUFFIX = $(shell $(PYTHON) -c \
-	'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' \
+	2>/dev/null)
 
 PY_SRCS := $(sort $(wildcard python/src/*.c))
 PY_OBJS := $(PY_SRCS:%.c=$(BUILD)/obj/%.o)

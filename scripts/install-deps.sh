@@ -60,6 +60,9 @@ have_cmd cppcheck || need cppcheck
 have_cmd clang-tidy || need clang-tidy
 have_cmd valgrind || need valgrind
 have_tsan || need libclang-rt-dev
+# tests/tsan.supp matches function names, which the TSan runtime gets from
+# llvm-symbolizer: Debian's llvm ships it (clang does not pull it in).
+have_cmd llvm-symbolizer || need llvm
 
 # make model (tests/model/): the spin model checker.
 have_cmd spin || need spin
