@@ -410,7 +410,6 @@ int shmkv__header_validate(const struct shmkv_header_shm *h, uint64_t file_size,
 		return -EBADMSG;
 	if (shmkv__geometry_from_config(&cfg, h->reserve_memory, g) != 0)
 		return -EBADMSG;
-	g->flags |= h->flags & SHMKV_HDR_MARKS; /* no config option's */
 	if (!geometry_equal(h, g))
 		return -EBADMSG;
 	return file_size == g->segment_size ? 0 : -EBADMSG;

@@ -434,7 +434,7 @@ static inline int shmkv__proc_mark(struct shmkv *kv)
  * holder whose pid and start time read as alive: true means that process
  * is not the holder (a pid handed out again within the holder's start
  * tick) or has closed the handle it took the lock through. False if the
- * store predates marks (SHMKV_HDR_MARKS) or the answer cannot be had.
+ * answer cannot be had.
  */
 bool shmkv__proc_unmarked(struct shmkv *kv, uint32_t pid);
 /* This process's pid namespace: the inode of /proc/self/ns/pid, or 0 if

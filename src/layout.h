@@ -235,11 +235,7 @@ _Static_assert(
 /* Header flags. HUGE_PAGES: the segment is sized in SHMKV_HUGE_PAGEs and
  * every mapping of it is advised MADV_HUGEPAGE (segment.c). */
 #define SHMKV_HDR_HUGE_PAGES 1u
-/* MARKS: every lock holder marked its pid in the file first, so a holder
- * whose pid has no mark is dead (proc_mark.c). Set by every create; a
- * build that does not know it refuses the store. */
-#define SHMKV_HDR_MARKS 2u
-#define SHMKV_HDR_FLAGS (SHMKV_HDR_HUGE_PAGES | SHMKV_HDR_MARKS) /* all known */
+#define SHMKV_HDR_FLAGS SHMKV_HDR_HUGE_PAGES /* all known */
 
 _Static_assert(offsetof(struct shmkv_header_shm, lock_wait) % 8 == 0,
 	       "header alignment");

@@ -35,9 +35,9 @@
  * liveness design) removes both. Stores are used from one pid namespace
  * (-EXDEV for writers from another), so bytes of one pid never collide.
  *
- * A store made by a build before marks (no SHMKV_HDR_MARKS in its header)
- * may have holders that never marked: there the judge is by pid and start
- * time alone. A build before marks refuses a store that has the bit.
+ * Every process of a store's layout version marks itself (a build before
+ * marks has an older layout version, and is refused the store), so no
+ * holder went unmarked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,7 +100,7 @@ bool shmkv__proc_unmarked(struct shmkv *kv, uint32_t pid)
 	struct flock fl = mark_range(F_WRLCK, pid);
 
 	/* Ours is on our own description, which the query does not see. */
-	if (!(kv->geo.flags & SHMKV_HDR_MARKS) || pid == shmkv__self_pid())
+	if (pid == shmkv__self_pid())
 		return false;
 	/* Our own description first: one shared with the holder (a fork
 	 * child's inherited handle) would hide its mark. */

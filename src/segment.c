@@ -207,7 +207,6 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 			     struct shmkv_geometry *g)
 {
 	struct shmkv_config defaults;
-	int err;
 
 	if (out == NULL)
 		return -EINVAL;
@@ -217,10 +216,7 @@ static int check_create_args(const struct shmkv_config *cfg, shmkv_t **out,
 	}
 	if (cfg->mode & ~0777u || !shmkv__config_known(cfg))
 		return -EINVAL;
-	err = shmkv__geometry_from_config(cfg, system_memory(), g);
-	/* This build's lock holders mark themselves (proc_mark.c). */
-	g->flags |= SHMKV_HDR_MARKS;
-	return err;
+	return shmkv__geometry_from_config(cfg, system_memory(), g);
 }
 
 int shmkv_config_plan(const struct shmkv_config *cfg, struct shmkv_plan *plan)
