@@ -32,6 +32,9 @@
 #include "tables.h"
 
 TestSuite(giveback, .fini = tu_teardown);
+/* The tests that pause a process (FAULT=1 builds, where make test runs
+ * the pausepoint suites). */
+TestSuite(pausepoint_giveback, .fini = tu_teardown);
 
 #define SLOTS	64u /* T(0) is one page of 64-byte slots */
 #define CLASSES 7u  /* value_max 1024: one page per class */
@@ -271,7 +274,8 @@ static int stopped_reader_killed(const char *name)
 	return stopped_reader(name, true);
 }
 
-Test(giveback, a_reader_stopped_across_a_growths_end_finishes_on_a_full_tmpfs)
+Test(pausepoint_giveback,
+     a_reader_stopped_across_a_growths_end_finishes_on_a_full_tmpfs)
 {
 	int st;
 
@@ -282,7 +286,7 @@ Test(giveback, a_reader_stopped_across_a_growths_end_finishes_on_a_full_tmpfs)
 	cr_assert_eq(st, ST_OK, "failed at step %d", st);
 }
 
-Test(giveback, a_killed_holder_never_keeps_the_old_table)
+Test(pausepoint_giveback, a_killed_holder_never_keeps_the_old_table)
 {
 	int st;
 
