@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,6 +221,21 @@ int tu_in_private_shm(const char *options, int (*child)(const char *name),
 			     "root): %s not tested here",
 			     untested);
 	return WEXITSTATUS(status);
+}
+
+bool tu_shm_fill(void)
+{
+	struct statvfs sv;
+	int fd = open("/dev/shm/filler", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	off_t at = 0;
+
+	if (fd < 0)
+		return false;
+	for (off_t step = 1 << 20; step >= 4096; step /= 2)
+		while (fallocate(fd, 0, at, step) == 0)
+			at += step;
+	close(fd);
+	return statvfs("/dev/shm", &sv) == 0 && sv.f_bavail == 0;
 }
 
 unsigned tu_kill_lanes(unsigned lanes, unsigned kills_max, unsigned pause_us,

@@ -73,6 +73,9 @@ shmkv_t *tu_create_growing(const struct shmkv_config *cfg,
  */
 int tu_in_private_shm(const char *options, int (*child)(const char *name),
 		      const char *name, const char *untested);
+/* In such a child: takes every page /dev/shm has left, into a file of its
+ * own. Return: whether /dev/shm is full now. */
+bool tu_shm_fill(void);
 
 /*
  * Writer lanes killed at random: starts @lanes writer processes with

@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,21 +157,10 @@ static int grow_whole(shmkv_t *kv)
 	return ST_OK;
 }
 
-/* Takes every page /dev/shm has left, into a file of its own. */
+/* Takes every page /dev/shm has left. */
 static int fill_shm(void)
 {
-	struct statvfs sv;
-	int fd = open("/dev/shm/filler", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	off_t at = 0;
-
-	if (fd < 0)
-		return ST_FILL;
-	for (off_t step = 1 << 20; step >= 4096; step /= 2)
-		while (fallocate(fd, 0, at, step) == 0)
-			at += step;
-	close(fd);
-	return statvfs("/dev/shm", &sv) == 0 && sv.f_bavail == 0 ? ST_OK
-								 : ST_FILL;
+	return tu_shm_fill() ? ST_OK : ST_FILL;
 }
 
 /* Does the file still hold T(0)'s memory (any of it)? Asked of the file

@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "helpers/testutil.h"
@@ -50,21 +49,10 @@ static uint64_t *life_word(shmkv_t *kv)
 	return &((struct shmkv_header_shm *)kv->base)->life;
 }
 
-/* Takes every page /dev/shm has left, into a file of its own. */
+/* Takes every page /dev/shm has left. */
 static int fill_shm(void)
 {
-	struct statvfs sv;
-	int fd = open("/dev/shm/filler", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	off_t at = 0;
-
-	if (fd < 0)
-		return ST_FILL;
-	for (off_t step = 1 << 20; step >= 4096; step /= 2)
-		while (fallocate(fd, 0, at, step) == 0)
-			at += step;
-	close(fd);
-	return statvfs("/dev/shm", &sv) == 0 && sv.f_bavail == 0 ? ST_OK
-								 : ST_FILL;
+	return tu_shm_fill() ? ST_OK : ST_FILL;
 }
 
 static int scribbled_life(const char *name)
