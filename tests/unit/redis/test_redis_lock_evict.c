@@ -217,6 +217,11 @@ static void *wait_thread(void *arg)
 	w->rc = shmkv_lock_init(w->kv, &lk, "job");
 	if (w->rc == 0)
 		w->rc = shmkv_lock_timed_acquire(&lk, 60000, 20000);
+	/* A machine stalled past the waiter's sleep lets the kill land on a
+	 * request in flight: that call's answer, and a user's cue to call
+	 * again, whose first try reads the policy after the reconnect. */
+	if (w->rc == -ECONNRESET)
+		w->rc = shmkv_lock_timed_acquire(&lk, 60000, 20000);
 	return NULL;
 }
 
