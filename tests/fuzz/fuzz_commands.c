@@ -50,39 +50,6 @@ static char name[SHMKV_NAME_MAX + 1];
 static shmkv_t *owner; /* created the store; its mapping is patched */
 static struct fz_snapshot snap;
 
-static uint64_t mutate(uint64_t cur, uint8_t mode, uint64_t v)
-{
-	switch (mode & 3) {
-	case 0:
-		return v;
-	case 1:
-		return cur ^ v;
-	case 2:
-		return cur + (uint64_t)(int64_t)(int8_t)(v >> 56);
-	default:
-		return (cur & ~(uint64_t)0xff) | (v & 0xff);
-	}
-}
-
-static void patch64(void *p, uint8_t mode, uint64_t v)
-{
-	uint64_t cur;
-
-	memcpy(&cur, p, sizeof(cur));
-	cur = mutate(cur, mode, v);
-	memcpy(p, &cur, sizeof(cur));
-}
-
-static void patch32(void *p, uint8_t mode, uint64_t v)
-{
-	uint32_t cur;
-
-	memcpy(&cur, p, sizeof(cur));
-	/* For add, the top byte of the low word: the same small delta. */
-	cur = (uint32_t)mutate(cur, mode, (mode & 3) == 2 ? v : (uint32_t)v);
-	memcpy(p, &cur, sizeof(cur));
-}
-
 /*
  * The word of a block header that @mode picks, for block @index. The
  * address is worked out here, not by the library's shmkv__block_at(): a
@@ -106,16 +73,16 @@ static void patch_block(uint32_t index, uint8_t mode, uint64_t v)
 					       owner->geo.class_size[cls]);
 	switch ((mode >> 2) % 4) {
 	case 0:
-		patch64(&b->tag, mode, v);
+		fz_patch64(&b->tag, mode, v);
 		break;
 	case 1:
-		patch64(&b->deadline_ms, mode, v);
+		fz_patch64(&b->deadline_ms, mode, v);
 		break;
 	case 2:
-		patch32(&b->len, mode, v);
+		fz_patch32(&b->len, mode, v);
 		break;
 	default:
-		patch32(&b->slot, mode, v);
+		fz_patch32(&b->slot, mode, v);
 	}
 }
 
@@ -125,16 +92,16 @@ static void patch_header(uint32_t index, uint8_t mode, uint64_t v)
 
 	switch ((mode >> 2) % 4) {
 	case 0:
-		patch64(&h->clock_offset_ms, mode, v);
+		fz_patch64(&h->clock_offset_ms, mode, v);
 		break;
 	case 1:
-		patch32(&h->lock_wait[index % SHMKV_LOCK_WAIT_WORDS], mode, v);
+		fz_patch32(&h->lock_wait[index % SHMKV_LOCK_WAIT_WORDS], mode, v);
 		break;
 	case 2:
-		patch64(&h->visits[index % SHMKV_VISITS], mode, v);
+		fz_patch64(&h->visits[index % SHMKV_VISITS], mode, v);
 		break;
 	default:
-		patch64(index % 2 ? &h->reap_unit : &h->reap_slot, mode, v);
+		fz_patch64(index % 2 ? &h->reap_unit : &h->reap_slot, mode, v);
 	}
 }
 
@@ -142,7 +109,7 @@ static void patch_raw(uint32_t index, uint8_t mode, uint64_t v)
 {
 	size_t room = (owner->geo.segment_size - SHMKV_HEADER_SIZE) / 8;
 
-	patch64(owner->base + SHMKV_HEADER_SIZE + (size_t)index % room * 8,
+	fz_patch64(owner->base + SHMKV_HEADER_SIZE + (size_t)index % room * 8,
 		mode, v);
 }
 
@@ -155,19 +122,19 @@ static void apply_patch(struct fz_in *in)
 	size_t key_words = (owner->geo.slot_size - SHMKV_SLOT_FIXED) / 8;
 
 	if (region == R_STATE)
-		patch64(&s->state, mode, v);
+		fz_patch64(&s->state, mode, v);
 	else if (region == R_VALUE)
-		patch64(&s->value, mode, v);
+		fz_patch64(&s->value, mode, v);
 	else if (region == R_BOUND)
-		patch32(&s->probe_bound, mode, v);
+		fz_patch32(&s->probe_bound, mode, v);
 	else if (region == R_HASH) /* or the slot's futex word beside it */
-		patch32((mode >> 2) & 1 ? &s->wait : &s->keymeta, mode, v);
+		fz_patch32((mode >> 2) & 1 ? &s->wait : &s->keymeta, mode, v);
 	else if (region == R_AREA)
-		patch64(&s->area, mode, v);
+		fz_patch64(&s->area, mode, v);
 	else if (region == R_KEY)
-		patch64(s->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
+		fz_patch64(s->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
 	else if (region == R_PAGE)
-		patch32(&owner->page_table[index % owner->geo.page_count], mode,
+		fz_patch32(&owner->page_table[index % owner->geo.page_count], mode,
 			v);
 	else if (region == R_BLOCK)
 		patch_block(index, mode, v);

@@ -60,47 +60,6 @@ static shmkv_t *owner;		 /* created the store; its mapping is patched */
 static struct shmkv_tables tabs; /* the growth's tables, in owner's view */
 static struct fz_snapshot snap;
 
-static uint64_t mutate(uint64_t cur, uint8_t mode, uint64_t v)
-{
-	switch (mode & 3) {
-	case 0:
-		return v;
-	case 1:
-		return cur ^ v;
-	case 2:
-		return cur + (uint64_t)(int64_t)(int8_t)(v >> 56);
-	default:
-		return (cur & ~(uint64_t)0xff) | (v & 0xff);
-	}
-}
-
-static void patch64(void *p, uint8_t mode, uint64_t v)
-{
-	uint64_t cur;
-
-	memcpy(&cur, p, sizeof(cur));
-	cur = mutate(cur, mode, v);
-	memcpy(p, &cur, sizeof(cur));
-}
-
-static void patch32(void *p, uint8_t mode, uint64_t v)
-{
-	uint32_t cur;
-
-	memcpy(&cur, p, sizeof(cur));
-	cur = (uint32_t)mutate(cur, mode, (mode & 3) == 2 ? v : (uint32_t)v);
-	memcpy(p, &cur, sizeof(cur));
-}
-
-static void patch16(void *p, uint8_t mode, uint64_t v)
-{
-	uint16_t cur;
-
-	memcpy(&cur, p, sizeof(cur));
-	cur = (uint16_t)mutate(cur, mode, (mode & 3) == 2 ? v : (uint16_t)v);
-	memcpy(p, &cur, sizeof(cur));
-}
-
 static void apply_patch(struct fz_in *in)
 {
 	struct shmkv_header_shm *h = (struct shmkv_header_shm *)owner->base;
@@ -113,29 +72,29 @@ static void apply_patch(struct fz_in *in)
 	size_t key_words = (owner->geo.slot_size - SHMKV_SLOT_FIXED) / 8;
 
 	if (region == R_LIFE)
-		patch64(&h->life, mode, v);
+		fz_patch64(&h->life, mode, v);
 	else if (region == R_PAGES_READY)
-		patch32(&h->pages_ready, mode, v);
+		fz_patch32(&h->pages_ready, mode, v);
 	else if (region == R_FRONT)
-		patch64(&h->grow_front, mode, v);
+		fz_patch64(&h->grow_front, mode, v);
 	else if (region == R_CLAIM)
-		patch64(&h->grow_claim, mode, v);
+		fz_patch64(&h->grow_claim, mode, v);
 	else if (region == R_NEW_STATE)
-		patch64(&n->state, mode, v);
+		fz_patch64(&n->state, mode, v);
 	else if (region == R_NEW_VALUE)
-		patch64(&n->value, mode, v);
+		fz_patch64(&n->value, mode, v);
 	else if (region == R_NEW_BOUND)
-		patch16(&n->probe_bound, mode, v);
+		fz_patch16(&n->probe_bound, mode, v);
 	else if (region == R_NEW_KEYMETA)
-		patch32(&n->keymeta, mode, v);
+		fz_patch32(&n->keymeta, mode, v);
 	else if (region == R_NEW_KEY)
-		patch64(n->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
+		fz_patch64(n->key + (size_t)(mode >> 2) % key_words * 8, mode, v);
 	else if (region == R_OLD_STATE)
-		patch64(&o->state, mode, v);
+		fz_patch64(&o->state, mode, v);
 	else if (region == R_OLD_VALUE)
-		patch64(&o->value, mode, v);
+		fz_patch64(&o->value, mode, v);
 	else
-		patch16(&o->probe_bound, mode, v);
+		fz_patch16(&o->probe_bound, mode, v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

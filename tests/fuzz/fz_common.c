@@ -152,3 +152,45 @@ shmkv_t *fz_create(const char *name, const struct shmkv_config *cfg)
 	FZ_ASSERT(err == 0, "create %s: %s", name, shmkv_strerror(err));
 	return kv;
 }
+
+static uint64_t mutate(uint64_t cur, uint8_t mode, uint64_t v)
+{
+	switch (mode & 3) {
+	case 0:
+		return v;
+	case 1:
+		return cur ^ v;
+	case 2:
+		return cur + (uint64_t)(int64_t)(int8_t)(v >> 56);
+	default:
+		return (cur & ~(uint64_t)0xff) | (v & 0xff);
+	}
+}
+
+void fz_patch64(void *p, uint8_t mode, uint64_t v)
+{
+	uint64_t cur;
+
+	memcpy(&cur, p, sizeof(cur));
+	cur = mutate(cur, mode, v);
+	memcpy(p, &cur, sizeof(cur));
+}
+
+/* For add, the top byte of the low word: the same small delta. */
+void fz_patch32(void *p, uint8_t mode, uint64_t v)
+{
+	uint32_t cur;
+
+	memcpy(&cur, p, sizeof(cur));
+	cur = (uint32_t)mutate(cur, mode, (mode & 3) == 2 ? v : (uint32_t)v);
+	memcpy(p, &cur, sizeof(cur));
+}
+
+void fz_patch16(void *p, uint8_t mode, uint64_t v)
+{
+	uint16_t cur;
+
+	memcpy(&cur, p, sizeof(cur));
+	cur = (uint16_t)mutate(cur, mode, (mode & 3) == 2 ? v : (uint16_t)v);
+	memcpy(p, &cur, sizeof(cur));
+}

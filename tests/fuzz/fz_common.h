@@ -97,6 +97,15 @@ shmkv_t *fz_create(const char *name, const struct shmkv_config *cfg);
  * Only one thread of a harness may be watched.
  */
 #define FZ_COMMAND_CPU_MS 1000
+/*
+ * Changes the word at @p (which need not be aligned) by @mode & 3: 0 sets
+ * it to @v, 1 XORs @v in, 2 adds the small signed delta in @v's top byte,
+ * 3 sets its low byte to @v's. The fuzzers' one way to scribble a word.
+ */
+void fz_patch64(void *p, uint8_t mode, uint64_t v);
+void fz_patch32(void *p, uint8_t mode, uint64_t v);
+void fz_patch16(void *p, uint8_t mode, uint64_t v);
+
 void fz_watch_begin(const char *command);
 void fz_watch_end(void);
 
