@@ -3,58 +3,22 @@ calls, the same answers, the same exceptions, on a redis-server this test
 starts on a free loopback port (and stops by pid). `make test` installs
 redis-server, so its absence is a failure here, not a skip."""
 
-import os
-import shutil
-import socket
-import subprocess
-import time
-
 import pytest
 
+import redis_proc
 import shmkv
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), 0.2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def redis_uri(tmp_path_factory):
-    server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    assert os.access(server, os.X_OK), "redis-server missing: run make deps"
-    d = tmp_path_factory.mktemp("redis")
-    for _ in range(3):  # a port another process took meanwhile: again
-        port = _free_port()
-        proc = subprocess.Popen(
-            [server, "--port", str(port), "--bind", "127.0.0.1", "--save",
-             "", "--appendonly", "no", "--dir", str(d)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(500):
-            if proc.poll() is not None or _answers(port):
-                break
-            time.sleep(0.01)
-        if proc.poll() is None and _answers(port):
-            break
-        proc.kill()
-        proc.wait(10)
-    else:
-        pytest.fail("redis-server would not start")
+    try:
+        proc, port = redis_proc.start(tmp_path_factory.mktemp("redis"))
+    except RuntimeError as e:
+        pytest.fail(str(e))
     try:
         yield "redis://127.0.0.1:%d" % port
     finally:
-        proc.kill()
-        proc.wait(10)
+        redis_proc.stop(proc)
 
 
 @pytest.fixture
